@@ -1,0 +1,50 @@
+# C-level interface of the weight table, for other Cython modules to cimport.
+from libc.stdint cimport uint32_t, uint64_t
+from ._types cimport feat_t, weight_t, class_t, step_t
+
+
+cdef struct Slot:
+    feat_t key        # the feature hash
+    uint32_t start    # first entry of the feature's block in the pool; EMPTY if unused
+    uint32_t n        # labels the feature has touched
+
+
+cdef class WeightTable:
+    cdef Slot* slots
+    cdef uint64_t n_slots          # a power of two
+    cdef int shift                 # 64 - log2(n_slots)
+    cdef uint64_t n_features
+    # The pool: one entry per (feature, label), structure of arrays.
+    cdef class_t* labels
+    cdef weight_t* weights
+    cdef weight_t* totals          # NULL until the table is trained
+    cdef step_t* tstamps           # NULL until the table is trained
+    cdef uint64_t pool_top
+    cdef uint64_t pool_cap
+    cdef uint64_t pool_holes       # entries lost to relocated blocks
+    cdef uint64_t n_entries        # live entries (pool_top minus holes)
+    cdef bint tight                # blocks hold exactly n entries (loaded/averaged)
+    cdef readonly class_t n_classes
+    cdef readonly step_t last_step
+
+    cdef int _alloc_slots(self, uint64_t size) except -1
+    cdef int _grow_slots(self) except -1 nogil
+    cdef int _reserve_pool(self, uint64_t extra) except -1 nogil
+    cdef int _resize_pool(self, uint64_t cap) except -1 nogil
+    cdef int _relayout(self, bint tight) except -1 nogil
+    cdef const Slot* find(self, feat_t key) noexcept nogil
+    cdef void score_into(self, const feat_t* keys, const weight_t* values,
+                         Py_ssize_t n_keys, weight_t* scores) noexcept nogil
+    cdef int add(self, feat_t key, class_t label, weight_t delta,
+                 step_t step) except -1 nogil
+    cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil
+
+
+cdef class AveragedVector:
+    cdef weight_t* w
+    cdef weight_t* total
+    cdef step_t* tstamp
+    cdef readonly Py_ssize_t size
+    cdef readonly step_t last_step
+
+    cdef void add(self, Py_ssize_t i, weight_t delta, step_t step) noexcept nogil

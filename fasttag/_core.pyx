@@ -1,0 +1,693 @@
+# cython: language_level=3
+"""The compiled core: stable hashing and a lazily averaged sparse weight table.
+
+``WeightTable`` maps 64-bit feature hashes to the labels each feature has
+touched.  Storage is a power-of-two open-addressing table of ``Slot`` records
+(key, block start, block length) over one pool of entries held as a few large
+arrays (label, weight, total, timestamp): memory grows with the (label,
+feature) pairs actually touched, never with labels x features.
+
+Averaging convention (the averaged perceptron with per-(label, feature)
+timestamps).  Steps are numbered 1, 2, ...; an update made "at step t" is part
+of step t.  The averaged weight after T steps is
+
+    avg(T) = (1 / T) * sum_{s=1..T} w_s
+
+where w_s is the weight in force after step s.  Each entry keeps its current
+weight ``w``, a float64 accumulator ``total`` = sum of w_s for s <= ts, and
+the step ``ts`` it was last brought up to date to.  An update at step t first
+catches up (total += (t - 1 - ts) * w; ts = t - 1), then changes w; reading
+the average adds the missing (T - ts) * w without storing it, so reading never
+disturbs training.  Updates cost O(active features x labels touched).
+"""
+import numpy as np
+
+cimport cython
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport uint32_t, uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
+
+from ._types cimport feat_t, weight_t, class_t, step_t
+from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
+
+HASH_ID = FASTTAG_HASH_ID.decode("ascii")
+
+cdef uint32_t EMPTY = 0xFFFFFFFFu
+cdef uint64_t MAX_POOL = 0xFFFFFFF0u
+cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL
+
+
+# ---------------------------------------------------------------- hashing
+
+def hash_string(str text, uint64_t seed=0):
+    """MurmurHash64A of the UTF-8 bytes of ``text`` (stable across runs)."""
+    cdef Py_ssize_t n
+    cdef const char* data = PyUnicode_AsUTF8AndSize(text, &n)
+    return murmurhash64a(<const unsigned char*>data, n, seed)
+
+
+def hash_bytes(const unsigned char[::1] data, uint64_t seed=0):
+    """MurmurHash64A of raw bytes."""
+    if data.shape[0] == 0:
+        return murmurhash64a(NULL, 0, seed)
+    return murmurhash64a(&data[0], data.shape[0], seed)
+
+
+def hash_strings(strings, uint64_t seed=0):
+    """Hash each string of an iterable; returns a uint64 array."""
+    cdef list items = list(strings)
+    cdef Py_ssize_t i, n
+    cdef const char* data
+    out = np.empty(len(items), dtype=np.uint64)
+    cdef uint64_t[::1] view = out
+    for i in range(len(items)):
+        data = PyUnicode_AsUTF8AndSize(items[i], &n)
+        view[i] = murmurhash64a(<const unsigned char*>data, n, seed)
+    return out
+
+
+def combine(uint64_t a, uint64_t b):
+    """Order-sensitive combination of two hashes."""
+    return hash_combine(a, b)
+
+
+# ---------------------------------------------------------------- helpers
+
+cdef inline uint64_t slot_index(feat_t key, int shift) noexcept nogil:
+    """Fibonacci hashing: the high bits of key * 2^64/phi (the one index formula)."""
+    return (key * FIB) >> shift
+
+
+cdef inline uint32_t block_capacity(uint32_t n) noexcept nogil:
+    """Capacity of a loose block holding n entries: the next power of two."""
+    cdef uint32_t c = 1
+    while c < n:
+        c <<= 1
+    return c
+
+
+cdef int _raise_memory() except -1 with gil:
+    raise MemoryError("fasttag weight table: out of memory")
+
+
+cdef int _raise_overflow() except -1 with gil:
+    raise OverflowError("fasttag weight table: more than 2^32 entries")
+
+
+# ---------------------------------------------------------------- the table
+
+@cython.final
+cdef class WeightTable:
+    """Hashed feature -> {label: weight} table with lazy averaging.
+
+    ``WeightTable(initial_features=1024)``.  Keys are uint64 feature hashes
+    (see :func:`hash_string`); labels are ints in [0, 2^31).  See the module
+    docstring for the averaging convention.
+    """
+
+    def __cinit__(self, Py_ssize_t initial_features=1024):
+        cdef uint64_t size = 16
+        while size < 2 * <uint64_t>max(initial_features, 1):
+            size <<= 1
+        self._alloc_slots(size)
+        self.pool_cap = 0
+        self.pool_top = 0
+        self.pool_holes = 0
+        self.labels = NULL
+        self.weights = NULL
+        self.totals = NULL
+        self.tstamps = NULL
+        self.n_entries = 0
+        self.n_features = 0
+        self.tight = False
+        self.n_classes = 0
+        self.last_step = 0
+
+    def __dealloc__(self):
+        free(self.slots)
+        free(self.labels)
+        free(self.weights)
+        free(self.totals)
+        free(self.tstamps)
+
+    cdef int _alloc_slots(self, uint64_t size) except -1:
+        cdef uint64_t i
+        cdef int log2 = 0
+        self.slots = <Slot*>malloc(size * sizeof(Slot))
+        if self.slots == NULL:
+            raise MemoryError()
+        for i in range(size):
+            self.slots[i].key = 0
+            self.slots[i].start = EMPTY
+            self.slots[i].n = 0
+        self.n_slots = size
+        while (<uint64_t>1 << log2) < size:
+            log2 += 1
+        self.shift = 64 - log2
+        return 0
+
+    # ------------------------------------------------------------ C level
+
+    cdef const Slot* find(self, feat_t key) noexcept nogil:
+        cdef uint64_t mask = self.n_slots - 1
+        cdef uint64_t i = slot_index(key, self.shift)
+        while True:
+            if self.slots[i].start == EMPTY:
+                return NULL
+            if self.slots[i].key == key:
+                return &self.slots[i]
+            i = (i + 1) & mask
+
+    cdef void score_into(self, const feat_t* keys, const weight_t* values,
+                         Py_ssize_t n_keys, weight_t* scores) noexcept nogil:
+        """scores[label] += weight * value for every feature; scores must
+        hold at least n_classes entries.  values may be NULL (all 1.0)."""
+        cdef Py_ssize_t i
+        cdef uint32_t j, end
+        cdef const Slot* slot
+        cdef weight_t v
+        for i in range(n_keys):
+            slot = self.find(keys[i])
+            if slot == NULL:
+                continue
+            end = slot.start + slot.n
+            if values == NULL:
+                for j in range(slot.start, end):
+                    scores[self.labels[j]] += self.weights[j]
+            else:
+                v = values[i]
+                for j in range(slot.start, end):
+                    scores[self.labels[j]] += self.weights[j] * v
+
+    cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
+        cdef const Slot* slot = self.find(key)
+        cdef uint32_t j
+        if slot == NULL:
+            return 0.0
+        for j in range(slot.start, slot.start + slot.n):
+            if self.labels[j] == label:
+                return self.weights[j]
+        return 0.0
+
+    cdef int _grow_slots(self) except -1 nogil:
+        """Double the slot array and reinsert every feature."""
+        cdef Slot* old = self.slots
+        cdef uint64_t old_n = self.n_slots
+        cdef uint64_t new_n = old_n * 2
+        cdef uint64_t i, k, mask = new_n - 1
+        cdef Slot* fresh = <Slot*>malloc(new_n * sizeof(Slot))
+        if fresh == NULL:
+            _raise_memory()
+            return -1
+        for i in range(new_n):
+            fresh[i].key = 0
+            fresh[i].start = EMPTY
+            fresh[i].n = 0
+        self.shift -= 1
+        for i in range(old_n):
+            if old[i].start != EMPTY:
+                k = slot_index(old[i].key, self.shift)
+                while fresh[k].start != EMPTY:
+                    k = (k + 1) & mask
+                fresh[k] = old[i]
+        self.slots = fresh
+        self.n_slots = new_n
+        free(old)
+        return 0
+
+    cdef int _reserve_pool(self, uint64_t extra) except -1 nogil:
+        """Make room for ``extra`` more entries at the pool top."""
+        cdef uint64_t need = self.pool_top + extra
+        cdef uint64_t cap
+        if need <= self.pool_cap:
+            return 0
+        if need > MAX_POOL:
+            _raise_overflow()
+            return -1
+        # Holes from relocated blocks: compact instead of growing when they
+        # make up more than half the pool.
+        if self.pool_holes > self.pool_top // 2 and not self.tight:
+            self._relayout(False)
+            need = self.pool_top + extra
+            if need <= self.pool_cap:
+                return 0
+        cap = self.pool_cap if self.pool_cap > 0 else 256
+        while cap < need:
+            cap *= 2
+        if cap > MAX_POOL:
+            cap = MAX_POOL
+        return self._resize_pool(cap)
+
+    cdef int _resize_pool(self, uint64_t cap) except -1 nogil:
+        cdef void* p
+        p = realloc(self.labels, cap * sizeof(class_t))
+        if p == NULL:
+            _raise_memory()
+            return -1
+        self.labels = <class_t*>p
+        p = realloc(self.weights, cap * sizeof(weight_t))
+        if p == NULL:
+            _raise_memory()
+            return -1
+        self.weights = <weight_t*>p
+        if self.totals != NULL:
+            p = realloc(self.totals, cap * sizeof(weight_t))
+            if p == NULL:
+                _raise_memory()
+                return -1
+            self.totals = <weight_t*>p
+            p = realloc(self.tstamps, cap * sizeof(step_t))
+            if p == NULL:
+                _raise_memory()
+                return -1
+            self.tstamps = <step_t*>p
+        self.pool_cap = cap
+        return 0
+
+    cdef int _relayout(self, bint tight) except -1 nogil:
+        """Copy every block, in slot order, into fresh arrays without holes.
+
+        Loose blocks get power-of-two capacity (so appends know their room);
+        tight blocks get exactly n entries.  Allocates the averaging
+        accumulators when the table becomes loose.
+        """
+        cdef uint64_t i, total_cap = 0, pos = 0
+        cdef uint32_t cap, n
+        for i in range(self.n_slots):
+            if self.slots[i].start != EMPTY:
+                n = self.slots[i].n
+                total_cap += n if tight else block_capacity(n)
+        if total_cap > MAX_POOL:
+            _raise_overflow()
+            return -1
+        cdef uint64_t alloc = total_cap if tight else total_cap + total_cap // 2 + 256
+        if alloc == 0:
+            alloc = 1
+        cdef class_t* labels = <class_t*>malloc(alloc * sizeof(class_t))
+        cdef weight_t* weights = <weight_t*>malloc(alloc * sizeof(weight_t))
+        cdef weight_t* totals = NULL
+        cdef step_t* tstamps = NULL
+        if not tight:
+            totals = <weight_t*>calloc(alloc, sizeof(weight_t))
+            tstamps = <step_t*>calloc(alloc, sizeof(step_t))
+        if labels == NULL or weights == NULL or (not tight and (totals == NULL or tstamps == NULL)):
+            free(labels); free(weights); free(totals); free(tstamps)
+            _raise_memory()
+            return -1
+        for i in range(self.n_slots):
+            if self.slots[i].start == EMPTY:
+                continue
+            n = self.slots[i].n
+            memcpy(&labels[pos], &self.labels[self.slots[i].start], n * sizeof(class_t))
+            memcpy(&weights[pos], &self.weights[self.slots[i].start], n * sizeof(weight_t))
+            if totals != NULL and self.totals != NULL:
+                memcpy(&totals[pos], &self.totals[self.slots[i].start], n * sizeof(weight_t))
+                memcpy(&tstamps[pos], &self.tstamps[self.slots[i].start], n * sizeof(step_t))
+            self.slots[i].start = <uint32_t>pos
+            pos += n if tight else block_capacity(n)
+        free(self.labels); free(self.weights); free(self.totals); free(self.tstamps)
+        self.labels = labels
+        self.weights = weights
+        self.totals = totals
+        self.tstamps = tstamps
+        self.pool_top = pos
+        self.pool_cap = alloc
+        self.pool_holes = 0
+        self.tight = tight
+        return 0
+
+    cdef int add(self, feat_t key, class_t label, weight_t delta,
+                 step_t step) except -1 nogil:
+        """Add delta to (key, label) as part of step ``step`` (>= 1).
+
+        Steps must not decrease from one call to the next.
+        """
+        cdef uint64_t mask, i
+        cdef uint32_t j, n, cap, start
+        cdef Slot* slot
+        if self.tight or self.totals == NULL:
+            self._relayout(False)
+        if step > self.last_step:
+            self.last_step = step
+        if label >= self.n_classes:
+            self.n_classes = label + 1
+        # find or insert the feature
+        mask = self.n_slots - 1
+        i = slot_index(key, self.shift)
+        while self.slots[i].start != EMPTY and self.slots[i].key != key:
+            i = (i + 1) & mask
+        if self.slots[i].start == EMPTY:
+            if 2 * (self.n_features + 1) > self.n_slots:
+                self._grow_slots()
+                mask = self.n_slots - 1
+                i = slot_index(key, self.shift)
+                while self.slots[i].start != EMPTY:
+                    i = (i + 1) & mask
+            self._reserve_pool(1)
+            slot = &self.slots[i]
+            slot.key = key
+            slot.start = <uint32_t>self.pool_top
+            slot.n = 0
+            self.pool_top += 1
+            self.n_features += 1
+        slot = &self.slots[i]
+        # find the label in the feature's block
+        for j in range(slot.start, slot.start + slot.n):
+            if self.labels[j] == label:
+                self.totals[j] += (step - 1 - self.tstamps[j]) * self.weights[j]
+                self.tstamps[j] = step - 1
+                self.weights[j] += delta
+                return 0
+        # append a new entry, relocating the block if it is full
+        n = slot.n
+        cap = block_capacity(n)
+        if n == cap:
+            self._reserve_pool(2 * cap)   # may compact: look the slot up again
+            slot = &self.slots[i]
+            if slot.start + cap == self.pool_top:
+                self.pool_top += cap      # the block ends the pool: extend in place
+            else:
+                start = <uint32_t>self.pool_top
+                memcpy(&self.labels[start], &self.labels[slot.start], n * sizeof(class_t))
+                memcpy(&self.weights[start], &self.weights[slot.start], n * sizeof(weight_t))
+                memcpy(&self.totals[start], &self.totals[slot.start], n * sizeof(weight_t))
+                memcpy(&self.tstamps[start], &self.tstamps[slot.start], n * sizeof(step_t))
+                slot.start = start
+                self.pool_top += 2 * cap
+                self.pool_holes += cap
+        j = slot.start + n
+        self.labels[j] = label
+        self.weights[j] = delta
+        self.totals[j] = 0.0
+        self.tstamps[j] = step - 1
+        slot.n = n + 1
+        self.n_entries += 1
+        return 0
+
+    # ------------------------------------------------------------ Python level
+
+    def __len__(self):
+        """Number of features stored."""
+        return self.n_features
+
+    @property
+    def n_weights(self):
+        """Number of (feature, label) entries stored."""
+        return self.n_entries
+
+    @property
+    def nbytes(self):
+        """Bytes held by the table's arrays (slots and the entry pool)."""
+        per_entry = sizeof(class_t) + sizeof(weight_t)
+        if self.totals != NULL:
+            per_entry += sizeof(weight_t) + sizeof(step_t)
+        return self.n_slots * sizeof(Slot) + self.pool_cap * per_entry
+
+    def score(self, const feat_t[::1] keys, const weight_t[::1] values=None,
+              Py_ssize_t n_classes=0):
+        """Per-label scores of a feature set (current weights).
+
+        Returns a float64 array of max(n_classes, self.n_classes) scores.
+        """
+        cdef Py_ssize_t size = max(n_classes, self.n_classes)
+        out = np.zeros(size, dtype=np.float64)
+        cdef weight_t[::1] scores = out
+        if values is not None and values.shape[0] != keys.shape[0]:
+            raise ValueError("keys and values differ in length")
+        if keys.shape[0] == 0 or size == 0:
+            return out
+        cdef const weight_t* vals = NULL
+        if values is not None:
+            vals = &values[0]
+        with nogil:
+            self.score_into(&keys[0], vals, keys.shape[0], &scores[0])
+        return out
+
+    def update(self, const feat_t[::1] keys, class_t label, weight_t delta,
+               step_t step, const weight_t[::1] values=None):
+        """Add ``delta`` (times each value) to every key's weight for ``label``
+        as part of step ``step``.  Steps start at 1 and never decrease."""
+        cdef Py_ssize_t i
+        if label < 0:
+            raise ValueError("labels must be >= 0")
+        if step < 1 or step < self.last_step:
+            raise ValueError(f"step {step} is before the last step {self.last_step} (steps start at 1 and never decrease)")
+        if values is not None and values.shape[0] != keys.shape[0]:
+            raise ValueError("keys and values differ in length")
+        with nogil:
+            for i in range(keys.shape[0]):
+                self.add(keys[i], label, delta if values is None else delta * values[i], step)
+
+    def get(self, feat_t key, class_t label):
+        """The current weight of (key, label); 0.0 when absent."""
+        return self.weight_of(key, label)
+
+    def get_average(self, feat_t key, class_t label, step_t step):
+        """The averaged weight of (key, label) after ``step`` steps."""
+        self._check_average_step(step)
+        cdef const Slot* slot = self.find(key)
+        cdef uint32_t j
+        if slot == NULL:
+            return 0.0
+        for j in range(slot.start, slot.start + slot.n):
+            if self.labels[j] == label:
+                if self.totals == NULL:
+                    return self.weights[j]
+                return (self.totals[j] + (step - self.tstamps[j]) * self.weights[j]) / step
+        return 0.0
+
+    def _check_average_step(self, step_t step):
+        if step < 1 or step < self.last_step:
+            raise ValueError(f"cannot average over {step} steps: updates were made at step {self.last_step}")
+
+    def averaged(self, step_t step=0):
+        """A new table holding the averaged weights after ``step`` steps.
+
+        ``step`` defaults to the last step an update was made at.  Entries
+        whose average is exactly zero are dropped.  This table is untouched:
+        training can go on.  A table never trained (loaded) is copied as is.
+        """
+        if step == 0:
+            step = max(self.last_step, 1)
+        self._check_average_step(step)
+        cdef WeightTable out = WeightTable.__new__(WeightTable, self.n_features)
+        cdef uint64_t i, k, mask = out.n_slots - 1
+        cdef uint32_t j, n
+        cdef uint64_t pos = 0
+        cdef weight_t avg
+        out._resize_pool(max(self.n_entries, 1))
+        with nogil:
+            for i in range(self.n_slots):
+                if self.slots[i].start == EMPTY:
+                    continue
+                n = 0
+                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
+                    if self.totals == NULL:
+                        avg = self.weights[j]
+                    else:
+                        avg = (self.totals[j] + (step - self.tstamps[j]) * self.weights[j]) / step
+                    if avg != 0.0:
+                        out.labels[pos + n] = self.labels[j]
+                        out.weights[pos + n] = avg
+                        n += 1
+                if n == 0:
+                    continue
+                k = slot_index(self.slots[i].key, out.shift)
+                while out.slots[k].start != EMPTY:
+                    k = (k + 1) & mask
+                out.slots[k].key = self.slots[i].key
+                out.slots[k].start = <uint32_t>pos
+                out.slots[k].n = n
+                out.n_features += 1
+                out.n_entries += n
+                pos += n
+        out.pool_top = pos
+        out.tight = True
+        out.n_classes = self.n_classes
+        return out
+
+    def to_arrays(self):
+        """Canonical arrays (keys ascending, labels ascending within a key):
+        ``keys`` uint64, ``counts`` uint32 (labels per key), ``labels`` int32,
+        ``weights`` float64.  Equal tables give equal arrays."""
+        keys = np.empty(self.n_features, dtype=np.uint64)
+        starts = np.empty(self.n_features, dtype=np.int64)
+        counts = np.empty(self.n_features, dtype=np.uint32)
+        cdef uint64_t[::1] kv = keys
+        cdef int64_t[::1] sv = starts
+        cdef uint32_t[::1] cv = counts
+        cdef uint64_t i, f = 0
+        for i in range(self.n_slots):
+            if self.slots[i].start != EMPTY:
+                kv[f] = self.slots[i].key
+                sv[f] = self.slots[i].start
+                cv[f] = self.slots[i].n
+                f += 1
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        starts = starts[order]
+        counts = counts[order]
+        labels = np.empty(self.n_entries, dtype=np.int32)
+        weights = np.empty(self.n_entries, dtype=np.float64)
+        cdef int32_t[::1] lv = labels
+        cdef weight_t[::1] wv = weights
+        sv = starts
+        cv = counts
+        cdef uint64_t pos = 0, a, b
+        cdef uint32_t j
+        cdef int32_t tl
+        cdef weight_t tw
+        for f in range(self.n_features):
+            for j in range(cv[f]):
+                lv[pos + j] = self.labels[sv[f] + j]
+                wv[pos + j] = self.weights[sv[f] + j]
+            # insertion sort by label (blocks are short)
+            for a in range(pos + 1, pos + cv[f]):
+                tl = lv[a]
+                tw = wv[a]
+                b = a
+                while b > pos and lv[b - 1] > tl:
+                    lv[b] = lv[b - 1]
+                    wv[b] = wv[b - 1]
+                    b -= 1
+                lv[b] = tl
+                wv[b] = tw
+            pos += cv[f]
+        return {"keys": keys, "counts": counts, "labels": labels, "weights": weights}
+
+    @staticmethod
+    def from_arrays(keys, counts, labels, weights, Py_ssize_t n_classes=0):
+        """Rebuild a (tight, untrained) table from :meth:`to_arrays` output.
+
+        Validates everything first: ValueError on inconsistent arrays,
+        duplicate keys or labels out of range.
+        """
+        cdef const uint64_t[::1] kv = np.ascontiguousarray(keys, dtype=np.uint64)
+        cdef const uint32_t[::1] cv = np.ascontiguousarray(counts, dtype=np.uint32)
+        cdef const int32_t[::1] lv = np.ascontiguousarray(labels, dtype=np.int32)
+        cdef const double[::1] wv = np.ascontiguousarray(weights, dtype=np.float64)
+        if kv.shape[0] != cv.shape[0]:
+            raise ValueError("keys and counts differ in length")
+        if lv.shape[0] != wv.shape[0]:
+            raise ValueError("labels and weights differ in length")
+        cdef uint64_t total = 0
+        cdef Py_ssize_t f
+        for f in range(cv.shape[0]):
+            if cv[f] == 0:
+                raise ValueError("a feature with no labels")
+            total += cv[f]
+        if total != <uint64_t>lv.shape[0]:
+            raise ValueError("counts do not add up to the number of weights")
+        if total > MAX_POOL:
+            raise ValueError("too many weights")
+        cdef int32_t max_label = -1
+        for f in range(lv.shape[0]):
+            if lv[f] < 0:
+                raise ValueError("negative label")
+            if lv[f] > max_label:
+                max_label = lv[f]
+        if n_classes and max_label >= n_classes:
+            raise ValueError(f"label {max_label} out of range for {n_classes} classes")
+        cdef WeightTable out = WeightTable.__new__(WeightTable, kv.shape[0])
+        out._resize_pool(max(total, 1))
+        cdef uint64_t pos = 0, k, mask = out.n_slots - 1
+        if lv.shape[0]:
+            memcpy(out.labels, &lv[0], total * sizeof(class_t))
+            memcpy(out.weights, &wv[0], total * sizeof(weight_t))
+        for f in range(kv.shape[0]):
+            k = slot_index(kv[f], out.shift)
+            while out.slots[k].start != EMPTY:
+                if out.slots[k].key == kv[f]:
+                    raise ValueError("duplicate feature key")
+                k = (k + 1) & mask
+            out.slots[k].key = kv[f]
+            out.slots[k].start = <uint32_t>pos
+            out.slots[k].n = cv[f]
+            pos += cv[f]
+        out.n_features = kv.shape[0]
+        out.n_entries = total
+        out.pool_top = total
+        out.tight = True
+        out.n_classes = max(n_classes, max_label + 1)
+        return out
+
+    def compact(self):
+        """Drop the holes left by relocated blocks (training state kept)."""
+        self._relayout(self.tight)
+
+
+# ---------------------------------------------------------------- dense vector
+
+@cython.final
+cdef class AveragedVector:
+    """A dense float64 vector with the same lazy averaging as WeightTable
+    (used for tag-transition matrices and dense linear models)."""
+
+    def __cinit__(self, Py_ssize_t size):
+        if size < 0:
+            raise ValueError("size must be >= 0")
+        self.size = size
+        self.last_step = 0
+        self.w = <weight_t*>calloc(max(size, 1), sizeof(weight_t))
+        self.total = <weight_t*>calloc(max(size, 1), sizeof(weight_t))
+        self.tstamp = <step_t*>calloc(max(size, 1), sizeof(step_t))
+        if self.w == NULL or self.total == NULL or self.tstamp == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.w)
+        free(self.total)
+        free(self.tstamp)
+
+    cdef void add(self, Py_ssize_t i, weight_t delta, step_t step) noexcept nogil:
+        self.total[i] += (step - 1 - self.tstamp[i]) * self.w[i]
+        self.tstamp[i] = step - 1
+        self.w[i] += delta
+        if step > self.last_step:
+            self.last_step = step
+
+    def update(self, Py_ssize_t index, weight_t delta, step_t step):
+        """Add delta to element ``index`` as part of step ``step``."""
+        if not 0 <= index < self.size:
+            raise IndexError(index)
+        if step < 1 or step < self.last_step:
+            raise ValueError(f"step {step} is before the last step {self.last_step}")
+        self.add(index, delta, step)
+
+    @property
+    def weights(self):
+        """A copy of the current weights."""
+        out = np.empty(self.size, dtype=np.float64)
+        if self.size:
+            memcpy(<void*><size_t>out.ctypes.data, self.w, self.size * sizeof(weight_t))
+        return out
+
+    def set_weights(self, values):
+        """Overwrite the current weights (as loaded from a model); resets
+        the averaging state."""
+        cdef const double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
+        if v.shape[0] != self.size:
+            raise ValueError("wrong size")
+        cdef Py_ssize_t i
+        for i in range(self.size):
+            self.w[i] = v[i]
+            self.total[i] = 0.0
+            self.tstamp[i] = 0
+        self.last_step = 0
+
+    def averaged(self, step_t step=0):
+        """Averaged weights after ``step`` steps (default: the last update's)."""
+        if step == 0:
+            step = max(self.last_step, 1)
+        if step < self.last_step:
+            raise ValueError(f"cannot average over {step} steps: updates were made at step {self.last_step}")
+        out = np.empty(self.size, dtype=np.float64)
+        cdef double[::1] o = out
+        cdef Py_ssize_t i
+        for i in range(self.size):
+            if self.last_step == 0:
+                o[i] = self.w[i]
+            else:
+                o[i] = (self.total[i] + (step - self.tstamp[i]) * self.w[i]) / step
+        return out

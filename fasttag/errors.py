@@ -1,0 +1,31 @@
+"""The exceptions fasttag raises.
+
+Every error fasttag raises on purpose derives from :class:`FasttagError`, so a
+caller can catch them all with one clause.
+"""
+
+
+class FasttagError(Exception):
+    """Base class of every error fasttag raises on purpose."""
+
+
+class ModelFormatError(FasttagError, ValueError):
+    """A model file or byte string is not a valid fasttag model.
+
+    Raised for empty, truncated, corrupted, foreign (wrong magic) and
+    future-version files, and for headers whose sizes do not add up.
+    """
+
+
+class InputError(FasttagError, ValueError):
+    """Malformed input data; the message names the file and the line number."""
+
+    def __init__(self, message, path=None, line=None):
+        self.path = path
+        self.line = line
+        where = ""
+        if path is not None and line is not None:
+            where = f"{path}:{line}: "
+        elif path is not None:
+            where = f"{path}: "
+        super().__init__(where + message)

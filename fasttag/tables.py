@@ -1,0 +1,53 @@
+"""Weight tables in and out of model files.
+
+A table is stored as its canonical arrays (keys ascending, labels ascending
+within a key) with the weights as float32 and zero weights pruned, so a
+loaded and re-saved model is byte-identical to the original.
+"""
+import numpy as np
+
+from ._core import AveragedVector, WeightTable
+from .errors import ModelFormatError
+
+__all__ = ["WeightTable", "AveragedVector", "table_to_arrays", "table_from_arrays"]
+
+
+def table_to_arrays(table, prefix):
+    """Arrays ``{prefix}.keys/.counts/.labels/.weights`` for a model file.
+
+    Pass the averaged table (``table.averaged(step)``) to store averages.
+    """
+    arrs = table.to_arrays()
+    weights = arrs["weights"].astype(np.float32)
+    keep = weights != 0
+    counts = arrs["counts"]
+    if not keep.all():
+        owner = np.repeat(np.arange(len(counts)), counts)
+        counts = np.bincount(owner[keep], minlength=len(counts)).astype(np.uint32)
+        nonempty = counts > 0
+        arrs["keys"] = arrs["keys"][nonempty]
+        counts = counts[nonempty]
+    labels = arrs["labels"][keep]
+    n = int(labels.max()) + 1 if len(labels) else 0
+    ltype = np.uint16 if n <= 0xFFFF else np.int32
+    return {f"{prefix}.keys": arrs["keys"], f"{prefix}.counts": counts,
+            f"{prefix}.labels": labels.astype(ltype), f"{prefix}.weights": weights[keep]}
+
+
+def table_from_arrays(arrays, prefix, n_classes):
+    """Rebuild a table from :func:`table_to_arrays` output; ModelFormatError
+    if the arrays are missing or inconsistent."""
+    try:
+        parts = [arrays[f"{prefix}.{name}"] for name in ("keys", "counts", "labels", "weights")]
+    except KeyError as exc:
+        raise ModelFormatError(f"corrupt fasttag model: missing array {exc}") from None
+    keys, counts, labels, weights = parts
+    if any(a.ndim != 1 for a in parts):
+        raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} arrays are not vectors")
+    if not np.all(np.isfinite(weights)):
+        raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} holds non-finite weights")
+    try:
+        return WeightTable.from_arrays(keys, counts, labels.astype(np.int32), weights.astype(np.float64),
+                                       n_classes=n_classes)
+    except (ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"corrupt fasttag model: table {prefix!r}: {exc}") from None

@@ -1,0 +1,38 @@
+"""Build the Cython extension modules.
+
+FASTTAG_DEBUG=1 builds with bounds and wraparound checks on, -O0 and -g
+(for tracking down a crash); the default build is -O3 with them off.
+"""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
+
+MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear"]
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+}
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+
+extensions = [
+    Extension(
+        name,
+        [name.replace(".", "/") + ".pyx"],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=compile_args,
+    )
+    for name in MODULES
+    if os.path.exists(name.replace(".", "/") + ".pyx")
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives=directives))

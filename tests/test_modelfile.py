@@ -1,0 +1,103 @@
+"""Model files: round trips, and the corrupt-file ladder."""
+import struct
+
+import numpy as np
+import pytest
+
+from fasttag import ModelFormatError, modelfile
+from fasttag.tables import WeightTable, table_from_arrays, table_to_arrays
+
+
+def trained_table():
+    rng = np.random.default_rng(1)
+    table = WeightTable()
+    for step in range(1, 300):
+        keys = rng.integers(0, 5000, size=20).astype(np.uint64)
+        table.update(keys, int(rng.integers(0, 17)), float(rng.choice([1.0, -1.0])), step)
+    return table.averaged(300)
+
+
+def model_bytes():
+    table = trained_table()
+    header = {"kind": "test", "labels": ["ДА", "好"] + [f"L{i}" for i in range(15)], "licence": "none"}
+    return modelfile.dumps(header, table_to_arrays(table, "emit")), table
+
+
+def test_round_trip_is_byte_identical_and_predictions_match(tmp_path):
+    data, table = model_bytes()
+    header, arrays = modelfile.loads(data)
+    assert header["labels"][:2] == ["ДА", "好"]
+    loaded = table_from_arrays(arrays, "emit", 17)
+    assert modelfile.dumps(header, table_to_arrays(loaded, "emit")) == data
+    keys = np.arange(0, 5000, dtype=np.uint64)
+    for k in keys[:300]:
+        np.testing.assert_allclose(loaded.score(np.array([k]), n_classes=17),
+                                   table.score(np.array([k]), n_classes=17).astype(np.float32), rtol=1e-6)
+    path = tmp_path / "m.ftm"
+    modelfile.write(path, header, arrays)
+    assert path.read_bytes() == data
+    assert [p.name for p in tmp_path.iterdir()] == ["m.ftm"]      # no temporary left behind
+
+
+def test_save_is_atomic_when_serialising_fails(tmp_path):
+    path = tmp_path / "m.ftm"
+    path.write_bytes(b"old")
+    with pytest.raises(ValueError):
+        modelfile.write(path, {"kind": "x"}, {"bad": np.array(["a string"])})
+    assert path.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.ftm"]
+
+
+def reseal(body):
+    """Recompute the trailing checksum so that only the header lies."""
+    import zlib
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def test_corrupt_file_ladder():
+    data, _ = model_bytes()
+    _, _, head_len = struct.unpack_from("<8sIQ", data, 0)
+    cases = {
+        "empty": b"",
+        "wrong magic": b"PK\x03\x04" + data[4:],
+        "pickle": b"\x80\x04\x95" + data[3:],
+        "magic only": data[:8],
+        "truncated prefix": data[:15],
+        "future version": reseal(data[:8] + struct.pack("<I", 99) + data[12:-4]),
+        "huge header": reseal(data[:12] + struct.pack("<Q", 2**62) + data[20:-4]),
+        "garbage after magic": data[:8] + bytes(range(256)) * 4,
+        "flipped payload byte": data[:-10] + bytes([data[-10] ^ 0xFF]) + data[-9:],
+        "not json": reseal(data[:20] + b"{" * head_len + data[20 + head_len:-4]),
+    }
+    for cut in (20, 20 + head_len // 2, 20 + head_len, len(data) - 100, len(data) - 1):
+        cases[f"truncated at {cut}"] = data[:cut]
+    for name, bad in cases.items():
+        with pytest.raises(ModelFormatError):
+            modelfile.loads(bad)
+            pytest.fail(name)
+
+
+def test_lying_array_sizes_are_rejected_before_allocating():
+    import json
+    import zlib
+    data, _ = model_bytes()
+    _, _, head_len = struct.unpack_from("<8sIQ", data, 0)
+    header = json.loads(data[20:20 + head_len])
+    header["arrays"][0]["shape"] = [2**40]
+    header["arrays"][0]["nbytes"] = 2**43
+    head = json.dumps(header).encode()
+    head += b" " * ((-(20 + len(head))) % 8)
+    body = data[:12] + struct.pack("<Q", len(head)) + head + data[20 + head_len:-4]
+    with pytest.raises(ModelFormatError, match="does not hold"):
+        modelfile.loads(body + struct.pack("<I", zlib.crc32(body)))
+
+
+def test_inconsistent_table_arrays_are_a_format_error():
+    _, arrays = modelfile.loads(model_bytes()[0])
+    arrays["emit.counts"] = arrays["emit.counts"][:-1]
+    with pytest.raises(ModelFormatError):
+        table_from_arrays(arrays, "emit", 17)
+    _, arrays = modelfile.loads(model_bytes()[0])
+    arrays["emit.labels"] = arrays["emit.labels"] + 100
+    with pytest.raises(ModelFormatError):
+        table_from_arrays(arrays, "emit", 17)
