@@ -1,0 +1,498 @@
+# cython: language_level=3
+"""Sequence decoding and Collins' structured perceptron, without the GIL.
+
+A sequence model is an emission ``WeightTable`` (feature -> tag) plus a dense
+transition vector laid out as
+
+    trans[p * T + t]        previous tag p -> tag t      (p < T)
+    trans[T * T + t]        sentence start -> tag t
+    trans[(T + 1) * T + p]  tag p -> sentence end
+
+(``transition_size(T) == (T + 2) * T``).  An optional ``allowed`` mask of the
+same layout forbids transitions (segmentation and span schemes use it).
+
+Each token has a candidate tag list: all tags, or a closed list from the tag
+dictionary (``classes``: per token a class id, -1 meaning open; class c's
+tags are ``class_tags[class_offsets[c]:class_offsets[c + 1]]``, ascending).
+Open tokens may be pruned to their ``prune_k`` best tags by emission score
+(the usual way to decode hundreds of tags).  Ties break deterministically
+towards lower tag indices (Viterbi: lowest last tag, then lowest previous
+tag on the way back).
+"""
+import numpy as np
+
+cimport cython
+from libc.math cimport INFINITY
+from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset
+
+from ._types cimport feat_t, weight_t, class_t, step_t
+from ._core cimport WeightTable, AveragedVector
+
+
+def transition_size(int n_tags):
+    """Length of the transition vector of a model with ``n_tags`` tags."""
+    return (n_tags + 2) * n_tags
+
+
+cdef int _raise_memory() except -1 with gil:
+    raise MemoryError("fasttag decoder: out of memory")
+
+
+@cython.final
+cdef class Search:
+    """Decoding state for one model: its weights, constraints and buffers.
+
+    Indices are validated by the Python entry points before any nogil loop.
+    """
+    cdef WeightTable emit
+    cdef const weight_t* trans
+    cdef object trans_owner
+    cdef const uint8_t* allowed
+    cdef object allowed_owner
+    cdef int T
+    cdef const int32_t* classes
+    cdef const int64_t* class_offsets
+    cdef const int32_t* class_tags
+    cdef object cand_owner
+    cdef int prune_k
+    # buffers
+    cdef weight_t* dense
+    cdef weight_t* select
+    cdef int32_t* cand
+    cdef int64_t* cand_start
+    cdef weight_t* escore
+    cdef weight_t* delta
+    cdef int32_t* back
+    cdef int32_t* path
+    cdef Py_ssize_t cap_cand, cap_start
+
+    def __cinit__(self):
+        self.dense = NULL
+        self.select = NULL
+        self.cand = NULL
+        self.cand_start = NULL
+        self.escore = NULL
+        self.delta = NULL
+        self.back = NULL
+        self.path = NULL
+        self.cap_cand = 0
+        self.cap_start = 0
+
+    def __dealloc__(self):
+        free(self.dense)
+        free(self.select)
+        free(self.cand)
+        free(self.cand_start)
+        free(self.escore)
+        free(self.delta)
+        free(self.back)
+        free(self.path)
+
+    def __init__(self, WeightTable emit, trans, int n_tags, allowed=None,
+                 candidates=None, int prune_k=0):
+        if n_tags < 1:
+            raise ValueError("a sequence model needs at least one tag")
+        if emit.n_classes > n_tags:
+            raise ValueError(f"the emission table has labels up to {emit.n_classes - 1} for {n_tags} tags")
+        self.emit = emit
+        self.T = n_tags
+        self.set_transitions(trans)
+        if allowed is not None:
+            a = np.ascontiguousarray(allowed, dtype=np.uint8)
+            if a.shape != ((n_tags + 2) * n_tags,):
+                raise ValueError("allowed mask has the wrong size")
+            self.allowed_owner = a
+            self.allowed = <const uint8_t*><size_t>a.ctypes.data
+        else:
+            self.allowed = NULL
+        self.classes = NULL
+        self.class_offsets = NULL
+        self.class_tags = NULL
+        self.prune_k = prune_k if 0 < prune_k < n_tags else 0
+        self.dense = <weight_t*>malloc(n_tags * sizeof(weight_t))
+        self.select = <weight_t*>malloc(n_tags * sizeof(weight_t))
+        if self.dense == NULL or self.select == NULL:
+            raise MemoryError()
+        if candidates is not None:
+            self.set_candidates(*candidates)
+
+    def set_transitions(self, trans):
+        """Use this transition vector (an AveragedVector's current weights
+        during training, or an array of averaged weights)."""
+        cdef AveragedVector vec
+        if isinstance(trans, AveragedVector):
+            vec = trans
+            if vec.size != (self.T + 2) * self.T:
+                raise ValueError("transition vector has the wrong size")
+            self.trans_owner = vec
+            self.trans = vec.w
+        else:
+            t = np.ascontiguousarray(trans, dtype=np.float64)
+            if t.shape != ((self.T + 2) * self.T,):
+                raise ValueError("transition vector has the wrong size")
+            self.trans_owner = t
+            self.trans = <const weight_t*><size_t>t.ctypes.data
+
+    def set_candidates(self, classes, class_offsets, class_tags):
+        """Per-token candidate classes (see the module docstring)."""
+        c = np.ascontiguousarray(classes, dtype=np.int32)
+        o = np.ascontiguousarray(class_offsets, dtype=np.int64)
+        g = np.ascontiguousarray(class_tags, dtype=np.int32)
+        if o.ndim != 1 or len(o) < 1 or o[0] != 0 or o[-1] != len(g) or np.any(np.diff(o) < 1):
+            raise ValueError("class offsets must rise from 0 to len(class_tags), no class empty")
+        if len(g) and (g.min() < 0 or g.max() >= self.T):
+            raise ValueError("candidate tag out of range")
+        if len(c) and (c.min() < -1 or c.max() >= len(o) - 1):
+            raise ValueError("candidate class out of range")
+        self.cand_owner = (c, o, g)
+        self.classes = <const int32_t*><size_t>c.ctypes.data
+        self.class_offsets = <const int64_t*><size_t>o.ctypes.data
+        self.class_tags = <const int32_t*><size_t>g.ctypes.data
+        return len(c)
+
+    # ------------------------------------------------------------ lattice
+
+    cdef int reserve(self, Py_ssize_t n_cands, Py_ssize_t n_tokens) except -1 nogil:
+        """Room for n_cands candidates and n_tokens tokens in every buffer."""
+        cdef Py_ssize_t c = self.cap_cand
+        if n_cands > c:
+            c = max(2 * c, n_cands, 256)
+            if _realloc(<void**>&self.cand, c * sizeof(int32_t)) < 0 \
+                    or _realloc(<void**>&self.escore, c * sizeof(weight_t)) < 0 \
+                    or _realloc(<void**>&self.delta, c * sizeof(weight_t)) < 0 \
+                    or _realloc(<void**>&self.back, c * sizeof(int32_t)) < 0:
+                return -1
+            self.cap_cand = c
+        c = self.cap_start
+        if n_tokens + 1 > c:
+            c = max(2 * c, n_tokens + 1, 64)
+            if _realloc(<void**>&self.cand_start, c * sizeof(int64_t)) < 0 \
+                    or _realloc(<void**>&self.path, c * sizeof(int32_t)) < 0:
+                return -1
+            self.cap_start = c
+        return 0
+
+    cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,
+                   int64_t n, const int32_t* gold) except -1 nogil:
+        """Candidates and their emission scores for tokens start..start+n-1;
+        ``keys`` points at the batch's first row.  With ``gold`` (training)
+        the gold tag is kept among a token's candidates."""
+        cdef int64_t i, j, pos = 0, a, b
+        cdef int T = self.T
+        cdef int32_t t, cls
+        self.reserve(T, n)
+        for i in range(n):
+            self.cand_start[i] = pos
+            self.reserve(pos + T + 1, n)
+            memset(self.dense, 0, T * sizeof(weight_t))
+            if F:
+                self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense)
+            cls = self.classes[start + i] if self.classes != NULL else -1
+            if cls >= 0:
+                a = self.class_offsets[cls]
+                b = self.class_offsets[cls + 1]
+                for j in range(a, b):
+                    self.cand[pos] = self.class_tags[j]
+                    pos += 1
+            elif self.prune_k:
+                pos = self.top_k(pos)
+            else:
+                for t in range(T):
+                    self.cand[pos] = t
+                    pos += 1
+            if gold != NULL:
+                pos = self.ensure(self.cand_start[i], pos, gold[i])
+            for j in range(self.cand_start[i], pos):
+                self.escore[j] = self.dense[self.cand[j]]
+        self.cand_start[n] = pos
+        return 0
+
+    cdef int64_t top_k(self, int64_t pos) noexcept nogil:
+        """Append the prune_k best tags of ``dense`` (ties: lower tags),
+        in ascending tag order."""
+        cdef int T = self.T, k = self.prune_k, t, above = 0, taken_ties = 0
+        cdef weight_t kth = _kth_largest(self.dense, self.select, T, k)
+        for t in range(T):
+            if self.dense[t] > kth:
+                above += 1
+        for t in range(T):
+            if self.dense[t] > kth:
+                self.cand[pos] = t
+                pos += 1
+            elif self.dense[t] == kth and above + taken_ties < k:
+                taken_ties += 1
+                self.cand[pos] = t
+                pos += 1
+        return pos
+
+    cdef int64_t ensure(self, int64_t first, int64_t pos, int32_t tag) noexcept nogil:
+        """Insert ``tag`` into the ascending list cand[first:pos] if absent."""
+        cdef int64_t j = first
+        while j < pos and self.cand[j] < tag:
+            j += 1
+        if j < pos and self.cand[j] == tag:
+            return pos
+        cdef int64_t m = pos
+        while m > j:
+            self.cand[m] = self.cand[m - 1]
+            m -= 1
+        self.cand[j] = tag
+        return pos + 1
+
+    cdef void viterbi(self, int64_t n, int32_t* out) noexcept nogil:
+        """Best path over the built lattice into out[0..n-1]."""
+        cdef int T = self.T
+        cdef int64_t i, c, pc, best_c
+        cdef int32_t tag, ptag
+        cdef weight_t v, best
+        cdef int32_t arg
+        cdef bint constrained = self.allowed != NULL
+        cdef const uint8_t* saved
+        if n == 0:
+            return
+        for c in range(self.cand_start[0], self.cand_start[1]):
+            tag = self.cand[c]
+            if constrained and not self.allowed[T * T + tag]:
+                self.delta[c] = -INFINITY
+            else:
+                self.delta[c] = self.escore[c] + self.trans[T * T + tag]
+            self.back[c] = -1
+        for i in range(1, n):
+            for c in range(self.cand_start[i], self.cand_start[i + 1]):
+                tag = self.cand[c]
+                best = -INFINITY
+                arg = -1
+                for pc in range(self.cand_start[i - 1], self.cand_start[i]):
+                    ptag = self.cand[pc]
+                    if constrained and not self.allowed[ptag * T + tag]:
+                        continue
+                    v = self.delta[pc] + self.trans[ptag * T + tag]
+                    if v > best or arg < 0:
+                        best = v
+                        arg = <int32_t>(pc - self.cand_start[i - 1])
+                if arg < 0:
+                    self.delta[c] = -INFINITY
+                    arg = 0
+                else:
+                    self.delta[c] = best + self.escore[c]
+                self.back[c] = arg
+        best = -INFINITY
+        best_c = self.cand_start[n - 1]
+        for c in range(self.cand_start[n - 1], self.cand_start[n]):
+            tag = self.cand[c]
+            if constrained and not self.allowed[(T + 1) * T + tag]:
+                continue
+            v = self.delta[c] + self.trans[(T + 1) * T + tag]
+            if v > best:
+                best = v
+                best_c = c
+        if best == -INFINITY and constrained:
+            # no path satisfies the constraints with these candidates:
+            # decode unconstrained rather than return garbage
+            saved = self.allowed
+            self.allowed = NULL
+            self.viterbi(n, out)
+            self.allowed = saved
+            return
+        c = best_c
+        for i in range(n - 1, -1, -1):
+            out[i] = self.cand[c]
+            if i > 0:
+                c = self.cand_start[i - 1] + self.back[c]
+
+    cdef void greedy(self, int64_t n, int32_t* out) noexcept nogil:
+        """Left to right, each tag scored with the previous predicted tag."""
+        cdef int T = self.T
+        cdef int64_t i, c, row
+        cdef int32_t tag, prev = -1
+        cdef weight_t v, best
+        cdef int32_t arg
+        for i in range(n):
+            row = T * T if prev < 0 else prev * T
+            best = -INFINITY
+            arg = -1
+            for c in range(self.cand_start[i], self.cand_start[i + 1]):
+                tag = self.cand[c]
+                if self.allowed != NULL and not self.allowed[row + tag]:
+                    continue
+                v = self.escore[c] + self.trans[row + tag]
+                if v > best or arg < 0:
+                    best = v
+                    arg = tag
+            if arg < 0:
+                arg = self.cand[self.cand_start[i]]
+            out[i] = arg
+            prev = arg
+
+    # ------------------------------------------------------------ Python
+
+    def _check(self, keys, bounds, n_tokens_expected=None):
+        if keys.ndim != 2:
+            raise ValueError("keys must be a 2-d array")
+        b = np.asarray(bounds)
+        if len(b) < 1 or b[0] != 0 or b[-1] != keys.shape[0] or np.any(np.diff(b) < 0):
+            raise ValueError("bounds must rise from 0 to the number of tokens")
+        if self.classes != NULL and len(self.cand_owner[0]) != keys.shape[0]:
+            raise ValueError("candidate classes and keys differ in length")
+
+    def decode(self, const uint64_t[:, ::1] keys, const int64_t[::1] bounds, bint greedy=False):
+        """Tag ids (int32, one per token) for a batch of sentences."""
+        self._check(np.asarray(keys), np.asarray(bounds))
+        out = np.empty(keys.shape[0], dtype=np.int32)
+        cdef int32_t[::1] tags = out
+        cdef Py_ssize_t s, F = keys.shape[1]
+        cdef int64_t start, n
+        cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
+        with nogil:
+            for s in range(bounds.shape[0] - 1):
+                start = bounds[s]
+                n = bounds[s + 1] - start
+                if n == 0:
+                    continue
+                self.build(kp, F, start, n, NULL)
+                if greedy:
+                    self.greedy(n, &tags[start])
+                else:
+                    self.viterbi(n, &tags[start])
+        return out
+
+    def train_epoch(self, AveragedVector trans, const uint64_t[:, ::1] keys,
+                    const int64_t[::1] bounds, const int32_t[::1] gold,
+                    const int64_t[::1] order, step_t step, bint greedy=False):
+        """One epoch of Collins' structured perceptron over the sentences in
+        ``order``; sentence k is step ``step + k + 1``.  Returns
+        (tokens wrong, last step).  ``trans`` must be the vector this search
+        reads its transitions from."""
+        self._check(np.asarray(keys), np.asarray(bounds))
+        if <const weight_t*>trans.w != self.trans:
+            raise ValueError("train with the transition vector the search reads")
+        if gold.shape[0] != keys.shape[0]:
+            raise ValueError("gold tags and keys differ in length")
+        g = np.asarray(gold)
+        if len(g) and (g.min() < 0 or g.max() >= self.T):
+            raise ValueError("gold tag out of range")
+        o = np.asarray(order)
+        if len(o) and (o.min() < 0 or o.max() >= bounds.shape[0] - 1):
+            raise ValueError("sentence index out of range")
+        cdef Py_ssize_t k, F = keys.shape[1]
+        cdef int64_t s, start, n, wrong = 0
+        cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
+        with nogil:
+            for k in range(order.shape[0]):
+                s = order[k]
+                start = bounds[s]
+                n = bounds[s + 1] - start
+                step += 1
+                if n == 0:
+                    continue
+                if greedy:
+                    wrong += self.greedy_update(trans, kp, F, start, n, &gold[start], step)
+                else:
+                    self.build(kp, F, start, n, &gold[start])
+                    self.viterbi(n, self.path)
+                    wrong += self.perceptron_update(trans, kp, F, start, n, &gold[start], step)
+        return wrong, step
+
+    cdef int64_t perceptron_update(self, AveragedVector trans, const uint64_t* keys,
+                                   Py_ssize_t F, int64_t start, int64_t n,
+                                   const int32_t* gold, step_t step) except -1 nogil:
+        """+1 along the gold path, -1 along self.path, where they differ."""
+        cdef int T = self.T
+        cdef int64_t i, wrong = 0
+        cdef Py_ssize_t f
+        cdef int32_t gp = T, pp = T      # previous tags; T stands for the start
+        for i in range(n):
+            if gold[i] != self.path[i]:
+                wrong += 1
+                for f in range(F):
+                    self.emit.add(keys[(start + i) * F + f], gold[i], 1.0, step)
+                    self.emit.add(keys[(start + i) * F + f], self.path[i], -1.0, step)
+            if gold[i] != self.path[i] or gp != pp:
+                trans.add(gp * T + gold[i], 1.0, step)
+                trans.add(pp * T + self.path[i], -1.0, step)
+            gp = gold[i]
+            pp = self.path[i]
+        if gp != pp:
+            trans.add((T + 1) * T + gp, 1.0, step)
+            trans.add((T + 1) * T + pp, -1.0, step)
+        return wrong
+
+    cdef int64_t greedy_update(self, AveragedVector trans, const uint64_t* keys,
+                               Py_ssize_t F, int64_t start, int64_t n,
+                               const int32_t* gold, step_t step) except -1 nogil:
+        """Greedy training: each token predicted with the previous predicted
+        tag, updated at once where wrong (scores see earlier updates)."""
+        cdef int T = self.T
+        cdef int64_t i, wrong = 0
+        cdef Py_ssize_t f
+        cdef int32_t pred, prev = T
+        for i in range(n):
+            self.build(keys, F, start + i, 1, gold + i)
+            self.greedy_from(prev, &pred)
+            if pred != gold[i]:
+                wrong += 1
+                for f in range(F):
+                    self.emit.add(keys[(start + i) * F + f], gold[i], 1.0, step)
+                    self.emit.add(keys[(start + i) * F + f], pred, -1.0, step)
+                trans.add(prev * T + gold[i], 1.0, step)
+                trans.add(prev * T + pred, -1.0, step)
+            prev = pred
+        return wrong
+
+    cdef void greedy_from(self, int32_t prev, int32_t* out) noexcept nogil:
+        """Best tag of the single built token given the previous tag
+        (T = start)."""
+        cdef int T = self.T
+        cdef int64_t c, row = prev * T
+        cdef weight_t v, best = -INFINITY
+        cdef int32_t tag, arg = -1
+        for c in range(self.cand_start[0], self.cand_start[1]):
+            tag = self.cand[c]
+            if self.allowed != NULL and not self.allowed[row + tag]:
+                continue
+            v = self.escore[c] + self.trans[row + tag]
+            if v > best or arg < 0:
+                best = v
+                arg = tag
+        if arg < 0:
+            arg = self.cand[self.cand_start[0]]
+        out[0] = arg
+
+
+cdef int _realloc(void** buf, size_t nbytes) except -1 nogil:
+    cdef void* p = realloc(buf[0], nbytes)
+    if p == NULL:
+        _raise_memory()
+        return -1
+    buf[0] = p
+    return 0
+
+
+cdef weight_t _kth_largest(const weight_t* values, weight_t* work, int n, int k) noexcept nogil:
+    """The k-th largest of values[0..n-1] (1 <= k <= n), by quickselect."""
+    cdef int lo = 0, hi = n - 1, i, j, target = k - 1
+    cdef weight_t pivot, tmp
+    for i in range(n):
+        work[i] = values[i]
+    while lo < hi:
+        pivot = work[(lo + hi) // 2]
+        i = lo
+        j = hi
+        while i <= j:
+            while work[i] > pivot:
+                i += 1
+            while work[j] < pivot:
+                j -= 1
+            if i <= j:
+                tmp = work[i]; work[i] = work[j]; work[j] = tmp
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break
+    return work[target]

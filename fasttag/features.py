@@ -1,0 +1,197 @@
+"""Feature templates over token attributes, evaluated as hashes.
+
+Design.  A *featurizer* turns a batch of sentences into a matrix
+``attrs[token, attribute]`` of uint64 hashes.  Word-level attributes (the
+word, its lowercase, prefixes, suffixes, shape, ...) depend only on the word
+type, so each type's attribute row is computed and hashed once, cached, and
+gathered by row index afterwards: the per-token Python work is one dict
+lookup.  Per-token attributes that are not a function of the word (extra
+input columns such as POS or chunk tags, dictionary matches in Chinese
+segmentation) are appended as further columns.
+
+A *template* such as ``"lower[-1]|lower[0]"`` names up to four
+(attribute, offset) parts; its features are combined hashes computed in
+Cython (:mod:`fasttag._features`), so no Python string is built per feature
+per token.  ``"bias"`` is the template with no parts.  Users add templates by
+passing their own list; the attribute names available are those of the
+featurizer (``WordFeaturizer.ATTRIBUTES`` plus ``col<N>`` for extra
+columns).
+"""
+import re
+
+import numpy as np
+
+from ._core import hash_string, hash_strings
+from ._features import extract
+
+MAX_PARTS = 4
+_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
+
+
+class Templates:
+    """A parsed list of templates, as the arrays the Cython extractor reads."""
+
+    def __init__(self, templates, attribute_names):
+        self.names = list(templates)
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("duplicate feature templates")
+        index = {name: i for i, name in enumerate(attribute_names)}
+        n = len(self.names)
+        self.offsets = np.zeros((n, MAX_PARTS), dtype=np.int32)
+        self.attr_ids = np.zeros((n, MAX_PARTS), dtype=np.int32)
+        self.n_parts = np.zeros(n, dtype=np.int32)
+        for t, name in enumerate(self.names):
+            parts = [] if name == "bias" else name.split("|")
+            if len(parts) > MAX_PARTS:
+                raise ValueError(f"template {name!r}: at most {MAX_PARTS} parts")
+            for p, part in enumerate(parts):
+                m = _PART.match(part.strip())
+                if not m:
+                    raise ValueError(f"template {name!r}: {part!r} is not of the form attribute[offset]")
+                if m.group(1) not in index:
+                    raise ValueError(f"template {name!r}: unknown attribute {m.group(1)!r} "
+                                     f"(known: {', '.join(attribute_names)})")
+                self.attr_ids[t, p] = index[m.group(1)]
+                self.offsets[t, p] = int(m.group(2))
+            self.n_parts[t] = len(parts)
+        self.seeds = hash_strings([f"template:{name}" for name in self.names])
+
+    def __len__(self):
+        return len(self.names)
+
+    def keys(self, attrs, bounds):
+        """Feature keys ``uint64[n_tokens, n_templates]``."""
+        return extract(attrs, bounds, self.offsets, self.attr_ids, self.n_parts, self.seeds)
+
+
+def word_shape(word):
+    """spaCy-style shape: X for upper, x for lower, d for digit, other
+    characters kept; runs longer than four are cut to four."""
+    out = []
+    last, run = "", 0
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.isalpha() else "d" if ch.isdigit() else ch
+        run = run + 1 if c == last else 1
+        last = c
+        if run <= 4:
+            out.append(c)
+    return "".join(out)
+
+
+def short_shape(word):
+    """The shape with every run collapsed to one character ("Xx", "d.d")."""
+    out = []
+    for c in word_shape(word):
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def word_flags(word):
+    """Orthographic flags as one value: digit, hyphen, upper, all upper,
+    title case, period, all punctuation."""
+    return "".join((
+        "D" if any(c.isdigit() for c in word) else "-",
+        "H" if "-" in word else "-",
+        "U" if any(c.isupper() for c in word) else "-",
+        "A" if word.isupper() else "-",
+        "T" if word.istitle() else "-",
+        "P" if "." in word else "-",
+        "N" if not any(c.isalnum() for c in word) else "-",
+    ))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+class WordFeaturizer:
+    """Word-level attributes, hashed once per word type and cached.
+
+    ``n_columns`` extra per-token columns (POS tags, chunk tags, ...) become
+    attributes ``col1 .. colN``.
+    """
+
+    ATTRIBUTES = ("word", "lower", "norm",
+                  "prefix1", "prefix2", "prefix3", "prefix4",
+                  "suffix1", "suffix2", "suffix3", "suffix4", "suffix5",
+                  "shape", "short_shape", "flags", "length")
+    MAX_CACHE = 1_000_000
+
+    def __init__(self, n_columns=0):
+        self.n_columns = n_columns
+        self.attribute_names = list(self.ATTRIBUTES) + [f"col{i + 1}" for i in range(n_columns)]
+        self._index = {}
+        self._rows = np.zeros((1024, len(self.ATTRIBUTES)), dtype=np.uint64)
+        self._seeds = [hash_string(f"attr:{name}") for name in self.ATTRIBUTES]
+
+    @staticmethod
+    def word_attributes(word):
+        """The string value of every word-level attribute."""
+        lower = word.lower()
+        return (word, lower, _DIGITS.sub("0", lower),
+                word[:1], word[:2], word[:3], word[:4],
+                word[-1:], word[-2:], word[-3:], word[-4:], word[-5:],
+                word_shape(word), short_shape(word), word_flags(word),
+                str(min(len(word), 8)))
+
+    def _add_types(self, words):
+        if len(self._index) + len(words) > self.MAX_CACHE:
+            self._index.clear()
+        start = len(self._index)
+        need = start + len(words)
+        if need > len(self._rows):
+            grown = np.zeros((max(need, 2 * len(self._rows)), self._rows.shape[1]), dtype=np.uint64)
+            grown[:start] = self._rows[:start]
+            self._rows = grown
+        values = []
+        for w in words:
+            values.extend(self.word_attributes(w))
+        hashed = hash_strings(values).reshape(len(words), -1)
+        # attribute name is part of the hash, so "s" as suffix1 and as
+        # prefix1 are different values
+        for a, seed in enumerate(self._seeds):
+            hashed[:, a] ^= np.uint64(seed)
+        self._rows[start:need] = hashed
+        for i, w in enumerate(words):
+            self._index[w] = start + i
+
+    def type_ids(self, words):
+        """Row index of each word's cached attributes (adding new types)."""
+        index = self._index
+        get = index.get
+        ids = [get(w, -1) for w in words]
+        if -1 in ids:
+            new = list(dict.fromkeys(w for w, i in zip(words, ids) if i < 0))
+            self._add_types(new)
+            ids = [index[w] for w in words]
+        return np.array(ids, dtype=np.int64)
+
+    def attributes(self, words, columns=None):
+        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
+        ``columns`` is a list of per-token column lists (n_columns each)."""
+        ids = self.type_ids(words)          # may grow self._rows: index after
+        rows = self._rows[ids]
+        if not self.n_columns:
+            return np.ascontiguousarray(rows)
+        if columns is None or len(columns) != len(words):
+            raise ValueError(f"this featurizer needs {self.n_columns} extra columns per token")
+        extra = hash_strings([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
+        return np.ascontiguousarray(np.hstack([rows, extra.reshape(len(words), self.n_columns)]))
+
+
+POS_TEMPLATES = (
+    "bias",
+    "word[0]", "lower[0]", "norm[0]",
+    "prefix1[0]", "prefix2[0]", "prefix3[0]", "prefix4[0]",
+    "suffix1[0]", "suffix2[0]", "suffix3[0]", "suffix4[0]", "suffix5[0]",
+    "shape[0]", "short_shape[0]", "flags[0]", "length[0]|short_shape[0]",
+    "norm[-1]", "norm[1]", "norm[-2]", "norm[2]",
+    "suffix3[-1]", "suffix3[1]", "suffix2[-1]", "suffix2[1]",
+    "short_shape[-1]", "short_shape[1]",
+    "norm[-1]|norm[0]", "norm[0]|norm[1]", "norm[-1]|norm[1]",
+    "norm[-2]|norm[-1]", "norm[1]|norm[2]",
+    "suffix3[0]|norm[-1]", "suffix3[0]|norm[1]",
+    "short_shape[-1]|short_shape[0]|short_shape[1]",
+)
+"""Default POS templates: Ratnaparkhi's word, affix and shape features with
+a +-2 window, plus word bigrams around the token."""

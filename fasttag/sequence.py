@@ -1,0 +1,235 @@
+"""Collins' structured perceptron over hashed template features.
+
+``SequenceModel`` is the machinery every fasttag sequence task shares (POS
+tagging, word segmentation, chunking, NER): a featurizer and templates turn
+tokens into feature keys; an emission ``WeightTable`` and a dense transition
+vector, both lazily averaged (one averaging step per training sentence),
+score them; :class:`fasttag._sequence.Search` decodes (Viterbi or greedy)
+under optional constraints (forbidden transitions, a tag dictionary, pruning
+of open tokens to their best ``prune_k`` tags).
+
+Training decodes each sentence with the current weights and, where the best
+path differs from the gold path, adds the gold path's features and subtracts
+the predicted path's.  Prediction uses the averaged weights.  Sentences are
+shuffled each epoch with a seeded generator; with a dev set, the averaged
+weights of the best epoch are kept.
+"""
+import sys
+import time
+
+import numpy as np
+
+from ._core import AveragedVector, WeightTable
+from ._sequence import Search, transition_size
+from .errors import ModelFormatError
+from .features import Templates
+from .tables import table_from_arrays, table_to_arrays
+
+BATCH_TOKENS = 50_000
+
+
+class SequenceModel:
+    """Tags, templates, weights and constraints of one sequence task.
+
+    ``featurizer`` has ``attribute_names`` and ``attributes(tokens,
+    columns)``; ``allowed`` is a transition mask (see ``_sequence``);
+    ``tagdict`` maps a token to a candidate class index into
+    ``tagdict_classes`` (tuples of tag ids).
+    """
+
+    def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
+                 tagdict_classes=(), prune_k=0, decoder="viterbi"):
+        if decoder not in ("viterbi", "greedy"):
+            raise ValueError(f"decoder must be 'viterbi' or 'greedy', not {decoder!r}")
+        self.tags = list(tags)
+        self.tag_index = {t: i for i, t in enumerate(self.tags)}
+        self.featurizer = featurizer
+        self.templates = Templates(templates, featurizer.attribute_names)
+        self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
+        self.tagdict = dict(tagdict or {})
+        self.tagdict_classes = [tuple(sorted(c)) for c in tagdict_classes]
+        self.prune_k = prune_k
+        self.decoder = decoder
+        self.emit = WeightTable()          # averaged weights used to predict
+        self.trans = np.zeros(transition_size(len(self.tags)))
+        self.training_info = {}
+
+    # ------------------------------------------------------------ batches
+
+    def _candidates(self, tokens):
+        if not self.tagdict:
+            return None
+        get = self.tagdict.get
+        classes = np.array([get(t, -1) for t in tokens], dtype=np.int32)
+        offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(c) for c in self.tagdict_classes])
+        flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
+        if not len(self.tagdict_classes):
+            offsets, flat = np.zeros(1, np.int64), np.zeros(0, np.int32)
+        return classes, offsets, flat
+
+    def _batch_keys(self, sentences):
+        """(keys, bounds, candidates) for a list of (tokens, columns) pairs."""
+        lengths = [len(tokens) for tokens, _ in sentences]
+        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        tokens = [t for toks, _ in sentences for t in toks]
+        columns = None
+        if getattr(self.featurizer, "n_columns", 0):
+            columns = [c for _, cols in sentences for c in cols]
+        attrs = self.featurizer.attributes(tokens, columns)
+        return self.templates.keys(attrs, bounds), bounds, self._candidates(tokens)
+
+    def _search(self, emit, trans, candidates):
+        return Search(emit, trans, len(self.tags), allowed=self.allowed,
+                      candidates=candidates, prune_k=self.prune_k)
+
+    def predict_ids(self, sentences, emit=None, trans=None):
+        """Tag ids per sentence, for a list of (tokens, columns) pairs."""
+        emit = self.emit if emit is None else emit
+        trans = self.trans if trans is None else trans
+        out = []
+        for chunk in _chunks(sentences, BATCH_TOKENS):
+            keys, bounds, cands = self._batch_keys(chunk)
+            ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=self.decoder == "greedy")
+            out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(chunk)))
+        return out
+
+    # ------------------------------------------------------------ training
+
+    def fit(self, train, dev=None, epochs=10, seed=0, evaluate=None, verbose=None, name="train"):
+        """Train on ``train``: a list of (tokens, columns, tag ids) triples.
+
+        ``evaluate(predicted_id_lists) -> float`` scores the dev set (token
+        accuracy when None); the best epoch's averaged weights are kept.
+        Returns a list of per-epoch statistics.
+        """
+        if verbose is None:
+            verbose = sys.stderr.isatty()
+        if epochs < 1:
+            raise ValueError("epochs must be at least 1")
+        if not train:
+            raise ValueError("no training sentences")
+        keys, bounds, cands = self._batch_keys([(t, c) for t, c, _ in train])
+        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train]) \
+            if keys.shape[0] else np.zeros(0, np.int32)
+        if dev:
+            dev_keys = self._batch_keys([(t, c) for t, c, _ in dev])
+            dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+        emit = WeightTable(initial_features=1 << 16)
+        trans = AveragedVector(transition_size(len(self.tags)))
+        search = self._search(emit, trans, cands)
+        rng = np.random.default_rng(seed)
+        step = 0
+        best = None
+        history = []
+        n_tokens = int(gold.shape[0])
+        for epoch in range(1, epochs + 1):
+            order = rng.permutation(len(train)).astype(np.int64)
+            t0 = time.perf_counter()
+            wrong, step = search.train_epoch(trans, keys, bounds, gold, order, step,
+                                             greedy=self.decoder == "greedy")
+            seconds = time.perf_counter() - t0
+            stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
+                     "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+            if dev or epoch == epochs:
+                avg_emit = emit.averaged(step)
+                avg_trans = trans.averaged(step)
+            if dev:
+                d_keys, d_bounds, d_cands = dev_keys
+                ids = self._search(avg_emit, avg_trans, d_cands).decode(
+                    d_keys, d_bounds, greedy=self.decoder == "greedy")
+                pred = [ids[d_bounds[i]:d_bounds[i + 1]] for i in range(len(dev))]
+                if evaluate is None:
+                    score = float(np.mean(np.concatenate(pred) == np.concatenate(dev_gold))) \
+                        if d_bounds[-1] else 0.0
+                else:
+                    score = evaluate(pred)
+                stats["dev_score"] = score
+                if best is None or score > best[0]:
+                    best = (score, epoch, avg_emit, avg_trans)
+            elif epoch == epochs:
+                best = (None, epoch, avg_emit, avg_trans)
+            history.append(stats)
+            if verbose:
+                dev_text = f"  dev {stats['dev_score']:.4f}" if "dev_score" in stats else ""
+                print(f"[fasttag {name}] epoch {epoch}/{epochs}  train acc {stats['train_accuracy']:.4f}"
+                      f"{dev_text}  {stats['tokens_per_second']:,.0f} tokens/s", file=sys.stderr)
+        score, best_epoch, self.emit, self.trans = best
+        self.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
+                              "dev_score": score, "train_tokens": n_tokens,
+                              "train_sentences": len(train)}
+        return history
+
+    # ------------------------------------------------------------ storage
+
+    def to_parts(self):
+        """(header dict, arrays dict) for a model file."""
+        header = {
+            "tags": self.tags,
+            "templates": self.templates.names,
+            "decoder": self.decoder,
+            "prune_k": self.prune_k,
+            "tagdict_classes": [list(c) for c in self.tagdict_classes],
+            "training": self.training_info,
+        }
+        arrays = table_to_arrays(self.emit, "emit")
+        arrays["transitions"] = self.trans.astype(np.float32)
+        if self.allowed is not None:
+            arrays["allowed"] = self.allowed
+        if self.tagdict:
+            words = list(self.tagdict)
+            header["tagdict_words"] = words
+            arrays["tagdict_class"] = np.array([self.tagdict[w] for w in words], dtype=np.int32)
+        return header, arrays
+
+    @classmethod
+    def from_parts(cls, header, arrays, featurizer):
+        """Rebuild from :meth:`to_parts` output; ModelFormatError if it does
+        not add up."""
+        try:
+            tags = [str(t) for t in header["tags"]]
+            templates = [str(t) for t in header["templates"]]
+            classes = [tuple(int(t) for t in c) for c in header.get("tagdict_classes", [])]
+            words = [str(w) for w in header.get("tagdict_words", [])]
+            decoder = header.get("decoder", "viterbi")
+            prune_k = int(header.get("prune_k", 0))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"corrupt fasttag model: bad sequence header ({exc})") from None
+        T = len(tags)
+        if any(t < 0 or t >= T for c in classes for t in c) or any(not c for c in classes):
+            raise ModelFormatError("corrupt fasttag model: tag dictionary out of range")
+        tagdict = {}
+        if words:
+            cls_ids = arrays.get("tagdict_class")
+            if cls_ids is None or cls_ids.shape != (len(words),) or \
+                    (len(cls_ids) and (cls_ids.min() < 0 or cls_ids.max() >= len(classes))):
+                raise ModelFormatError("corrupt fasttag model: tag dictionary does not match")
+            tagdict = dict(zip(words, cls_ids.tolist()))
+        allowed = arrays.get("allowed")
+        trans = arrays.get("transitions")
+        if trans is None or trans.shape != (transition_size(T),) or not np.all(np.isfinite(trans)):
+            raise ModelFormatError("corrupt fasttag model: transition weights do not match the tags")
+        if allowed is not None and allowed.shape != (transition_size(T),):
+            raise ModelFormatError("corrupt fasttag model: transition mask does not match the tags")
+        try:
+            model = cls(tags, featurizer, templates, allowed=allowed, tagdict=tagdict,
+                        tagdict_classes=classes, prune_k=prune_k, decoder=decoder)
+        except ValueError as exc:
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        model.emit = table_from_arrays(arrays, "emit", T)
+        model.trans = trans.astype(np.float64)
+        model.training_info = header.get("training", {})
+        return model
+
+
+def _chunks(sentences, max_tokens):
+    chunk, size = [], 0
+    for s in sentences:
+        chunk.append(s)
+        size += len(s[0])
+        if size >= max_tokens:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk

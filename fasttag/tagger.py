@@ -1,0 +1,235 @@
+"""The part-of-speech tagger: a structured perceptron over word features.
+
+``Tagger.train`` reads CoNLL-U or column files (or takes (words, tags)
+pairs), builds a tag dictionary (words seen at least ``tagdict_min_count``
+times may only take the tags they were seen with), and trains a
+:class:`fasttag.sequence.SequenceModel` with the default POS templates.
+"""
+import time
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from . import io as ftio
+from . import modelfile
+from ._core import hash_strings
+from .errors import FasttagError, ModelFormatError
+from .features import POS_TEMPLATES, WordFeaturizer
+from .sequence import SequenceModel
+
+KIND = "tagger"
+
+
+def _read_pairs(data, format=None, column=None, word_column=0):
+    """(words, tags) pairs from a path, an iterable of Sentence objects or
+    of (words, tags) pairs."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") or hasattr(data, "read"):
+        return [(s.words, s.tags) for s in ftio.read(data, format=format, column=column,
+                                                      word_column=word_column)]
+    pairs = []
+    for item in data:
+        if isinstance(item, ftio.Sentence):
+            pairs.append((item.words, item.tags))
+        else:
+            words, tags = item
+            pairs.append((list(words), list(tags)))
+    return pairs
+
+
+def _auto_prune(n_tags):
+    return 0 if n_tags <= 64 else 32
+
+
+class Tagger:
+    """A trained part-of-speech tagger.  Create with :meth:`train` or
+    :func:`fasttag.load`."""
+
+    def __init__(self, model, meta=None):
+        self.model = model
+        self.meta = dict(meta or {})
+        self._vocab = set(self.meta.pop("_vocab", []))
+
+    # ------------------------------------------------------------ training
+
+    @classmethod
+    def train(cls, train, dev=None, *, format=None, column=None, word_column=0, epochs=10,
+              seed=0, decoder="viterbi", templates=POS_TEMPLATES, tagdict_min_count=5,
+              prune_k=None, verbose=None, corpus=None, licence=None):
+        """Train on ``train`` (a path, or (words, tags) pairs), selecting the
+        best epoch on ``dev`` when given.  ``format``/``column`` as in
+        :func:`fasttag.io.read`: ``column`` is "upos" (default) or "xpos" for
+        CoNLL-U, a 0-based column index for column files (default: last)."""
+        pairs = _read_pairs(train, format, column, word_column)
+        pairs = [p for p in pairs if p[0]]
+        if not pairs:
+            raise FasttagError("no training sentences")
+        if any(tags is None for _, tags in pairs):
+            raise FasttagError("training data has no tag column")
+        tag_counts = Counter(t for _, tags in pairs for t in tags)
+        tags = sorted(tag_counts)
+        index = {t: i for i, t in enumerate(tags)}
+        word_tags = defaultdict(Counter)
+        for words, ts in pairs:
+            for w, t in zip(words, ts):
+                word_tags[w][index[t]] += 1
+        classes, tagdict = {}, {}
+        if tagdict_min_count:
+            for w, counter in word_tags.items():
+                if sum(counter.values()) >= tagdict_min_count:
+                    key = tuple(sorted(counter))
+                    tagdict[w] = classes.setdefault(key, len(classes))
+        class_list = sorted(classes, key=classes.get)
+        if prune_k is None:
+            prune_k = _auto_prune(len(tags))
+        model = SequenceModel(tags, WordFeaturizer(), templates, tagdict=tagdict,
+                              tagdict_classes=class_list, prune_k=prune_k, decoder=decoder)
+        data = [(w, None, [index[t] for t in ts]) for w, ts in pairs]
+        dev_data = None
+        if dev is not None:
+            dev_pairs = [p for p in _read_pairs(dev, format, column, word_column) if p[0]]
+            dev_data = [(w, None, [index.get(t, -1) for t in ts]) for w, ts in dev_pairs]
+        t0 = time.perf_counter()
+        history = model.fit(data, dev_data, epochs=epochs, seed=seed, verbose=verbose, name="pos")
+        meta = {"format": format, "column": column, "word_column": word_column,
+                "train_seconds": time.perf_counter() - t0, "history": history}
+        if isinstance(train, (str,)) or hasattr(train, "__fspath__"):
+            meta["format"] = format or ftio.guess_format(train)
+        if corpus:
+            meta["corpus"] = corpus
+        if licence:
+            meta["licence"] = licence
+        tagger = cls(model, meta)
+        tagger._vocab = set(word_tags)
+        return tagger
+
+    # ------------------------------------------------------------ tagging
+
+    @property
+    def tags(self):
+        """The tag set, sorted."""
+        return list(self.model.tags)
+
+    def tag(self, tokens):
+        """Tags of one sentence (a list of token strings)."""
+        return self.tag_sents([tokens])[0]
+
+    def tag_sents(self, sentences):
+        """Tags of many sentences; batching them is much faster than
+        calling :meth:`tag` in a loop."""
+        sentences = [list(s) for s in sentences]
+        names = self.model.tags
+        ids = self.model.predict_ids([(s, None) for s in sentences])
+        return [[names[i] for i in row.tolist()] for row in ids]
+
+    def evaluate(self, data, *, format=None, column=None, word_column=None):
+        """Accuracy on a path or on (words, tags) pairs: ``accuracy``,
+        ``known_accuracy``, ``unknown_accuracy`` (unknown = not seen in
+        training), ``tokens``, ``tokens_per_second``, ``per_tag`` (precision,
+        recall, f1, support) and ``confusions`` (gold, predicted, count)."""
+        if format is None:
+            format = self.meta.get("format")
+        if column is None:
+            column = self.meta.get("column")
+        if word_column is None:
+            word_column = self.meta.get("word_column", 0)
+        pairs = [p for p in _read_pairs(data, format, column, word_column) if p[0]]
+        t0 = time.perf_counter()
+        pred = self.tag_sents([w for w, _ in pairs])
+        seconds = time.perf_counter() - t0
+        return score_tagging(pairs, pred, self._vocab, seconds)
+
+    # ------------------------------------------------------------ storage
+
+    def to_bytes(self):
+        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
+        return modelfile.dumps(*self._parts())
+
+    def save(self, path):
+        """Write the model atomically to ``path``."""
+        modelfile.write(path, *self._parts())
+
+    def _parts(self):
+        header, arrays = self.model.to_parts()
+        header["kind"] = KIND
+        header["featurizer"] = {"name": "word", "n_columns": 0}
+        header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
+        arrays["vocab"] = np.unique(hash_strings(sorted(self._vocab))) if self._vocab \
+            else np.zeros(0, np.uint64)
+        return header, arrays
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Load from :meth:`to_bytes` output."""
+        return cls._from_parts(*modelfile.loads(data))
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        if header.get("kind") != KIND:
+            raise ModelFormatError(f"not a POS tagger model (kind {header.get('kind')!r})")
+        model = SequenceModel.from_parts(header, arrays, WordFeaturizer())
+        tagger = cls(model, header.get("meta") or {})
+        tagger._vocab = _HashedVocab(arrays.get("vocab", np.zeros(0, np.uint64)))
+        return tagger
+
+
+class _HashedVocab:
+    """Membership in the training vocabulary, stored as sorted word hashes."""
+
+    def __init__(self, hashes):
+        self.hashes = np.asarray(hashes, dtype=np.uint64)
+
+    def __contains__(self, word):
+        return bool(self.contains([word])[0])
+
+    def contains(self, words):
+        if not len(self.hashes) or not words:
+            return np.zeros(len(words), dtype=bool)
+        h = hash_strings(words)
+        i = np.searchsorted(self.hashes, h)
+        i[i == len(self.hashes)] = 0
+        return self.hashes[i] == h
+
+    def __len__(self):
+        return len(self.hashes)
+
+
+def score_tagging(pairs, pred, vocab, seconds):
+    """Token accuracy, known/unknown accuracy, per-tag P/R/F1, confusions."""
+    words = [w for ws, _ in pairs for w in ws]
+    gold = [t for _, ts in pairs for t in ts]
+    guess = [t for ts in pred for t in ts]
+    n = len(gold)
+    correct = np.array([g == p for g, p in zip(gold, guess)], dtype=bool)
+    if isinstance(vocab, _HashedVocab):
+        known = vocab.contains(words)
+    else:
+        known = np.array([w in vocab for w in words], dtype=bool)
+    def frac(mask):
+        return float(correct[mask].mean()) if mask.any() else 0.0
+    tp, fp, fn = Counter(), Counter(), Counter()
+    confusions = Counter()
+    for g, p in zip(gold, guess):
+        if g == p:
+            tp[g] += 1
+        else:
+            fp[p] += 1
+            fn[g] += 1
+            confusions[(g, p)] += 1
+    per_tag = {}
+    for t in sorted(set(gold) | set(guess)):
+        prec = tp[t] / (tp[t] + fp[t]) if tp[t] + fp[t] else 0.0
+        rec = tp[t] / (tp[t] + fn[t]) if tp[t] + fn[t] else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        per_tag[t] = {"precision": prec, "recall": rec, "f1": f1, "support": tp[t] + fn[t]}
+    return {
+        "accuracy": float(correct.mean()) if n else 0.0,
+        "known_accuracy": frac(known),
+        "unknown_accuracy": frac(~known),
+        "unknown_tokens": int((~known).sum()),
+        "tokens": n,
+        "sentences": len(pairs),
+        "seconds": seconds,
+        "tokens_per_second": n / seconds if seconds > 0 else 0.0,
+        "per_tag": per_tag,
+        "confusions": [[g, p, c] for (g, p), c in confusions.most_common(20)],
+    }
