@@ -9,6 +9,11 @@ cdef struct Slot:
     uint32_t n        # labels the feature has touched
 
 
+cdef struct Packed:
+    class_t label
+    float weight
+
+
 cdef class WeightTable:
     cdef Slot* slots
     cdef uint64_t n_slots          # a power of two
@@ -24,6 +29,7 @@ cdef class WeightTable:
     cdef uint64_t pool_holes       # entries lost to relocated blocks
     cdef uint64_t n_entries        # live entries (pool_top minus holes)
     cdef bint tight                # blocks hold exactly n entries (loaded/averaged)
+    cdef Packed* packed            # tight tables: (label, float32 weight) pairs for fast scoring
     cdef readonly class_t n_classes
     cdef readonly step_t last_step
 
@@ -33,6 +39,7 @@ cdef class WeightTable:
     cdef int _resize_pool(self, uint64_t cap) except -1 nogil
     cdef int _relayout(self, bint tight) except -1 nogil
     cdef const Slot* find(self, feat_t key) noexcept nogil
+    cdef int _pack(self) except -1
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores) noexcept nogil
     cdef int add(self, feat_t key, class_t label, weight_t delta,

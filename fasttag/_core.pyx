@@ -33,6 +33,9 @@ from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
 
 HASH_ID = FASTTAG_HASH_ID.decode("ascii")
 
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) noexcept nogil
+
 cdef uint32_t EMPTY = 0xFFFFFFFFu
 cdef uint64_t MAX_POOL = 0xFFFFFFF0u
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL
@@ -115,6 +118,7 @@ cdef class WeightTable:
         self.pool_top = 0
         self.pool_holes = 0
         self.labels = NULL
+        self.packed = NULL
         self.weights = NULL
         self.totals = NULL
         self.tstamps = NULL
@@ -126,6 +130,7 @@ cdef class WeightTable:
 
     def __dealloc__(self):
         free(self.slots)
+        free(self.packed)
         free(self.labels)
         free(self.weights)
         free(self.totals)
@@ -162,23 +167,38 @@ cdef class WeightTable:
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores) noexcept nogil:
         """scores[label] += weight * value for every feature; scores must
-        hold at least n_classes entries.  values may be NULL (all 1.0)."""
-        cdef Py_ssize_t i
+        hold at least n_classes entries.  values may be NULL (all 1.0).
+
+        Keys are handled in groups whose slots are prefetched first, so the
+        cache misses of a group overlap instead of queueing.
+        """
+        cdef Py_ssize_t g, i, stop
         cdef uint32_t j, end
         cdef const Slot* slot
+        cdef const Slot* found[32]
         cdef weight_t v
-        for i in range(n_keys):
-            slot = self.find(keys[i])
-            if slot == NULL:
-                continue
-            end = slot.start + slot.n
-            if values == NULL:
-                for j in range(slot.start, end):
-                    scores[self.labels[j]] += self.weights[j]
-            else:
-                v = values[i]
-                for j in range(slot.start, end):
-                    scores[self.labels[j]] += self.weights[j] * v
+        cdef const Packed* p
+        for g in range(0, n_keys, 32):
+            stop = min(g + 32, n_keys)
+            for i in range(g, stop):
+                __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
+            for i in range(g, stop):
+                found[i - g] = self.find(keys[i])
+                if self.packed != NULL and found[i - g] != NULL:
+                    __builtin_prefetch(&self.packed[found[i - g].start])
+            for i in range(g, stop):
+                slot = found[i - g]
+                if slot == NULL:
+                    continue
+                v = 1.0 if values == NULL else values[i]
+                end = slot.start + slot.n
+                if self.packed != NULL:
+                    p = self.packed
+                    for j in range(slot.start, end):
+                        scores[p[j].label] += p[j].weight * v
+                else:
+                    for j in range(slot.start, end):
+                        scores[self.labels[j]] += self.weights[j] * v
 
     cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
         cdef const Slot* slot = self.find(key)
@@ -307,6 +327,8 @@ cdef class WeightTable:
             self.slots[i].start = <uint32_t>pos
             pos += n if tight else block_capacity(n)
         free(self.labels); free(self.weights); free(self.totals); free(self.tstamps)
+        free(self.packed)
+        self.packed = NULL
         self.labels = labels
         self.weights = weights
         self.totals = totals
@@ -315,6 +337,19 @@ cdef class WeightTable:
         self.pool_cap = alloc
         self.pool_holes = 0
         self.tight = tight
+        return 0
+
+    cdef int _pack(self) except -1:
+        """Build the (label, float32 weight) array of a tight table: scoring
+        then reads one array, not two."""
+        cdef uint64_t i
+        free(self.packed)
+        self.packed = <Packed*>malloc(max(self.pool_top, 1) * sizeof(Packed))
+        if self.packed == NULL:
+            raise MemoryError()
+        for i in range(self.pool_top):
+            self.packed[i].label = self.labels[i]
+            self.packed[i].weight = <float>self.weights[i]
         return 0
 
     cdef int add(self, feat_t key, class_t label, weight_t delta,
@@ -400,6 +435,8 @@ cdef class WeightTable:
     def nbytes(self):
         """Bytes held by the table's arrays (slots and the entry pool)."""
         per_entry = sizeof(class_t) + sizeof(weight_t)
+        if self.packed != NULL:
+            per_entry += sizeof(Packed)
         if self.totals != NULL:
             per_entry += sizeof(weight_t) + sizeof(step_t)
         return self.n_slots * sizeof(Slot) + self.pool_cap * per_entry
@@ -505,6 +542,7 @@ cdef class WeightTable:
         out.pool_top = pos
         out.tight = True
         out.n_classes = self.n_classes
+        out._pack()
         return out
 
     def to_arrays(self):
@@ -610,11 +648,14 @@ cdef class WeightTable:
         out.pool_top = total
         out.tight = True
         out.n_classes = max(n_classes, max_label + 1)
+        out._pack()
         return out
 
     def compact(self):
         """Drop the holes left by relocated blocks (training state kept)."""
         self._relayout(self.tight)
+        if self.tight:
+            self._pack()
 
 
 # ---------------------------------------------------------------- dense vector

@@ -42,31 +42,11 @@ cdef int _raise_memory() except -1 with gil:
 
 @cython.final
 cdef class Search:
-    """Decoding state for one model: its weights, constraints and buffers.
+    """Decoding state for one model: its weights, constraints and buffers
+    (attributes declared in _sequence.pxd).
 
     Indices are validated by the Python entry points before any nogil loop.
     """
-    cdef WeightTable emit
-    cdef const weight_t* trans
-    cdef object trans_owner
-    cdef const uint8_t* allowed
-    cdef object allowed_owner
-    cdef int T
-    cdef const int32_t* classes
-    cdef const int64_t* class_offsets
-    cdef const int32_t* class_tags
-    cdef object cand_owner
-    cdef int prune_k
-    # buffers
-    cdef weight_t* dense
-    cdef weight_t* select
-    cdef int32_t* cand
-    cdef int64_t* cand_start
-    cdef weight_t* escore
-    cdef weight_t* delta
-    cdef int32_t* back
-    cdef int32_t* path
-    cdef Py_ssize_t cap_cand, cap_start
 
     def __cinit__(self):
         self.dense = NULL
@@ -140,7 +120,7 @@ cdef class Search:
         c = np.ascontiguousarray(classes, dtype=np.int32)
         o = np.ascontiguousarray(class_offsets, dtype=np.int64)
         g = np.ascontiguousarray(class_tags, dtype=np.int32)
-        if o.ndim != 1 or len(o) < 1 or o[0] != 0 or o[-1] != len(g) or np.any(np.diff(o) < 1):
+        if o.ndim != 1 or len(o) < 1 or o[0] != 0 or o[len(o) - 1] != len(g) or np.any(np.diff(o) < 1):
             raise ValueError("class offsets must rise from 0 to len(class_tags), no class empty")
         if len(g) and (g.min() < 0 or g.max() >= self.T):
             raise ValueError("candidate tag out of range")
@@ -332,7 +312,7 @@ cdef class Search:
         if keys.ndim != 2:
             raise ValueError("keys must be a 2-d array")
         b = np.asarray(bounds)
-        if len(b) < 1 or b[0] != 0 or b[-1] != keys.shape[0] or np.any(np.diff(b) < 0):
+        if len(b) < 1 or b[0] != 0 or b[len(b) - 1] != keys.shape[0] or np.any(np.diff(b) < 0):
             raise ValueError("bounds must rise from 0 to the number of tokens")
         if self.classes != NULL and len(self.cand_owner[0]) != keys.shape[0]:
             raise ValueError("candidate classes and keys differ in length")

@@ -1,0 +1,46 @@
+# C-level interface of the sequence search, for other Cython modules
+# (k-best decoding, other training algorithms) to cimport.
+from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
+from ._types cimport feat_t, weight_t, class_t, step_t
+from ._core cimport WeightTable, AveragedVector
+
+
+cdef class Search:
+    cdef WeightTable emit
+    cdef const weight_t* trans       # (T + 2) * T, layout in _sequence.pyx
+    cdef object trans_owner
+    cdef const uint8_t* allowed      # NULL: every transition allowed
+    cdef object allowed_owner
+    cdef int T
+    cdef const int32_t* classes      # per token candidate class, -1 open; NULL: all open
+    cdef const int64_t* class_offsets
+    cdef const int32_t* class_tags
+    cdef object cand_owner
+    cdef int prune_k
+    # buffers, grown by reserve(); after build(), token i of the sentence has
+    # candidates cand[cand_start[i]:cand_start[i + 1]] (ascending tags) with
+    # emission scores escore[...]
+    cdef weight_t* dense
+    cdef weight_t* select
+    cdef int32_t* cand
+    cdef int64_t* cand_start
+    cdef weight_t* escore
+    cdef weight_t* delta
+    cdef int32_t* back
+    cdef int32_t* path
+    cdef Py_ssize_t cap_cand, cap_start
+
+    cdef int reserve(self, Py_ssize_t n_cands, Py_ssize_t n_tokens) except -1 nogil
+    cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,
+                   int64_t n, const int32_t* gold) except -1 nogil
+    cdef int64_t top_k(self, int64_t pos) noexcept nogil
+    cdef int64_t ensure(self, int64_t first, int64_t pos, int32_t tag) noexcept nogil
+    cdef void viterbi(self, int64_t n, int32_t* out) noexcept nogil
+    cdef void greedy(self, int64_t n, int32_t* out) noexcept nogil
+    cdef int64_t perceptron_update(self, AveragedVector trans, const uint64_t* keys,
+                                   Py_ssize_t F, int64_t start, int64_t n,
+                                   const int32_t* gold, step_t step) except -1 nogil
+    cdef int64_t greedy_update(self, AveragedVector trans, const uint64_t* keys,
+                               Py_ssize_t F, int64_t start, int64_t n,
+                               const int32_t* gold, step_t step) except -1 nogil
+    cdef void greedy_from(self, int32_t prev, int32_t* out) noexcept nogil
