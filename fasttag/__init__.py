@@ -1,6 +1,24 @@
-"""fasttag: fast trainable sequence taggers with a Cython core."""
+"""fasttag: fast trainable sequence taggers with a Cython core.
+
+    >>> import fasttag
+    >>> tagger = fasttag.load()                 # bundled English UPOS model
+    >>> tagger.tag(["The", "dog", "barks", "."])
+    ['DET', 'NOUN', 'VERB', 'PUNCT']
+"""
 from .errors import FasttagError, InputError, ModelFormatError
+from .loading import default_model_path, load, loads
 
 __version__ = "0.1.0"
 
-__all__ = ["FasttagError", "InputError", "ModelFormatError", "__version__"]
+__all__ = ["FasttagError", "InputError", "ModelFormatError", "Tagger", "Segmenter", "SpanTagger",
+           "load", "loads", "default_model_path", "__version__"]
+
+_LAZY = {"Tagger": "fasttag.tagger", "Segmenter": "fasttag.segmenter", "SpanTagger": "fasttag.spantagger"}
+
+
+def __getattr__(name):
+    # the task classes import numpy and the compiled core: load them on use
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'fasttag' has no attribute {name!r}")

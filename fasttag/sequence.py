@@ -34,7 +34,10 @@ class SequenceModel:
     ``featurizer`` has ``attribute_names`` and ``attributes(tokens,
     columns)``; ``allowed`` is a transition mask (see ``_sequence``);
     ``tagdict`` maps a token to a candidate class index into
-    ``tagdict_classes`` (tuples of tag ids).
+    ``tagdict_classes`` (tuples of tag ids).  A featurizer may also define
+    ``candidate_classes(tokens, columns) -> int32 array or None``: per-token
+    class indices into ``tagdict_classes`` (-1: open), used instead of the
+    tag dictionary (segmentation constrains positions this way).
     """
 
     def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
@@ -56,11 +59,16 @@ class SequenceModel:
 
     # ------------------------------------------------------------ batches
 
-    def _candidates(self, tokens):
-        if not self.tagdict:
+    def _candidates(self, tokens, columns=None):
+        classes = None
+        by_position = getattr(self.featurizer, "candidate_classes", None)
+        if by_position is not None:
+            classes = by_position(tokens, columns)
+        elif self.tagdict:
+            get = self.tagdict.get
+            classes = np.array([get(t, -1) for t in tokens], dtype=np.int32)
+        if classes is None:
             return None
-        get = self.tagdict.get
-        classes = np.array([get(t, -1) for t in tokens], dtype=np.int32)
         offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(c) for c in self.tagdict_classes])
         flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
@@ -78,7 +86,7 @@ class SequenceModel:
         if getattr(self.featurizer, "n_columns", 0):
             columns = [c for _, cols in sentences for c in cols]
         attrs = self.featurizer.attributes(tokens, columns)
-        return self.templates.keys(attrs, bounds), bounds, self._candidates(tokens)
+        return self.templates.keys(attrs, bounds), bounds, self._candidates(tokens, columns)
 
     def _search(self, emit, trans, candidates):
         return Search(emit, trans, len(self.tags), allowed=self.allowed,
@@ -97,8 +105,12 @@ class SequenceModel:
 
     # ------------------------------------------------------------ training
 
-    def fit(self, train, dev=None, epochs=10, seed=0, evaluate=None, verbose=None, name="train"):
+    def fit(self, train, dev=None, epochs=10, seed=0, evaluate=None, verbose=None, name="train",
+            algorithm="perceptron", k=1, C=None):
         """Train on ``train``: a list of (tokens, columns, tag ids) triples.
+
+        ``algorithm`` is "perceptron" (Collins) or "mira" (k-best MIRA with
+        ``k`` sequences per update and aggressiveness ``C``, default 1.0).
 
         ``evaluate(predicted_id_lists) -> float`` scores the dev set (token
         accuracy when None); the best epoch's averaged weights are kept.
@@ -108,6 +120,13 @@ class SequenceModel:
             verbose = sys.stderr.isatty()
         if epochs < 1:
             raise ValueError("epochs must be at least 1")
+        if algorithm not in ("perceptron", "mira"):
+            raise ValueError(f"algorithm must be 'perceptron' or 'mira', not {algorithm!r}")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        C = 1.0 if C is None else float(C)
+        if not C > 0:
+            raise ValueError("C must be positive")
         if not train:
             raise ValueError("no training sentences")
         keys, bounds, cands = self._batch_keys([(t, c) for t, c, _ in train])
@@ -127,8 +146,12 @@ class SequenceModel:
         for epoch in range(1, epochs + 1):
             order = rng.permutation(len(train)).astype(np.int64)
             t0 = time.perf_counter()
-            wrong, step = search.train_epoch(trans, keys, bounds, gold, order, step,
-                                             greedy=self.decoder == "greedy")
+            if algorithm == "mira":
+                from ._kbest import mira_epoch
+                wrong, step = mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C)
+            else:
+                wrong, step = search.train_epoch(trans, keys, bounds, gold, order, step,
+                                                 greedy=self.decoder == "greedy")
             seconds = time.perf_counter() - t0
             stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
                      "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
@@ -157,6 +180,7 @@ class SequenceModel:
                       f"{dev_text}  {stats['tokens_per_second']:,.0f} tokens/s", file=sys.stderr)
         score, best_epoch, self.emit, self.trans = best
         self.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
+                              "algorithm": algorithm, "k": k, "C": C,
                               "dev_score": score, "train_tokens": n_tokens,
                               "train_sentences": len(train)}
         return history

@@ -54,7 +54,8 @@ class Tagger:
     @classmethod
     def train(cls, train, dev=None, *, format=None, column=None, word_column=0, epochs=10,
               seed=0, decoder="viterbi", templates=POS_TEMPLATES, tagdict_min_count=5,
-              prune_k=None, verbose=None, corpus=None, licence=None):
+              prune_k=None, algorithm="perceptron", k=1, C=None, verbose=None,
+              corpus=None, licence=None):
         """Train on ``train`` (a path, or (words, tags) pairs), selecting the
         best epoch on ``dev`` when given.  ``format``/``column`` as in
         :func:`fasttag.io.read`: ``column`` is "upos" (default) or "xpos" for
@@ -89,7 +90,8 @@ class Tagger:
             dev_pairs = [p for p in _read_pairs(dev, format, column, word_column) if p[0]]
             dev_data = [(w, None, [index.get(t, -1) for t in ts]) for w, ts in dev_pairs]
         t0 = time.perf_counter()
-        history = model.fit(data, dev_data, epochs=epochs, seed=seed, verbose=verbose, name="pos")
+        history = model.fit(data, dev_data, epochs=epochs, seed=seed, verbose=verbose, name="pos",
+                            algorithm=algorithm, k=k, C=C)
         meta = {"format": format, "column": column, "word_column": word_column,
                 "train_seconds": time.perf_counter() - t0, "history": history}
         if isinstance(train, (str,)) or hasattr(train, "__fspath__"):
