@@ -11,6 +11,7 @@ by the task modules (:mod:`fasttag.tagger`, :mod:`fasttag.segmenter`,
 arguments.
 """
 import argparse
+import io as _io
 import itertools
 import json
 import sys
@@ -114,6 +115,16 @@ def build_parser():
 
 # ---------------------------------------------------------------- POS
 
+def _peek_format(stream):
+    """Guess the format of a (possibly unseekable) binary stream from the
+    bytes already buffered, consuming nothing."""
+    head = stream.peek(1 << 16) if hasattr(stream, "peek") else b""
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]       # the last line may be cut short
+    return ftio.guess_format(_io.StringIO("\n".join(lines) + "\n"))
+
+
 def _open_out(path):
     return open(path, "w", encoding="utf-8", newline="\n") if path else sys.stdout
 
@@ -138,9 +149,7 @@ def train_pos_command(args):
 def tag_pos_command(tagger, args):
     """Stream sentences through the tagger in batches."""
     source = args.input if args.input else sys.stdin.buffer
-    fmt = args.format or (ftio.guess_format(args.input) if args.input else None)
-    if fmt is None:
-        source, fmt = ftio.peek_format(source)
+    fmt = args.format or (ftio.guess_format(args.input) if args.input else _peek_format(source))
     column = args.column or "upos"
     out = _open_out(args.output)
     try:

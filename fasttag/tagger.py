@@ -37,7 +37,14 @@ def _read_pairs(data, format=None, column=None, word_column=0):
 
 
 def _auto_prune(n_tags):
+    """Open tokens keep their 32 best tags when there are many tags."""
     return 0 if n_tags <= 64 else 32
+
+
+def _auto_tagdict(n_tags):
+    """The tag dictionary costs accuracy on small tag sets (EWT UPOS: -0.15
+    points) and buys speed on large ones (Brown: 466 tags)."""
+    return 0 if n_tags <= 64 else 5
 
 
 class Tagger:
@@ -53,7 +60,7 @@ class Tagger:
 
     @classmethod
     def train(cls, train, dev=None, *, format=None, column=None, word_column=0, epochs=10,
-              seed=0, decoder="viterbi", templates=POS_TEMPLATES, tagdict_min_count=5,
+              seed=0, decoder="viterbi", templates=POS_TEMPLATES, tagdict_min_count=None,
               prune_k=None, algorithm="perceptron", k=1, C=None, verbose=None,
               corpus=None, licence=None):
         """Train on ``train`` (a path, or (words, tags) pairs), selecting the
@@ -74,6 +81,8 @@ class Tagger:
             for w, t in zip(words, ts):
                 word_tags[w][index[t]] += 1
         classes, tagdict = {}, {}
+        if tagdict_min_count is None:
+            tagdict_min_count = _auto_tagdict(len(tags))
         if tagdict_min_count:
             for w, counter in word_tags.items():
                 if sum(counter.values()) >= tagdict_min_count:

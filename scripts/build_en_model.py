@@ -1,0 +1,42 @@
+"""Build the bundled English UPOS model from UD English EWT.
+
+    python scripts/build_en_model.py [--data ../shared/data] [--epochs 10] [--seed 0]
+
+Trains on en_ewt train, keeps the best epoch on dev, reports test accuracy,
+and writes fasttag/models/en_ewt_upos.ftm (the corpus and its licence go
+into the model header).
+"""
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fasttag.tagger import Tagger  # noqa: E402
+
+CORPUS = "UD English EWT v2.15 (train; dev for model selection)"
+LICENCE = "CC BY-SA 4.0"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-o", "--output", default=str(ROOT / "fasttag" / "models" / "en_ewt_upos.ftm"))
+    args = parser.parse_args()
+    ewt = Path(args.data) / "en_ewt"
+    tagger = Tagger.train(ewt / "en_ewt-ud-train.conllu", dev=ewt / "en_ewt-ud-dev.conllu",
+                          epochs=args.epochs, seed=args.seed, corpus=CORPUS, licence=LICENCE,
+                          verbose=True)
+    result = tagger.evaluate(ewt / "en_ewt-ud-test.conllu")
+    tagger.meta["test_accuracy"] = round(result["accuracy"], 5)
+    tagger.save(args.output)
+    size = Path(args.output).stat().st_size
+    print(f"test accuracy {100 * result['accuracy']:.2f}% (unknown words "
+          f"{100 * result['unknown_accuracy']:.2f}%), {size / 1e6:.1f} MB -> {args.output}")
+
+
+if __name__ == "__main__":
+    main()
