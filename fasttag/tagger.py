@@ -51,10 +51,10 @@ class Tagger:
     """A trained part-of-speech tagger.  Create with :meth:`train` or
     :func:`fasttag.load`."""
 
-    def __init__(self, model, meta=None):
+    def __init__(self, model, meta=None, vocab=None):
         self.model = model
         self.meta = dict(meta or {})
-        self._vocab = set(self.meta.pop("_vocab", []))
+        self._vocab = _HashedVocab(np.zeros(0, np.uint64) if vocab is None else vocab)
 
     # ------------------------------------------------------------ training
 
@@ -109,9 +109,7 @@ class Tagger:
             meta["corpus"] = corpus
         if licence:
             meta["licence"] = licence
-        tagger = cls(model, meta)
-        tagger._vocab = set(word_tags)
-        return tagger
+        return cls(model, meta, vocab=np.unique(hash_strings(list(word_tags))))
 
     # ------------------------------------------------------------ tagging
 
@@ -164,8 +162,7 @@ class Tagger:
         header["kind"] = KIND
         header["featurizer"] = {"name": "word", "n_columns": 0}
         header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
-        arrays["vocab"] = np.unique(hash_strings(sorted(self._vocab))) if self._vocab \
-            else np.zeros(0, np.uint64)
+        arrays["vocab"] = self._vocab.hashes
         return header, arrays
 
     @classmethod
@@ -178,9 +175,10 @@ class Tagger:
         if header.get("kind") != KIND:
             raise ModelFormatError(f"not a POS tagger model (kind {header.get('kind')!r})")
         model = SequenceModel.from_parts(header, arrays, WordFeaturizer())
-        tagger = cls(model, header.get("meta") or {})
-        tagger._vocab = _HashedVocab(arrays.get("vocab", np.zeros(0, np.uint64)))
-        return tagger
+        vocab = arrays.get("vocab", np.zeros(0, np.uint64))
+        if vocab.ndim != 1 or vocab.dtype != np.uint64 or np.any(vocab[1:] <= vocab[:-1]):
+            raise ModelFormatError("corrupt fasttag model: the vocabulary is not sorted word hashes")
+        return cls(model, header.get("meta") or {}, vocab=vocab)
 
 
 class _HashedVocab:
@@ -205,16 +203,14 @@ class _HashedVocab:
 
 
 def score_tagging(pairs, pred, vocab, seconds):
-    """Token accuracy, known/unknown accuracy, per-tag P/R/F1, confusions."""
+    """Token accuracy, known/unknown accuracy (``vocab.contains(words)``
+    tells the known ones), per-tag P/R/F1, confusions."""
     words = [w for ws, _ in pairs for w in ws]
     gold = [t for _, ts in pairs for t in ts]
     guess = [t for ts in pred for t in ts]
     n = len(gold)
     correct = np.array([g == p for g, p in zip(gold, guess)], dtype=bool)
-    if isinstance(vocab, _HashedVocab):
-        known = vocab.contains(words)
-    else:
-        known = np.array([w in vocab for w in words], dtype=bool)
+    known = vocab.contains(words)
     def frac(mask):
         return float(correct[mask].mean()) if mask.any() else 0.0
     tp, fp, fn = Counter(), Counter(), Counter()
