@@ -2,8 +2,8 @@
 
     >>> import fasttag
     >>> tagger = fasttag.load()                 # bundled English UPOS model
-    >>> tagger.tag(["The", "dog", "barks", "."])
-    ['DET', 'NOUN', 'VERB', 'PUNCT']
+    >>> tagger.tag(["I", "saw", "her", "duck", "."])
+    ['PRON', 'VERB', 'PRON', 'NOUN', 'PUNCT']
 """
 from .errors import FasttagError, InputError, ModelFormatError
 from .loading import default_model_path, load, loads

@@ -26,7 +26,7 @@ cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint32_t, uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
@@ -387,14 +387,21 @@ cdef class WeightTable:
             self.pool_top += 1
             self.n_features += 1
         slot = &self.slots[i]
-        # find the label in the feature's block
-        for j in range(slot.start, slot.start + slot.n):
-            if self.labels[j] == label:
-                self.totals[j] += (step - 1 - self.tstamps[j]) * self.weights[j]
-                self.tstamps[j] = step - 1
-                self.weights[j] += delta
-                return 0
-        # append a new entry, relocating the block if it is full
+        # find the label in the feature's block (kept sorted by label)
+        cdef uint32_t lo = slot.start, hi = slot.start + slot.n, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.labels[mid] < label:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < slot.start + slot.n and self.labels[lo] == label:
+            self.totals[lo] += (step - 1 - self.tstamps[lo]) * self.weights[lo]
+            self.tstamps[lo] = step - 1
+            self.weights[lo] += delta
+            return 0
+        # insert a new entry at its sorted place, relocating a full block
+        cdef uint32_t at = lo - slot.start
         n = slot.n
         cap = block_capacity(n)
         if n == cap:
@@ -411,7 +418,12 @@ cdef class WeightTable:
                 slot.start = start
                 self.pool_top += 2 * cap
                 self.pool_holes += cap
-        j = slot.start + n
+        j = slot.start + at
+        if at < n:
+            memmove(&self.labels[j + 1], &self.labels[j], (n - at) * sizeof(class_t))
+            memmove(&self.weights[j + 1], &self.weights[j], (n - at) * sizeof(weight_t))
+            memmove(&self.totals[j + 1], &self.totals[j], (n - at) * sizeof(weight_t))
+            memmove(&self.tstamps[j + 1], &self.tstamps[j], (n - at) * sizeof(step_t))
         self.labels[j] = label
         self.weights[j] = delta
         self.totals[j] = 0.0
@@ -475,6 +487,65 @@ cdef class WeightTable:
         with nogil:
             for i in range(keys.shape[0]):
                 self.add(keys[i], label, delta if values is None else delta * values[i], step)
+
+    def update_batch(self, const feat_t[::1] keys, const int64_t[::1] offsets,
+                     const class_t[::1] labels, const weight_t[::1] deltas,
+                     const step_t[::1] steps, const weight_t[::1] values=None):
+        """Many updates in one call: update e adds ``deltas[e]`` (times each
+        value) to ``keys[offsets[e]:offsets[e + 1]]`` for ``labels[e]`` at
+        ``steps[e]`` (non-decreasing)."""
+        cdef Py_ssize_t e, i, n = labels.shape[0]
+        if offsets.shape[0] != n + 1 or deltas.shape[0] != n or steps.shape[0] != n:
+            raise ValueError("offsets must have one more entry than labels, deltas and steps")
+        if values is not None and values.shape[0] != keys.shape[0]:
+            raise ValueError("keys and values differ in length")
+        if n == 0:
+            return
+        if offsets[0] != 0 or offsets[n] != keys.shape[0]:
+            raise ValueError("offsets must run from 0 to the number of keys")
+        cdef step_t last = self.last_step
+        for e in range(n):
+            if offsets[e + 1] < offsets[e]:
+                raise ValueError("offsets must not decrease")
+            if labels[e] < 0:
+                raise ValueError("labels must be >= 0")
+            if steps[e] < 1 or steps[e] < last:
+                raise ValueError(f"step {steps[e]} is before step {last} (steps never decrease)")
+            last = steps[e]
+        with nogil:
+            for e in range(n):
+                for i in range(offsets[e], offsets[e + 1]):
+                    self.add(keys[i], labels[e],
+                             deltas[e] if values is None else deltas[e] * values[i], steps[e])
+
+    def score_batch(self, const feat_t[::1] keys, const int64_t[::1] offsets,
+                    Py_ssize_t n_classes=0, const weight_t[::1] values=None):
+        """Scores of many feature sets: row e scores
+        ``keys[offsets[e]:offsets[e + 1]]``."""
+        cdef Py_ssize_t e, n = offsets.shape[0] - 1
+        cdef Py_ssize_t size = max(n_classes, self.n_classes)
+        if n < 0:
+            raise ValueError("offsets must not be empty")
+        if values is not None and values.shape[0] != keys.shape[0]:
+            raise ValueError("keys and values differ in length")
+        if offsets[0] != 0 or offsets[n] != keys.shape[0]:
+            raise ValueError("offsets must run from 0 to the number of keys")
+        for e in range(n):
+            if offsets[e + 1] < offsets[e]:
+                raise ValueError("offsets must not decrease")
+        out = np.zeros((n, size), dtype=np.float64)
+        if size == 0 or keys.shape[0] == 0:
+            return out
+        cdef weight_t[:, ::1] scores = out
+        cdef const weight_t* vals = NULL
+        if values is not None:
+            vals = &values[0]
+        with nogil:
+            for e in range(n):
+                if offsets[e + 1] > offsets[e]:
+                    self.score_into(&keys[offsets[e]], vals + offsets[e] if vals != NULL else NULL,
+                                    offsets[e + 1] - offsets[e], &scores[e, 0])
+        return out
 
     def get(self, feat_t key, class_t label):
         """The current weight of (key, label); 0.0 when absent."""
@@ -546,7 +617,8 @@ cdef class WeightTable:
         return out
 
     def to_arrays(self):
-        """Canonical arrays (keys ascending, labels ascending within a key):
+        """Canonical arrays (keys ascending, labels ascending within a key,
+        as blocks are kept):
         ``keys`` uint64, ``counts`` uint32 (labels per key), ``labels`` int32,
         ``weights`` float64.  Equal tables give equal arrays."""
         keys = np.empty(self.n_features, dtype=np.uint64)
@@ -572,25 +644,12 @@ cdef class WeightTable:
         cdef weight_t[::1] wv = weights
         sv = starts
         cv = counts
-        cdef uint64_t pos = 0, a, b
+        cdef uint64_t pos = 0
         cdef uint32_t j
-        cdef int32_t tl
-        cdef weight_t tw
         for f in range(self.n_features):
             for j in range(cv[f]):
                 lv[pos + j] = self.labels[sv[f] + j]
                 wv[pos + j] = self.weights[sv[f] + j]
-            # insertion sort by label (blocks are short)
-            for a in range(pos + 1, pos + cv[f]):
-                tl = lv[a]
-                tw = wv[a]
-                b = a
-                while b > pos and lv[b - 1] > tl:
-                    lv[b] = lv[b - 1]
-                    wv[b] = wv[b - 1]
-                    b -= 1
-                lv[b] = tl
-                wv[b] = tw
             pos += cv[f]
         return {"keys": keys, "counts": counts, "labels": labels, "weights": weights}
 
@@ -627,9 +686,16 @@ cdef class WeightTable:
                 max_label = lv[f]
         if n_classes and max_label >= n_classes:
             raise ValueError(f"label {max_label} out of range for {n_classes} classes")
+        cdef uint64_t pos = 0, k, e
+        for f in range(cv.shape[0]):
+            for e in range(pos + 1, pos + cv[f]):
+                if lv[e] <= lv[e - 1]:
+                    raise ValueError("labels of a feature must be strictly increasing")
+            pos += cv[f]
+        pos = 0
         cdef WeightTable out = WeightTable.__new__(WeightTable, kv.shape[0])
         out._resize_pool(max(total, 1))
-        cdef uint64_t pos = 0, k, mask = out.n_slots - 1
+        cdef uint64_t mask = out.n_slots - 1
         if lv.shape[0]:
             memcpy(out.labels, &lv[0], total * sizeof(class_t))
             memcpy(out.weights, &wv[0], total * sizeof(weight_t))

@@ -174,3 +174,35 @@ def test_hashes_are_stable_and_documented():
         assert hash_bytes(text.encode("utf-8")) == murmur64a(text.encode("utf-8"))
     assert hash_strings(["a", "b"]).tolist() == [hash_string("a"), hash_string("b")]
     assert combine(1, 2) != combine(2, 1)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.integers(0, 20), max_size=6), st.integers(0, 5),
+                          st.sampled_from([1.0, -1.0, 0.5]), st.integers(0, 2)), max_size=25))
+def test_batch_entry_points_equal_one_call_per_update(seq):
+    one, batch = WeightTable(), WeightTable()
+    step, steps = 1, []
+    for feats, label, delta, advance in seq:
+        step += advance
+        steps.append(step)
+        one.update(np.array(feats, dtype=np.uint64), label, delta, step)
+    offsets = np.cumsum([0] + [len(f) for f, *_ in seq]).astype(np.int64)
+    keys = np.array([k for f, *_ in seq for k in f], dtype=np.uint64)
+    batch.update_batch(keys, offsets, np.array([l for _, l, _, _ in seq], dtype=np.int32),
+                       np.array([d for _, _, d, _ in seq]), np.array(steps, dtype=np.int64))
+    assert one.to_arrays()["weights"].tolist() == batch.to_arrays()["weights"].tolist()
+    assert one.averaged(step).to_arrays()["weights"].tolist() == batch.averaged(step).to_arrays()["weights"].tolist()
+    rows = batch.score_batch(keys, offsets, n_classes=6)
+    for e in range(len(seq)):
+        np.testing.assert_allclose(rows[e], one.score(np.ascontiguousarray(keys[offsets[e]:offsets[e + 1]]), n_classes=6))
+
+
+def test_blocks_stay_sorted_with_many_labels():
+    table = WeightTable()
+    rng = np.random.default_rng(5)
+    labels = rng.permutation(400)
+    for step, label in enumerate(labels, 1):
+        table.update(np.array([42, 7], dtype=np.uint64), int(label), float(label + 1), step)
+    arrays = table.to_arrays()
+    assert arrays["labels"][:400].tolist() == list(range(400))
+    assert all(table.get(42, int(l)) == l + 1 for l in labels)
