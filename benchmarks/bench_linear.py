@@ -1,0 +1,197 @@
+"""fasttag.linear against scikit-learn's linear learners, side by side.
+
+    python benchmarks/bench_linear.py [--quick] [--epochs N] [--seeds N]
+
+Small dense tasks: the exercise's toy regression (n=1000, p=100,
+x ~ N(0, I), w* = 1, y = x.w*) and iris, digits, breast_cancer, wine, each
+with a fixed stratified 75/25 split (random_state=0) and standardised
+features (scaler fitted on the training part); the score is the mean over
+``--seeds`` learner seeds (random_state = 0, 1, ...) with the same
+parameters on both sides (max_iter=1000, tol=1e-3).
+
+Sparse NLP task: every token of UD English EWT train is a sample labelled
+with its UPOS (17 classes), described by ~20 feature strings (word,
+lowercase, prefixes and suffixes 1-4, shapes, flags, neighbouring words);
+tested on EWT test.  fasttag takes the feature strings directly;
+scikit-learn gets them through FeatureHasher(2^20).  Fit time includes
+the hashing on both sides; both run exactly ``--epochs`` epochs (tol=None).
+Needs ``../shared/data/en_ewt`` (relative to the repository root); the
+task is skipped with a message when it is absent.
+"""
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import harness  # noqa: E402
+
+from fasttag import linear as ft  # noqa: E402
+
+from sklearn import datasets  # noqa: E402
+from sklearn import linear_model as sk  # noqa: E402
+from sklearn.feature_extraction import FeatureHasher  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+
+def pairs(common_ft, common_sk):
+    """(name, fasttag factory, scikit-learn factory) of every compared learner."""
+    return [
+        ("Perceptron", lambda s: ft.Perceptron(random_state=s, **common_ft),
+         lambda s: sk.Perceptron(random_state=s, **common_sk)),
+        ("averaged perceptron", lambda s: ft.AveragedPerceptron(random_state=s, **common_ft),
+         lambda s: sk.SGDClassifier(loss="perceptron", penalty=None, learning_rate="constant", eta0=1.0,
+                                    average=True, random_state=s, **common_sk)),
+        ("PA-I", lambda s: ft.PassiveAggressiveClassifier(random_state=s, **common_ft),
+         lambda s: sk.PassiveAggressiveClassifier(random_state=s, **common_sk)),
+        ("MIRA vs PA-I", lambda s: ft.PassiveAggressiveClassifier(variant="MIRA", random_state=s, **common_ft),
+         lambda s: sk.PassiveAggressiveClassifier(random_state=s, **common_sk)),
+        ("SGD hinge", lambda s: ft.SGDClassifier(random_state=s, **common_ft),
+         lambda s: sk.SGDClassifier(random_state=s, **common_sk)),
+        ("SGD log_loss", lambda s: ft.SGDClassifier(loss="log_loss", random_state=s, **common_ft),
+         lambda s: sk.SGDClassifier(loss="log_loss", random_state=s, **common_sk)),
+    ]
+
+
+def timed_fit(est, X, y):
+    t = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - t
+
+
+def dense_tasks(seeds):
+    rows = []
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 100))
+    y = X @ np.ones(100)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0)
+    for system, make in (("fasttag SGDRegressor", lambda s: ft.SGDRegressor(random_state=s)),
+                         ("sklearn SGDRegressor", lambda s: sk.SGDRegressor(random_state=s))):
+        mse, secs = [], []
+        for s in range(seeds):
+            est = make(s)
+            secs.append(timed_fit(est, Xtr, ytr))
+            mse.append(float(np.mean((est.predict(Xte) - yte) ** 2)))
+        rows.append({"task": "toy regression", "learner": "SGD squared_error", "system": system,
+                     "score": f"MSE {np.mean(mse):.2e}", "fit": np.mean(secs)})
+    common = dict(max_iter=1000, tol=1e-3)
+    for name in ("iris", "digits", "breast_cancer", "wine"):
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+        scaler = StandardScaler().fit(Xtr)
+        Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+        for learner, make_ft, make_sk in pairs(common, common):
+            for system, make in (("fasttag", make_ft), ("sklearn", make_sk)):
+                acc, secs = [], []
+                for s in range(seeds):
+                    est = make(s)
+                    secs.append(timed_fit(est, Xtr, ytr))
+                    acc.append(est.score(Xte, yte))
+                rows.append({"task": name, "learner": learner, "system": system,
+                             "score": f"acc {100 * np.mean(acc):.2f}", "acc": np.mean(acc),
+                             "fit": np.mean(secs)})
+    return rows
+
+
+def shape(w):
+    out = []
+    for c in w:
+        k = "X" if c.isupper() else "x" if c.islower() else "d" if c.isdigit() else c
+        if not out or out[-1] != k:
+            out.append(k)
+    return "".join(out)
+
+
+def token_features(words):
+    """~20 feature strings per token (no tag history: every token is a sample)."""
+    n = len(words)
+    pad = ["<s2>", "<s1>"] + [w.lower() for w in words] + ["</s1>", "</s2>"]
+    feats = []
+    for i, w in enumerate(words):
+        low = pad[i + 2]
+        f = ["b", "w=" + w, "l=" + low, "sh=" + shape(w),
+             "f=" + ("T" if w.istitle() else "") + ("U" if w.isupper() else "") +
+             ("D" if any(c.isdigit() for c in w) else "") + ("H" if "-" in w else ""),
+             "w-1=" + pad[i + 1], "w+1=" + pad[i + 3], "w-2=" + pad[i], "w+2=" + pad[i + 4],
+             "s3-1=" + pad[i + 1][-3:], "s3+1=" + pad[i + 3][-3:], "w-1w=" + pad[i + 1] + "|" + low]
+        for k in (1, 2, 3, 4):
+            f.append(f"p{k}=" + low[:k])
+            f.append(f"s{k}=" + low[-k:])
+        feats.append(f)
+    return feats
+
+
+def sparse_task(epochs):
+    try:
+        train = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-train.conllu"))
+        test = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-test.conllu"))
+    except (FileNotFoundError, OSError) as exc:
+        print(f"skipping the sparse task: {exc}", file=sys.stderr)
+        return []
+    Ftr = [f for words, _ in train for f in token_features(words)]
+    ytr = np.array([t for _, tags in train for t in tags])
+    Fte = [f for words, _ in test for f in token_features(words)]
+    yte = np.array([t for _, tags in test for t in tags])
+    n_feats = np.mean([len(f) for f in Ftr])
+    print(f"EWT: {len(Ftr)} training tokens, {len(Fte)} test tokens, {len(set(ytr))} classes, "
+          f"{n_feats:.1f} features per token", file=sys.stderr)
+    hasher = FeatureHasher(n_features=2 ** 20, input_type="string", alternate_sign=False)
+    common = dict(max_iter=epochs, tol=None)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for learner, make_ft, make_sk in pairs(common, common):
+            est = make_ft(0)
+            secs = timed_fit(est, Ftr, ytr)
+            acc = est.score(Fte, yte)
+            rows.append({"task": "EWT UPOS (sparse)", "learner": learner, "system": "fasttag",
+                         "score": f"acc {100 * acc:.2f}", "acc": acc, "fit": secs})
+            est = make_sk(0)
+            t = time.perf_counter()
+            est.fit(hasher.transform(Ftr), ytr)
+            secs = time.perf_counter() - t
+            acc = est.score(hasher.transform(Fte), yte)
+            rows.append({"task": "EWT UPOS (sparse)", "learner": learner, "system": "sklearn",
+                         "score": f"acc {100 * acc:.2f}", "acc": acc, "fit": secs})
+            print(f"  {learner}: done", file=sys.stderr)
+    return rows
+
+
+def add_comparisons(rows):
+    """Accuracy gap and fit-time ratio of each fasttag row against its sklearn twin."""
+    by_key = {(r["task"], r["learner"], r["system"].split()[0]): r for r in rows}
+    for r in rows:
+        if r["system"].startswith("fasttag"):
+            twin = by_key.get((r["task"], r["learner"], "sklearn"))
+            if twin:
+                if "acc" in r:
+                    r["gap"] = f"{100 * (r['acc'] - twin['acc']):+.2f}"
+                r["speed"] = f"{twin['fit'] / r['fit']:.1f}x"
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--epochs", type=int, default=5, help="epochs on the sparse task")
+    ap.add_argument("--seeds", type=int, default=5, help="learner seeds averaged on small tasks")
+    ap.add_argument("--quick", action="store_true", help="small tasks only")
+    args = ap.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = dense_tasks(args.seeds)
+    if not args.quick:
+        rows += sparse_task(args.epochs)
+    add_comparisons(rows)
+    print(harness.format_table(rows, [
+        ("task", "data set"), ("learner", "learner"), ("system", "system"), ("score", "test score"),
+        ("gap", "acc. gap (points)"), ("fit", "fit s", "{:.3f}"), ("speed", "fit speed-up vs sklearn")]))
+
+
+if __name__ == "__main__":
+    main()

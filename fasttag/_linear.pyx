@@ -1,0 +1,602 @@
+# cython: language_level=3
+"""Compiled epoch loops of the linear learners (``fasttag.linear``).
+
+Every function takes a sample set as CSR-like arrays: ``indptr`` (int64,
+n + 1), ``idx`` (int64 column of each stored value) and ``val`` (float64),
+and runs one full pass in ``order`` without the GIL.  Weights are dense
+(n_columns, n_vectors) float64 arrays, one row per feature so that a
+feature's class weights are contiguous; the Python layer validates every
+argument before calling in (bounds are not checked here).
+
+Averaging of the perceptron family uses the lazy per-weight timestamps of
+``fasttag._core``: the averaged weight after T steps is (1/T) sum_{s<=T} w_s,
+with ``total`` holding the sum up to the weight's timestamp ``ts``.  The
+state lives in numpy arrays (so that estimators pickle and clone).
+
+SGD keeps every weight vector as ``w_k = wscale[k] * V[:, k]`` so that the
+L2 shrinkage ``w <- (1 - eta * alpha) w`` costs O(1), and the running sum of
+the iterates (averaged SGD) as ``S_k = U[:, k] + c[k] * V[:, k]``: a sparse
+change D of V costs ``U -= c * D`` on the same entries, and a step adds
+``wscale`` to ``c``.  Both stay O(active features) per sample.  When
+wscale falls below 1e-6 it is folded into V (an O(n_columns) pass, rare at
+ordinary step sizes); the threshold bounds the cancellation in U + c V to
+about 1e6 ulps.
+"""
+import numpy as np
+
+cimport cython
+from libc.math cimport exp, log, log1p, fabs, sqrt, pow
+from libc.stdint cimport int64_t, int32_t, uint64_t
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FT_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define FT_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void FT_PREFETCH(const void* p) noexcept nogil
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def index_keys(const uint64_t[::1] keys):
+    """Distinct keys ascending and each key's position among them (int64):
+    ``np.unique(keys, return_inverse=True)`` by hashing instead of sorting
+    every key."""
+    cdef Py_ssize_t n = keys.shape[0], i
+    cdef uint64_t cap = 1024, mask, h, FIB = 0x9E3779B97F4A7C15ULL
+    cdef int shift = 54
+    while cap < 2 * <uint64_t>min(n, 1 << 20) + 16:
+        cap <<= 1
+        shift -= 1
+    slot_key = np.zeros(cap, dtype=np.uint64)
+    slot_id = np.full(cap, -1, dtype=np.int64)
+    first = np.empty(n, dtype=np.uint64)
+    ids = np.empty(n, dtype=np.int64)
+    cdef uint64_t[::1] sk = slot_key, fv = first
+    cdef int64_t[::1] sid = slot_id, iv = ids
+    cdef int64_t count = 0
+    cdef uint64_t key, j, c2
+    for i in range(n):
+        key = keys[i]
+        mask = cap - 1
+        h = (key * FIB) >> shift
+        while sid[h] >= 0 and sk[h] != key:
+            h = (h + 1) & mask
+        if sid[h] < 0:
+            sk[h] = key
+            sid[h] = count
+            fv[count] = key
+            count += 1
+            if <uint64_t>count * 2 > cap:     # grow and rehash
+                c2 = cap * 2
+                slot_key = np.zeros(c2, dtype=np.uint64)
+                slot_id = np.full(c2, -1, dtype=np.int64)
+                sk = slot_key
+                sid = slot_id
+                cap = c2
+                shift -= 1
+                mask = cap - 1
+                for j in range(<uint64_t>count):
+                    h = (fv[j] * FIB) >> shift
+                    while sid[h] >= 0:
+                        h = (h + 1) & mask
+                    sk[h] = fv[j]
+                    sid[h] = j
+                iv[i] = count - 1
+                continue
+        iv[i] = sid[h]
+    uniq = first[:count]
+    order = np.argsort(uniq, kind="stable")
+    rank = np.empty(count, dtype=np.int64)
+    rank[order] = np.arange(count, dtype=np.int64)
+    return uniq[order], rank[ids]
+
+# ------------------------------------------------------------------ losses
+# ids shared with fasttag/linear/_losses.py
+cdef enum:
+    L_HINGE = 0
+    L_LOG = 1
+    L_SQUARED = 2
+    L_MODIFIED_HUBER = 3
+    L_PERCEPTRON = 4
+    L_HUBER = 5
+    L_EPS_INSENSITIVE = 6
+    L_SQ_EPS_INSENSITIVE = 7
+
+# learning-rate schedules
+cdef enum:
+    LR_CONSTANT = 0
+    LR_OPTIMAL = 1
+    LR_INVSCALING = 2
+
+# perceptron-family update rules
+cdef enum:
+    A_PERCEPTRON = 0
+    A_PA = 1
+    A_PA1 = 2
+    A_PA2 = 3
+    A_MIRA = 4
+
+cdef double MAX_DLOSS = 1e12
+
+
+cdef inline double _loss(int kind, double p, double y, double eps) noexcept nogil:
+    """Loss of prediction p for target y (+-1 for the classification losses)."""
+    cdef double z, r
+    if kind == L_HINGE:
+        z = 1.0 - p * y
+        return z if z > 0 else 0.0
+    elif kind == L_PERCEPTRON:
+        z = -p * y
+        return z if z > 0 else 0.0
+    elif kind == L_LOG:
+        z = p * y
+        if z > 18.0:
+            return exp(-z)
+        if z < -18.0:
+            return -z
+        return log1p(exp(-z))
+    elif kind == L_SQUARED:
+        return 0.5 * (p - y) * (p - y)
+    elif kind == L_MODIFIED_HUBER:
+        z = p * y
+        if z >= 1.0:
+            return 0.0
+        if z >= -1.0:
+            return (1.0 - z) * (1.0 - z)
+        return -4.0 * z
+    elif kind == L_HUBER:
+        r = p - y
+        if fabs(r) <= eps:
+            return 0.5 * r * r
+        return eps * fabs(r) - 0.5 * eps * eps
+    elif kind == L_EPS_INSENSITIVE:
+        r = fabs(y - p) - eps
+        return r if r > 0 else 0.0
+    else:  # L_SQ_EPS_INSENSITIVE
+        r = fabs(y - p) - eps
+        return r * r if r > 0 else 0.0
+
+
+cdef inline double _dloss(int kind, double p, double y, double eps) noexcept nogil:
+    """Derivative of the loss with respect to p."""
+    cdef double z, r
+    if kind == L_HINGE:
+        return -y if p * y < 1.0 else 0.0
+    elif kind == L_PERCEPTRON:
+        return -y if p * y < 0.0 else 0.0
+    elif kind == L_LOG:
+        z = p * y
+        if z > 18.0:
+            return -y * exp(-z)
+        if z < -18.0:
+            return -y
+        return -y / (exp(z) + 1.0)
+    elif kind == L_SQUARED:
+        return p - y
+    elif kind == L_MODIFIED_HUBER:
+        z = p * y
+        if z >= 1.0:
+            return 0.0
+        if z >= -1.0:
+            return -2.0 * (1.0 - z) * y
+        return -4.0 * y
+    elif kind == L_HUBER:
+        r = p - y
+        if fabs(r) <= eps:
+            return r
+        return eps if r > 0 else -eps
+    elif kind == L_EPS_INSENSITIVE:
+        r = y - p
+        if r > eps:
+            return -1.0
+        if r < -eps:
+            return 1.0
+        return 0.0
+    else:
+        r = y - p
+        if r > eps:
+            return -2.0 * (r - eps)
+        if r < -eps:
+            return 2.0 * (-r - eps)
+        return 0.0
+
+
+def loss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
+    """Vectorised loss (the compiled function the learners use)."""
+    out = np.empty(p.shape[0])
+    cdef double[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(p.shape[0]):
+        o[i] = _loss(kind, p[i], y[i], eps)
+    return out
+
+
+def dloss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
+    """Vectorised d loss / d p (the compiled function the learners use)."""
+    out = np.empty(p.shape[0])
+    cdef double[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(p.shape[0]):
+        o[i] = _dloss(kind, p[i], y[i], eps)
+    return out
+
+
+# ------------------------------------------------------------------ scoring
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def csr_scores(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
+               const double[:, ::1] W, const double[::1] b):
+    """scores[i, k] = sum_j W[idx_j, k] * val_j + b[k] over row i."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = W.shape[1]
+    out = np.empty((n, K))
+    cdef double[:, ::1] o = out
+    cdef Py_ssize_t i, j, k
+    cdef int64_t f
+    cdef double v
+    with nogil:
+        for i in range(n):
+            for k in range(K):
+                o[i, k] = b[k]
+            if i + 1 < n:
+                for j in range(indptr[i + 1], indptr[i + 2]):
+                    FT_PREFETCH(&W[idx[j], 0])
+            for j in range(indptr[i], indptr[i + 1]):
+                f = idx[j]
+                v = val[j]
+                for k in range(K):
+                    o[i, k] += W[f, k] * v
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def mean_losses(const double[:, ::1] P, const int32_t[::1] yi, const double[::1] yf,
+                int kind, double eps, bint classify):
+    """Mean loss of every column of P (n, K); targets as in :func:`sgd_epoch`."""
+    cdef Py_ssize_t n = P.shape[0], K = P.shape[1], i, k
+    out = np.zeros(K)
+    cdef double[::1] o = out
+    cdef double target
+    with nogil:
+        for i in range(n):
+            for k in range(K):
+                if classify:
+                    if K == 1:
+                        target = 1.0 if yi[i] == 1 else -1.0
+                    else:
+                        target = 1.0 if yi[i] == k else -1.0
+                else:
+                    target = yf[i]
+                o[k] += _loss(kind, P[i, k], target, eps)
+        if n > 0:
+            for k in range(K):
+                o[k] /= n
+    return out
+
+
+# ------------------------------------------------------------------ MIRA
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _mira_tau(const double* s, Py_ssize_t K, Py_ssize_t g, double A, double C,
+                    double* tau, double* buf) noexcept nogil:
+    """Crammer & Singer's multiclass update: tau solving
+
+        min_tau  1/2 A sum_r tau_r^2 + sum_r B_r tau_r
+        s.t.     tau_r <= C [r == g],  sum_r tau_r = 0
+
+    with B_r = s_r + 1 - [r == g] and A = ||x||^2: the dual of
+    min 1/2 sum_r ||w'_r - w_r||^2 + C xi  s.t.  w'_g.x - w'_r.x >= 1 - xi
+    for every r != g, xi >= 0, with w'_r = w_r + tau_r x.
+    Solved exactly: nu = tau + B / A is the projection nu_r = min(theta, D_r),
+    D_r = B_r / A + C [r == g], with sum_r max(0, D_r - theta) = C.
+    """
+    cdef Py_ssize_t r, k, m
+    cdef double cum, th, theta, d, tmp
+    for r in range(K):
+        d = (s[r] + (0.0 if r == g else 1.0)) / A + (C if r == g else 0.0)
+        buf[r] = d
+        tau[r] = d
+    # sort buf descending (insertion sort: K is small)
+    for r in range(1, K):
+        tmp = buf[r]
+        m = r
+        while m > 0 and buf[m - 1] < tmp:
+            buf[m] = buf[m - 1]
+            m -= 1
+        buf[m] = tmp
+    cum = 0.0
+    theta = buf[0] - C
+    for k in range(K):
+        cum += buf[k]
+        th = (cum - C) / (k + 1)
+        if k + 1 == K or buf[k + 1] <= th:
+            theta = th
+            break
+    for r in range(K):
+        d = tau[r]        # D_r
+        tau[r] = (theta if theta < d else d) - (d - (C if r == g else 0.0))
+
+
+def mira_tau(const double[::1] scores, Py_ssize_t gold, double sqnorm, double C):
+    """Python access to the MIRA step sizes (for tests)."""
+    cdef Py_ssize_t K = scores.shape[0]
+    if not 0 <= gold < K or sqnorm <= 0 or C <= 0:
+        raise ValueError("bad arguments")
+    tau = np.empty(K)
+    buf = np.empty(K)
+    cdef double[::1] t = tau, bb = buf
+    _mira_tau(&scores[0], K, gold, sqnorm, C, &t[0], &bb[0])
+    return tau
+
+
+# ------------------------------------------------------------------ perceptron family
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _avg_add(double[:, ::1] W, double[:, ::1] TOT, int64_t[:, ::1] TS,
+                          Py_ssize_t f, Py_ssize_t k, double delta, int64_t step,
+                          bint track) noexcept nogil:
+    if track:
+        TOT[f, k] += (step - 1 - TS[f, k]) * W[f, k]
+        TS[f, k] = step - 1
+    W[f, k] += delta
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
+             const int32_t[::1] y, const int64_t[::1] order,
+             double[:, ::1] W, double[:, ::1] TOT, int64_t[:, ::1] TS,
+             double[:, ::1] B, double[:, ::1] BTOT, int64_t[:, ::1] BTS,
+             int64_t step, int algo, double eta, double C, bint fit_intercept,
+             bint track_average):
+    """One pass of a perceptron-family learner.
+
+    ``W`` is (n_columns, K); K == 1 is the binary case (y in {0, 1}, one
+    vector, class 1 when the score is > 0), K >= 2 keeps one vector per class
+    with argmax prediction (ties to the lowest index).  The bias is the
+    weight of a constant input 1 (``B`` is (1, K)).  ``step`` counts the
+    examples seen before this pass; each example is one averaging step.
+    Returns (step, n_updates, n_mistakes, loss_sum).
+    """
+    cdef Py_ssize_t K = W.shape[1], n = order.shape[0]
+    cdef Py_ssize_t t, i, j, k, g, pred, riv
+    cdef int64_t f
+    cdef double v, xsq, loss, tau_scalar, yy, best, second
+    cdef int64_t n_updates = 0, n_mistakes = 0
+    cdef double loss_sum = 0.0
+    scores_arr = np.zeros(max(K, 1))
+    tau_arr = np.zeros(max(K, 1))
+    buf_arr = np.zeros(max(K, 1))
+    cdef double[::1] s = scores_arr, tau = tau_arr, buf = buf_arr
+    cdef double bias_in = 1.0 if fit_intercept else 0.0
+    with nogil:
+        for t in range(n):
+            i = order[t]
+            step += 1
+            if t + 1 < n:
+                for j in range(indptr[order[t + 1]], indptr[order[t + 1] + 1]):
+                    FT_PREFETCH(&W[idx[j], 0])
+            # scores and squared norm
+            xsq = bias_in
+            for k in range(K):
+                s[k] = B[0, k] * bias_in
+            for j in range(indptr[i], indptr[i + 1]):
+                f = idx[j]
+                v = val[j]
+                xsq += v * v
+                for k in range(K):
+                    s[k] += W[f, k] * v
+            for k in range(K):
+                tau[k] = 0.0
+            g = y[i]
+            if K == 1:
+                yy = 1.0 if g == 1 else -1.0
+                pred = 1 if s[0] > 0 else 0
+                if pred != g:
+                    n_mistakes += 1
+                if algo == A_PERCEPTRON:
+                    loss = -yy * s[0]
+                    if loss > 0:
+                        loss_sum += loss
+                    if pred != g:
+                        tau[0] = eta * yy
+                else:
+                    loss = 1.0 - yy * s[0]
+                    if loss > 0 and xsq > 0:
+                        loss_sum += loss
+                        if algo == A_PA:
+                            tau_scalar = loss / xsq
+                        elif algo == A_PA2:
+                            tau_scalar = loss / (xsq + 0.5 / C)
+                        else:   # PA-I, and MIRA's two-class case
+                            tau_scalar = loss / xsq
+                            if tau_scalar > C:
+                                tau_scalar = C
+                        tau[0] = tau_scalar * yy
+            else:
+                # predicted class (ties -> lowest index) and best rival of g
+                pred = 0
+                best = s[0]
+                riv = -1
+                second = 0.0
+                for k in range(K):
+                    if s[k] > best:
+                        best = s[k]
+                        pred = k
+                    if k != g and (riv < 0 or s[k] > second):
+                        second = s[k]
+                        riv = k
+                if pred != g:
+                    n_mistakes += 1
+                if algo == A_PERCEPTRON:
+                    if pred != g:
+                        loss_sum += s[pred] - s[g]
+                        tau[g] = eta
+                        tau[pred] = -eta
+                elif algo == A_MIRA:
+                    loss = 1.0 - (s[g] - second)
+                    if loss > 0 and xsq > 0:
+                        loss_sum += loss
+                        _mira_tau(&s[0], K, g, xsq, C, &tau[0], &buf[0])
+                else:
+                    loss = 1.0 - (s[g] - second)
+                    if loss > 0 and xsq > 0:
+                        loss_sum += loss
+                        if algo == A_PA:
+                            tau_scalar = loss / (2.0 * xsq)
+                        elif algo == A_PA2:
+                            tau_scalar = loss / (2.0 * xsq + 0.5 / C)
+                        else:
+                            tau_scalar = loss / (2.0 * xsq)
+                            if tau_scalar > C:
+                                tau_scalar = C
+                        tau[g] = tau_scalar
+                        tau[riv] = -tau_scalar
+            # apply
+            v = 0.0
+            for k in range(K):
+                if tau[k] != 0.0:
+                    v = 1.0
+                    break
+            if v == 0.0:
+                continue
+            n_updates += 1
+            for j in range(indptr[i], indptr[i + 1]):
+                f = idx[j]
+                v = val[j]
+                for k in range(K):
+                    if tau[k] != 0.0:
+                        _avg_add(W, TOT, TS, f, k, tau[k] * v, step, track_average)
+            if fit_intercept:
+                for k in range(K):
+                    if tau[k] != 0.0:
+                        _avg_add(B, BTOT, BTS, 0, k, tau[k], step, track_average)
+    return step, n_updates, n_mistakes, loss_sum
+
+
+def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
+                     const int64_t[:, ::1] TS, int64_t step):
+    """(TOT + (step - TS) * W) / step: the averages after ``step`` steps."""
+    if step <= 0:
+        return np.array(W, copy=True)
+    w = np.asarray(W)
+    return (np.asarray(TOT) + (step - np.asarray(TS)) * w) / step
+
+
+# ------------------------------------------------------------------ SGD
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _rescale(double[:, ::1] V, double[:, ::1] U, double* wscale, double* cavg,
+                   Py_ssize_t k, bint averaging) noexcept nogil:
+    """Fold wscale[k] into V[:, k] (and c[k] into U) so wscale becomes 1."""
+    cdef Py_ssize_t f
+    cdef double sc = wscale[k], c = cavg[k]
+    for f in range(V.shape[0]):
+        if averaging and c != 0.0:
+            U[f, k] += c * V[f, k]
+        V[f, k] *= sc
+    cavg[k] = 0.0
+    wscale[k] = 1.0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
+              const int32_t[::1] yi, const double[::1] yf, const int64_t[::1] order,
+              double[:, ::1] V, double[::1] wscale, double[::1] b,
+              double[:, ::1] U, double[::1] cavg, double[::1] bsum,
+              int64_t[::1] counters,
+              int loss_kind, int lr_kind, double eta0, double power_t, double alpha,
+              double opt_init, bint fit_intercept, double eps, int64_t avg_start,
+              bint classify):
+    """One pass of (averaged) SGD over K independent binary/regression problems.
+
+    Targets: classification with K == 1 uses +1 for y == 1 else -1; K > 1 is
+    one-vs-rest (+1 for y == k); regression uses yf.  ``counters`` holds
+    [t, n_averaged]: t is the 1-based index of the next update (it drives
+    the learning rate), averaging covers the steps t >= avg_start (0: off).
+    Per step: p = wscale * V.x + b; update = -eta * dloss(p, y);
+    w <- (1 - eta * alpha) w; w += update * x; b += update.
+    Returns the sum of the losses seen (before each update).
+    """
+    cdef Py_ssize_t K = V.shape[1], n = order.shape[0]
+    cdef Py_ssize_t tt, i, j, k
+    cdef int64_t f
+    cdef int64_t t = counters[0], n_avg = counters[1]
+    cdef double v, eta, d, target, shrink, loss_sum = 0.0
+    cdef bint averaging
+    p_arr = np.zeros(K)
+    u_arr = np.zeros(K)
+    cdef double[::1] p = p_arr, upd = u_arr
+    with nogil:
+        for tt in range(n):
+            i = order[tt]
+            if tt + 1 < n:
+                for j in range(indptr[order[tt + 1]], indptr[order[tt + 1] + 1]):
+                    FT_PREFETCH(&V[idx[j], 0])
+            if lr_kind == LR_CONSTANT:
+                eta = eta0
+            elif lr_kind == LR_OPTIMAL:
+                eta = 1.0 / (alpha * (opt_init + t - 1))
+            else:
+                eta = eta0 / pow(<double>t, power_t)
+            for k in range(K):
+                p[k] = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                f = idx[j]
+                v = val[j]
+                for k in range(K):
+                    p[k] += V[f, k] * v
+            averaging = avg_start > 0 and t >= avg_start
+            for k in range(K):
+                p[k] = p[k] * wscale[k] + b[k]
+                if classify:
+                    if K == 1:
+                        target = 1.0 if yi[i] == 1 else -1.0
+                    else:
+                        target = 1.0 if yi[i] == k else -1.0
+                else:
+                    target = yf[i]
+                loss_sum += _loss(loss_kind, p[k], target, eps)
+                d = _dloss(loss_kind, p[k], target, eps)
+                if d > MAX_DLOSS:
+                    d = MAX_DLOSS
+                elif d < -MAX_DLOSS:
+                    d = -MAX_DLOSS
+                upd[k] = -eta * d
+                if alpha > 0:
+                    shrink = 1.0 - eta * alpha
+                    if shrink < 0:
+                        shrink = 0.0
+                    wscale[k] *= shrink
+                    if wscale[k] < 1e-6:
+                        _rescale(V, U, &wscale[0], &cavg[0], k, averaging or n_avg > 0)
+            for j in range(indptr[i], indptr[i + 1]):
+                f = idx[j]
+                v = val[j]
+                for k in range(K):
+                    if upd[k] != 0.0:
+                        d = upd[k] * v / wscale[k]
+                        V[f, k] += d
+                        if averaging:
+                            U[f, k] -= cavg[k] * d
+            for k in range(K):
+                if fit_intercept:
+                    b[k] += upd[k]
+                if averaging:
+                    cavg[k] += wscale[k]
+                    bsum[k] += b[k]
+            if averaging:
+                n_avg += 1
+            t += 1
+    counters[0] = t
+    counters[1] = n_avg
+    return loss_sum

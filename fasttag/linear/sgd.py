@@ -1,0 +1,239 @@
+"""Stochastic gradient descent: SGDClassifier (one-vs-rest) and SGDRegressor.
+
+Each binary (or regression) problem minimises the objective
+
+    J(w, b) = (1/n) sum_i L(w.x_i + b, y_i) + alpha/2 ||w||^2
+
+one sample at a time, as scikit-learn does: p = w.x + b;
+update = -eta * L'(p, y); w <- (1 - eta alpha) w; w += update x;
+b += update (the intercept is not regularised).  The shrinkage is a global
+scale factor (w = wscale * v), so a step costs O(active features) however
+many features there are.  Schedules (t = 1, 2, ... counts updates):
+``constant`` eta = eta0; ``invscaling`` eta = eta0 / t^power_t; ``optimal``
+eta = 1 / (alpha (t0 + t - 1)) with Bottou's t0 heuristic.
+
+Averaged SGD (``average``): True averages the iterates from the first
+update on, an int t0 > 1 from update t0 on (the "averaging after t_0
+iterations" of the exercise); the average is kept lazily, O(active features)
+per step.  ``loss_curve_`` records J after every epoch for the weights the
+model would use (averaged ones once averaging has begun), computed exactly
+over the whole training set (for one-vs-rest the sum over the classes).
+"""
+import numpy as np
+
+from .._linear import csr_scores, mean_losses, sgd_epoch
+from ._base import LinearClassifierMixin, LinearModel, available_if
+from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
+from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
+
+_LR = {"constant": 0, "optimal": 1, "invscaling": 2}
+
+
+class _SGDBase(LinearModel):
+    _losses = CLASSIFICATION_LOSSES
+
+    def _check_params(self):
+        self._check_common()
+        if self.loss not in self._losses:
+            raise ValueError(f"loss must be one of {self._losses}, got {self.loss!r}")
+        if self.penalty not in ("l2", None):
+            raise ValueError(f"penalty must be 'l2' or None, got {self.penalty!r}")
+        if self.learning_rate not in _LR:
+            raise ValueError(f"learning_rate must be one of {sorted(_LR)}, got {self.learning_rate!r}")
+        if not self.alpha >= 0:
+            raise ValueError(f"alpha must be >= 0, got {self.alpha!r}")
+        if self.learning_rate == "optimal" and not self._alpha() > 0:
+            raise ValueError("learning_rate='optimal' needs alpha > 0 (and penalty='l2')")
+        if self.learning_rate != "optimal" and not self.eta0 > 0:
+            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
+        if not (isinstance(self.average, (bool, np.bool_)) or
+                (isinstance(self.average, (int, np.integer)) and self.average >= 0)):
+            raise ValueError(f"average must be a bool or an int >= 0, got {self.average!r}")
+
+    def _alpha(self):
+        return float(self.alpha) if self.penalty == "l2" else 0.0
+
+    def _init_state(self, n_columns, K, rng):
+        alpha = self._alpha()
+        opt_init = 0.0
+        if self.learning_rate == "optimal":
+            typw = np.sqrt(1.0 / np.sqrt(alpha))
+            eta_init = typw / max(1.0, float(dloss(self.loss, -typw, 1.0, self.epsilon)[0]))
+            opt_init = 1.0 / (eta_init * alpha)
+        self._state = {
+            "V": np.zeros((n_columns, K)), "wscale": np.ones(K), "b": np.zeros(K),
+            "U": np.zeros((n_columns, K)), "cavg": np.zeros(K), "bsum": np.zeros(K),
+            "counters": np.array([1, 0], dtype=np.int64), "opt_init": np.array([opt_init])}
+
+    def _grow_state(self, positions, n_columns, rng):
+        st = self._state
+        for name in ("V", "U"):
+            new = np.zeros((n_columns, st[name].shape[1]))
+            new[positions] = st[name]
+            st[name] = new
+
+    def _current(self):
+        st = self._state
+        n_avg = int(st["counters"][1])
+        if n_avg > 0:
+            return (st["U"] + st["cavg"] * st["V"]) / n_avg, st["bsum"] / n_avg
+        return st["V"] * st["wscale"], st["b"].copy()
+
+    def _epoch(self, design, yi, yf, order):
+        st = self._state
+        classify = self._is_classifier
+        if yi is None:
+            yi = np.zeros(0, np.int32)
+        if yf is None:
+            yf = np.zeros(0)
+        running = sgd_epoch(design.indptr, design.idx, design.val, yi, yf, order,
+                  st["V"], st["wscale"], st["b"], st["U"], st["cavg"], st["bsum"], st["counters"],
+                  LOSSES[self.loss], _LR[self.learning_rate], float(self.eta0), float(self.power_t),
+                  self._alpha(), float(st["opt_init"][0]), bool(self.fit_intercept),
+                  float(self.epsilon), int(self.average), classify)
+        self.t_ = int(st["counters"][0])
+        W, b = self._current()
+        W = np.ascontiguousarray(W)
+        P = csr_scores(design.indptr, design.idx, design.val, W, b)
+        obj = float(mean_losses(P, yi, yf, LOSSES[self.loss], float(self.epsilon), classify).sum())
+        obj += 0.5 * self._alpha() * float(np.einsum("ij,ij->", W, W))
+        # stopping uses the running mean loss, as scikit-learn does (the
+        # exact objective of the current iterate is noisier under big steps)
+        return {"objective": obj, "stop": running / max(len(order), 1)}
+
+    def _finalize(self):
+        W, b = self._current()
+        self._coef = np.ascontiguousarray(W)
+        self.intercept_ = b
+
+
+class SGDClassifier(LinearClassifierMixin, ClassifierMixin, _SGDBase):
+    """Linear classifiers trained by SGD; multiclass is one-vs-rest (one
+    binary problem per class, all trained in the same pass).
+
+    Parameters follow scikit-learn's SGDClassifier: ``loss`` ('hinge',
+    'log_loss', 'squared_error', 'modified_huber', 'perceptron'),
+    ``penalty`` ('l2' or None), ``alpha``, ``fit_intercept``, ``max_iter``,
+    ``tol`` (None: exactly max_iter epochs; a float: stop when J has not
+    improved by tol for ``n_iter_no_change`` epochs; as scikit-learn, J is
+    the running mean of the losses met during the epoch), ``shuffle``,
+    ``epsilon``, ``random_state``, ``learning_rate``, ``eta0``, ``power_t``,
+    ``average``; plus ``n_features`` for feature-string inputs.
+
+    Attributes: ``classes_``, ``coef_``, ``intercept_``, ``n_features_in_``,
+    ``n_iter_``, ``t_``, ``loss_curve_`` (J per epoch), ``feature_keys_``.
+    """
+
+    def __init__(self, loss="hinge", *, penalty="l2", alpha=0.0001, fit_intercept=True,
+                 max_iter=1000, tol=1e-3, shuffle=True, epsilon=0.1, random_state=None,
+                 learning_rate="optimal", eta0=0.01, power_t=0.5, n_iter_no_change=5,
+                 average=False, n_features=None):
+        self.loss = loss
+        self.penalty = penalty
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.n_iter_no_change = n_iter_no_change
+        self.average = average
+        self.n_features = n_features
+
+    def _has_proba(self):
+        return self.loss in ("log_loss", "modified_huber")
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (log_loss: logistic; modified_huber:
+        (clip(score, -1, 1) + 1) / 2); one-vs-rest scores normalised."""
+        scores = self._raw_scores(X)
+        if self.loss == "log_loss":
+            prob = 1.0 / (1.0 + np.exp(-np.clip(scores, -500, 500)))
+        else:
+            prob = (np.clip(scores, -1, 1) + 1) / 2
+        if prob.shape[1] == 1:
+            return np.hstack([1 - prob, prob])
+        total = prob.sum(axis=1, keepdims=True)
+        zero = total[:, 0] == 0
+        prob[zero] = 1.0
+        total[zero] = prob.shape[1]
+        return prob / total
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class SGDRegressor(RegressorMixin, _SGDBase):
+    """Linear regression by SGD.  Parameters as scikit-learn's SGDRegressor:
+    ``loss`` ('squared_error', 'huber', 'epsilon_insensitive',
+    'squared_epsilon_insensitive'), ``penalty``, ``alpha``,
+    ``fit_intercept``, ``max_iter``, ``tol``, ``shuffle``, ``epsilon``,
+    ``random_state``, ``learning_rate`` (default 'invscaling'), ``eta0``,
+    ``power_t``, ``average``; plus ``n_features``.  With squared_error,
+    J = mean (p - y)^2 / 2 + alpha/2 ||w||^2 (ridge regression)."""
+
+    _is_classifier = False
+    _losses = REGRESSION_LOSSES
+
+    def __init__(self, loss="squared_error", *, penalty="l2", alpha=0.0001, fit_intercept=True,
+                 max_iter=1000, tol=1e-3, shuffle=True, epsilon=0.1, random_state=None,
+                 learning_rate="invscaling", eta0=0.01, power_t=0.25, n_iter_no_change=5,
+                 average=False, n_features=None):
+        self.loss = loss
+        self.penalty = penalty
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.shuffle = shuffle
+        self.epsilon = epsilon
+        self.random_state = random_state
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.n_iter_no_change = n_iter_no_change
+        self.average = average
+        self.n_features = n_features
+
+    def fit(self, X, y):
+        """Fit on X, y (up to ``max_iter`` epochs); returns self."""
+        self._check_params()
+        for attr in ("loss_curve_", "_rng"):
+            self.__dict__.pop(attr, None)
+        design, y = self._design(X, y, reset=True, need_y=True)
+        yf = np.ascontiguousarray(y, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        self._init_state(self._n_columns(), 1, rng)
+        self.n_iter_ = self._run(design, None, yf, rng, self.max_iter, stopping=True)
+        self._finalize()
+        return self
+
+    def partial_fit(self, X, y):
+        """One epoch over X, y from the current state (see the classifier)."""
+        if not hasattr(self, "_state"):
+            self._check_params()
+            self.__dict__.pop("loss_curve_", None)
+            self._rng = check_random_state(self.random_state)
+            design, y = self._design(X, y, reset=True, need_y=True)
+            self._init_state(self._n_columns(), 1, self._rng)
+            self.n_iter_ = 0
+        else:
+            if not hasattr(self, "_rng"):
+                self._rng = check_random_state(self.random_state)
+            design, y = self._design(X, y, reset=False, grow=True, rng=self._rng, need_y=True)
+        yf = np.ascontiguousarray(y, dtype=np.float64)
+        self.n_iter_ += self._run(design, None, yf, self._rng, 1, stopping=False)
+        self._finalize()
+        return self
+
+    def predict(self, X):
+        """w.x + b."""
+        check_is_fitted(self)
+        return self._raw_scores(X)[:, 0]

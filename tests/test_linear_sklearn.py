@@ -1,0 +1,79 @@
+"""fasttag.linear inside scikit-learn: check_estimator, clone, pipelines, search;
+and the estimators without scikit-learn installed."""
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+
+from fasttag.linear import (AveragedPerceptron, Neuron, PassiveAggressiveClassifier,  # noqa: E402
+                            Perceptron, SGDClassifier, SGDRegressor)
+
+ESTIMATORS = [Perceptron(), AveragedPerceptron(), PassiveAggressiveClassifier(),
+              PassiveAggressiveClassifier(variant="MIRA", average=True), SGDClassifier(),
+              SGDClassifier(loss="log_loss"), SGDRegressor(), Neuron()]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_check_estimator(estimator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator, on_fail=None)
+    failed = [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"]
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 45
+
+
+def test_pipeline_grid_search_and_cross_validation():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), AveragedPerceptron(random_state=0))
+    search = GridSearchCV(pipe, {"averagedperceptron__max_iter": [1, 5]}, cv=3).fit(X, y)
+    assert search.best_score_ > 0.8
+    scores = cross_val_score(SGDClassifier(random_state=0), StandardScaler().fit_transform(X), y, cv=3)
+    assert scores.mean() > 0.8
+    est = clone(PassiveAggressiveClassifier(variant="MIRA", C=0.5))
+    assert est.get_params()["C"] == 0.5 and not hasattr(est, "coef_")
+
+
+def test_feature_strings_in_grid_search():
+    rng = np.random.default_rng(0)
+    words = ["the", "a", "dog", "cat", "runs", "sleeps"]
+    tags = {"the": "D", "a": "D", "dog": "N", "cat": "N", "runs": "V", "sleeps": "V"}
+    X = [[f"w={w}", f"s1={w[-1]}"] for w in rng.choice(words, 90)]
+    y = [tags[f[0][2:]] for f in X]
+    search = GridSearchCV(Perceptron(random_state=0), {"eta0": [0.5, 1.0]}, cv=3).fit(X, y)
+    assert search.best_score_ == 1.0
+
+
+def test_without_scikit_learn():
+    """The estimators work (numeric and string inputs) when sklearn cannot be imported."""
+    code = (
+        "import sys; sys.modules['sklearn'] = None\n"
+        "import numpy as np\n"
+        "from fasttag.linear import AveragedPerceptron, SGDRegressor, HAVE_SKLEARN\n"
+        "assert not HAVE_SKLEARN\n"
+        "X = np.array([[0., 1], [1, 0], [0, 2], [2, 0]]); y = np.array([0, 1, 0, 1])\n"
+        "m = AveragedPerceptron(random_state=0).fit(X, y); assert m.score(X, y) == 1.0\n"
+        "assert m.get_params()['random_state'] == 0\n"
+        "m = AveragedPerceptron().fit([['a'], ['b'], ['a', 'c'], ['b']], y)\n"
+        "assert list(m.predict([['a'], ['b']])) == [0, 1]\n"
+        "Z = np.random.default_rng(0).standard_normal((100, 2)); t = Z @ [1., 2.]\n"
+        "r = SGDRegressor(random_state=0).fit(Z, t); assert r.score(Z, t) > 0.9, r.score(Z, t)\n"
+        "try:\n    m.predict(np.zeros((1, 3)))\nexcept ValueError:\n    pass\nelse:\n    raise SystemExit(1)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
