@@ -17,6 +17,8 @@ cdef class Search:
     cdef const int32_t* class_tags
     cdef object cand_owner
     cdef int prune_k
+    cdef const weight_t* base         # per-type emission scores, set during decode()
+    cdef const int64_t* base_index
     # buffers, grown by reserve(); after build(), token i of the sentence has
     # candidates cand[cand_start[i]:cand_start[i + 1]] (ascending tags) with
     # emission scores escore[...]

@@ -25,7 +25,7 @@ cimport cython
 from libc.math cimport INFINITY
 from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
@@ -57,6 +57,8 @@ cdef class Search:
         self.delta = NULL
         self.back = NULL
         self.path = NULL
+        self.base = NULL
+        self.base_index = NULL
         self.cap_cand = 0
         self.cap_start = 0
 
@@ -166,7 +168,10 @@ cdef class Search:
         for i in range(n):
             self.cand_start[i] = pos
             self.reserve(pos + T + 1, n)
-            memset(self.dense, 0, T * sizeof(weight_t))
+            if self.base != NULL:
+                memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
+            else:
+                memset(self.dense, 0, T * sizeof(weight_t))
             if F:
                 self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense)
             cls = self.classes[start + i] if self.classes != NULL else -1
@@ -317,25 +322,46 @@ cdef class Search:
         if self.classes != NULL and len(self.cand_owner[0]) != keys.shape[0]:
             raise ValueError("candidate classes and keys differ in length")
 
-    def decode(self, const uint64_t[:, ::1] keys, const int64_t[::1] bounds, bint greedy=False):
-        """Tag ids (int32, one per token) for a batch of sentences."""
+    def decode(self, const uint64_t[:, ::1] keys, const int64_t[::1] bounds, bint greedy=False,
+               const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None):
+        """Tag ids (int32, one per token) for a batch of sentences.
+
+        ``base[base_index[i]]`` (optional) holds emission scores already
+        summed for token i (the features that depend on the word type only,
+        scored once per type); ``keys`` then holds the remaining features.
+        """
         self._check(np.asarray(keys), np.asarray(bounds))
+        if (base is None) != (base_index is None):
+            raise ValueError("base and base_index go together")
+        if base is not None:
+            if base.shape[1] != self.T or base_index.shape[0] != keys.shape[0]:
+                raise ValueError("base scores must be [types, tags] with one index per token")
+            bi = np.asarray(base_index)
+            if len(bi) and (bi.min() < 0 or bi.max() >= base.shape[0]):
+                raise ValueError("base index out of range")
         out = np.empty(keys.shape[0], dtype=np.int32)
         cdef int32_t[::1] tags = out
         cdef Py_ssize_t s, F = keys.shape[1]
         cdef int64_t start, n
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-        with nogil:
-            for s in range(bounds.shape[0] - 1):
-                start = bounds[s]
-                n = bounds[s + 1] - start
-                if n == 0:
-                    continue
-                self.build(kp, F, start, n, NULL)
-                if greedy:
-                    self.greedy(n, &tags[start])
-                else:
-                    self.viterbi(n, &tags[start])
+        if base is not None and keys.shape[0]:
+            self.base = &base[0, 0]
+            self.base_index = &base_index[0]
+        try:
+            with nogil:
+                for s in range(bounds.shape[0] - 1):
+                    start = bounds[s]
+                    n = bounds[s + 1] - start
+                    if n == 0:
+                        continue
+                    self.build(kp, F, start, n, NULL)
+                    if greedy:
+                        self.greedy(n, &tags[start])
+                    else:
+                        self.viterbi(n, &tags[start])
+        finally:
+            self.base = NULL
+            self.base_index = NULL
         return out
 
     def train_epoch(self, AveragedVector trans, const uint64_t[:, ::1] keys,

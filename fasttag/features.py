@@ -31,8 +31,23 @@ _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
 class Templates:
     """A parsed list of templates, as the arrays the Cython extractor reads."""
 
+    def split(self, n_type_attributes):
+        """(type-only templates, the others): a template is type-only when
+        every part reads offset 0 of one of the first ``n_type_attributes``
+        attributes (those that depend on the word type alone); its features
+        can be scored once per word type."""
+        type_only, rest = [], []
+        for t, name in enumerate(self.names):
+            parts = range(self.n_parts[t])
+            if all(self.offsets[t, p] == 0 and self.attr_ids[t, p] < n_type_attributes for p in parts):
+                type_only.append(name)
+            else:
+                rest.append(name)
+        return (Templates(type_only, self.attribute_names), Templates(rest, self.attribute_names))
+
     def __init__(self, templates, attribute_names):
         self.names = list(templates)
+        self.attribute_names = list(attribute_names)
         if len(set(self.names)) != len(self.names):
             raise ValueError("duplicate feature templates")
         index = {name: i for i, name in enumerate(attribute_names)}
@@ -120,6 +135,7 @@ class WordFeaturizer:
 
     def __init__(self, n_columns=0):
         self.n_columns = n_columns
+        self.n_type_attributes = len(self.ATTRIBUTES)
         self.attribute_names = list(self.ATTRIBUTES) + [f"col{i + 1}" for i in range(n_columns)]
         self._index = {}
         self._rows = np.zeros((1024, len(self.ATTRIBUTES)), dtype=np.uint64)
@@ -170,10 +186,16 @@ class WordFeaturizer:
             ids = [index[w] for w in words]
         return np.array(ids, dtype=np.int64)
 
-    def attributes(self, words, columns=None):
+    def type_rows(self, ids):
+        """The word-level attribute rows of the given type ids."""
+        return np.ascontiguousarray(self._rows[ids])
+
+    def attributes(self, words, columns=None, ids=None):
         """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
-        ``columns`` is a list of per-token column lists (n_columns each)."""
-        ids = self.type_ids(words)          # may grow self._rows: index after
+        ``columns`` is a list of per-token column lists (n_columns each);
+        ``ids``: the words' :meth:`type_ids`, when already known."""
+        if ids is None:
+            ids = self.type_ids(words)      # may grow self._rows: index after
         rows = self._rows[ids]
         if not self.n_columns:
             return np.ascontiguousarray(rows)

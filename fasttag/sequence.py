@@ -56,6 +56,11 @@ class SequenceModel:
         self.emit = WeightTable()          # averaged weights used to predict
         self.trans = np.zeros(transition_size(len(self.tags)))
         self.training_info = {}
+        # Prediction scores the type-only templates once per word type
+        # (featurizers with a per-type cache say how many attributes are
+        # type-level); training scores every template per token.
+        n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
+        self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
 
     # ------------------------------------------------------------ batches
 
@@ -92,16 +97,62 @@ class SequenceModel:
         return Search(emit, trans, len(self.tags), allowed=self.allowed,
                       candidates=candidates, prune_k=self.prune_k)
 
+    def _batch_split(self, sentences, emit):
+        """Like :meth:`_batch_keys`, but the type-only templates are scored
+        once per distinct word type: (context keys, bounds, candidates,
+        per-type base scores, type index per token)."""
+        type_templates, context_templates = self._split
+        lengths = [len(tokens) for tokens, _ in sentences]
+        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        tokens = [t for toks, _ in sentences for t in toks]
+        columns = None
+        if getattr(self.featurizer, "n_columns", 0):
+            columns = [c for _, cols in sentences for c in cols]
+        ids = self.featurizer.type_ids(tokens)
+        attrs = self.featurizer.attributes(tokens, columns, ids=ids)
+        unique, index = np.unique(ids, return_inverse=True)
+        type_keys = type_templates.keys(self.featurizer.type_rows(unique),
+                                        np.array([0, len(unique)], dtype=np.int64))
+        F = type_keys.shape[1]
+        offsets = np.arange(0, len(unique) * F + 1, max(F, 1), dtype=np.int64) if F else \
+            np.zeros(len(unique) + 1, dtype=np.int64)
+        base = emit.score_batch(type_keys.ravel(), offsets, n_classes=len(self.tags))
+        keys = context_templates.keys(attrs, bounds)
+        return keys, bounds, self._candidates(tokens, columns), base, index.astype(np.int64)
+
     def predict_ids(self, sentences, emit=None, trans=None):
-        """Tag ids per sentence, for a list of (tokens, columns) pairs."""
+        """Tag ids (an int32 array) per sentence, for a list of (tokens,
+        columns) pairs."""
+        out = []
+        for ids, bounds in self._predict_chunks(sentences, emit, trans):
+            out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1))
+        return out
+
+    def predict_tags(self, sentences):
+        """Tag strings per sentence (the fast path for taggers)."""
+        names = np.array(self.tags, dtype=object)
+        out = []
+        for ids, bounds in self._predict_chunks(sentences):
+            flat = names[ids].tolist()
+            b = bounds.tolist()
+            out.extend(flat[b[i]:b[i + 1]] for i in range(len(b) - 1))
+        return out
+
+    def _predict_chunks(self, sentences, emit=None, trans=None):
+        """(tag ids, bounds) for successive chunks of the sentences."""
         emit = self.emit if emit is None else emit
         trans = self.trans if trans is None else trans
-        out = []
+        greedy = self.decoder == "greedy"
         for chunk in _chunks(sentences, BATCH_TOKENS):
-            keys, bounds, cands = self._batch_keys(chunk)
-            ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=self.decoder == "greedy")
-            out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(chunk)))
-        return out
+            if self._split is not None:
+                keys, bounds, cands, base, index = self._batch_split(chunk, emit)
+                ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
+                                                              base=base, base_index=index)
+            else:
+                keys, bounds, cands = self._batch_keys(chunk)
+                ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
+            yield ids, bounds
 
     # ------------------------------------------------------------ training
 

@@ -125,10 +125,7 @@ class Tagger:
     def tag_sents(self, sentences):
         """Tags of many sentences; batching them is much faster than
         calling :meth:`tag` in a loop."""
-        sentences = [list(s) for s in sentences]
-        names = self.model.tags
-        ids = self.model.predict_ids([(s, None) for s in sentences])
-        return [[names[i] for i in row.tolist()] for row in ids]
+        return self.model.predict_tags([(list(s), None) for s in sentences])
 
     def evaluate(self, data, *, format=None, column=None, word_column=None):
         """Accuracy on a path or on (words, tags) pairs: ``accuracy``,

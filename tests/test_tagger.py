@@ -122,3 +122,18 @@ def test_ewt_accuracy_floor(shared_data):
     # 5 epochs reach ~94.8% (the bundled 10-epoch model: see BENCHMARKS.md)
     assert result["accuracy"] > 0.943
     assert result["tokens"] == 25094
+
+
+def test_per_type_scoring_equals_per_token_scoring(tiny):
+    """Prediction scores type-only templates once per word type; the tags
+    must equal decoding with every template scored per token."""
+    model = tiny.model
+    rng = __import__("random").Random(0)
+    vocab = [w for words, _ in SENTENCES for w in words] + ["new", "Words", "ÄÖÜ", "42"]
+    sents = [[rng.choice(vocab) for _ in range(rng.randint(0, 12))] for _ in range(200)]
+    pairs = [(s, None) for s in sents]
+    keys, bounds, cands = model._batch_keys(pairs)
+    full = model._search(model.emit, model.trans, cands).decode(keys, bounds)
+    fast = model.predict_ids(pairs)
+    assert [row.tolist() for row in fast] == [full[bounds[i]:bounds[i + 1]].tolist() for i in range(len(sents))]
+    assert model._split is not None and len(model._split[0]) > 10
