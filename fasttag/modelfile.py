@@ -145,6 +145,9 @@ def write(path, header, arrays):
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".fasttag-", suffix=".tmp", dir=folder)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600: give the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
