@@ -3,7 +3,9 @@
 
 Every function takes a sample set as CSR-like arrays: ``indptr`` (int64,
 n + 1), ``idx`` (int64 column of each stored value) and ``val`` (float64),
-and runs one full pass in ``order`` without the GIL.  Weights are dense
+and runs one full pass in ``order`` without the GIL (the learners pass the
+identity order over a shuffled copy made by :func:`take_rows`, so that
+samples are read in memory order).  Weights are dense
 (n_columns, n_vectors) float64 arrays, one row per feature so that a
 feature's class weights are contiguous; the Python layer validates every
 argument before calling in (bounds are not checked here).
@@ -20,13 +22,22 @@ change D of V costs ``U -= c * D`` on the same entries, and a step adds
 ``wscale`` to ``c``.  Both stay O(active features) per sample.  When
 wscale falls below 1e-6 it is folded into V (an O(n_columns) pass, rare at
 ordinary step sizes); the threshold bounds the cancellation in U + c V to
-about 1e6 ulps.
+about 1e6 ulps.  The exact objective after an epoch (:func:`sgd_objective`)
+forms the weights on the fly from V, wscale, U and c instead of copying them.
+
+Feature-string inputs are hashed in one compiled pass
+(:func:`hash_feature_lists`) and mapped to weight rows once per fit
+(:func:`index_keys`); the epochs then only see row numbers.
 """
 import numpy as np
 
 cimport cython
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.math cimport exp, log, log1p, fabs, sqrt, pow
 from libc.stdint cimport int64_t, int32_t, uint64_t
+from libc.string cimport memcpy
+
+from ._hashing cimport murmurhash64a
 
 cdef extern from *:
     """
@@ -41,31 +52,81 @@ cdef extern from *:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def index_keys(const uint64_t[::1] keys):
+def hash_feature_lists(X):
+    """The common case of feature-string inputs, in one compiled pass: X a
+    list of lists (or tuples) of str.  Returns ``(indptr, keys)`` (the
+    MurmurHash64A of each string, as ``fasttag._core.hash_strings``), or None
+    when X is anything else (the caller then takes the general path)."""
+    if type(X) is not list:
+        return None
+    cdef list rows = <list>X
+    cdef Py_ssize_t n = len(rows), i, total = 0, pos = 0, ln
+    cdef object row, s
+    cdef const char* data
+    indptr = np.empty(n + 1, dtype=np.int64)
+    cdef int64_t[::1] ip = indptr
+    ip[0] = 0
+    for i in range(n):
+        row = rows[i]
+        if type(row) is list:
+            total += len(<list>row)
+        elif type(row) is tuple:
+            total += len(<tuple>row)
+        else:
+            return None
+        ip[i + 1] = total
+    keys = np.empty(total, dtype=np.uint64)
+    cdef uint64_t[::1] kv = keys
+    for i in range(n):
+        row = rows[i]
+        if ip[i + 1] - ip[i] != len(row):     # mutated meanwhile
+            return None
+        for s in row:
+            if type(s) is not str:
+                return None
+            data = PyUnicode_AsUTF8AndSize(s, &ln)
+            kv[pos] = murmurhash64a(<const unsigned char*>data, ln, 0)
+            pos += 1
+    return indptr, keys
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     """Distinct keys ascending and each key's position among them (int64):
     ``np.unique(keys, return_inverse=True)`` by hashing instead of sorting
-    every key."""
+    every key; with ``return_counts`` also each distinct key's count."""
     cdef Py_ssize_t n = keys.shape[0], i
     cdef uint64_t cap = 1024, mask, h, FIB = 0x9E3779B97F4A7C15ULL
     cdef int shift = 54
-    while cap < 2 * <uint64_t>min(n, 1 << 20) + 16:
+    # start small (the table grows): a table sized for every key would be
+    # mostly empty on real feature sets and far out of cache
+    while cap < <uint64_t>min(n // 4, 1 << 16) + 16:
         cap <<= 1
         shift -= 1
     slot_key = np.zeros(cap, dtype=np.uint64)
     slot_id = np.full(cap, -1, dtype=np.int64)
-    first = np.empty(n, dtype=np.uint64)
+    first = np.empty(min(n, 1024), dtype=np.uint64)
     ids = np.empty(n, dtype=np.int64)
+    cnt = np.zeros(first.shape[0], dtype=np.int64)
     cdef uint64_t[::1] sk = slot_key, fv = first
-    cdef int64_t[::1] sid = slot_id, iv = ids
-    cdef int64_t count = 0
+    cdef int64_t[::1] sid = slot_id, iv = ids, cv = cnt
+    cdef int64_t count = 0, idn
     cdef uint64_t key, j, c2
     for i in range(n):
+        if i + 4 < n:
+            FT_PREFETCH(&sid[(keys[i + 4] * FIB) >> shift])
         key = keys[i]
         mask = cap - 1
         h = (key * FIB) >> shift
         while sid[h] >= 0 and sk[h] != key:
             h = (h + 1) & mask
         if sid[h] < 0:
+            if count == fv.shape[0]:          # grow the distinct-key arrays
+                first = np.concatenate([first, np.empty(count, dtype=np.uint64)])
+                cnt = np.concatenate([cnt, np.zeros(count, dtype=np.int64)])
+                fv = first
+                cv = cnt
             sk[h] = key
             sid[h] = count
             fv[count] = key
@@ -85,14 +146,50 @@ def index_keys(const uint64_t[::1] keys):
                         h = (h + 1) & mask
                     sk[h] = fv[j]
                     sid[h] = j
-                iv[i] = count - 1
-                continue
-        iv[i] = sid[h]
+            idn = count - 1
+        else:
+            idn = sid[h]
+        iv[i] = idn
+        cv[idn] += 1
     uniq = first[:count]
     order = np.argsort(uniq, kind="stable")
     rank = np.empty(count, dtype=np.int64)
     rank[order] = np.arange(count, dtype=np.int64)
+    if return_counts:
+        return uniq[order], rank[ids], cnt[:count][order]
     return uniq[order], rank[ids]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
+              const int64_t[::1] order, int64_t[::1] out_indptr, int64_t[::1] out_idx,
+              double[::1] out_val):
+    """Rows ``order`` of a CSR sample set, copied contiguously into the
+    ``out_*`` arrays (sized by the caller): an epoch then reads its samples
+    in memory order instead of jumping around the whole set."""
+    cdef Py_ssize_t n = order.shape[0], t, i, a, m, pos = 0, ahead
+    with nogil:
+        out_indptr[0] = 0
+        for t in range(n):
+            if t + 8 < n:
+                ahead = indptr[order[t + 8]]
+                FT_PREFETCH(&idx[ahead])
+                FT_PREFETCH(&val[ahead])
+                FT_PREFETCH(&idx[ahead] + 8)
+                FT_PREFETCH(&val[ahead] + 8)
+            if t + 16 < n:
+                FT_PREFETCH(&indptr[order[t + 16]])
+            i = order[t]
+            a = indptr[i]
+            m = indptr[i + 1] - a
+            if m > 0:
+                memcpy(&out_idx[pos], &idx[a], m * sizeof(int64_t))
+                memcpy(&out_val[pos], &val[a], m * sizeof(double))
+            pos += m
+            out_indptr[t + 1] = pos
+    return pos
+
 
 # ------------------------------------------------------------------ losses
 # ids shared with fasttag/linear/_losses.py
@@ -253,32 +350,6 @@ def csr_scores(const int64_t[::1] indptr, const int64_t[::1] idx, const double[:
     return out
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def mean_losses(const double[:, ::1] P, const int32_t[::1] yi, const double[::1] yf,
-                int kind, double eps, bint classify):
-    """Mean loss of every column of P (n, K); targets as in :func:`sgd_epoch`."""
-    cdef Py_ssize_t n = P.shape[0], K = P.shape[1], i, k
-    out = np.zeros(K)
-    cdef double[::1] o = out
-    cdef double target
-    with nogil:
-        for i in range(n):
-            for k in range(K):
-                if classify:
-                    if K == 1:
-                        target = 1.0 if yi[i] == 1 else -1.0
-                    else:
-                        target = 1.0 if yi[i] == k else -1.0
-                else:
-                    target = yf[i]
-                o[k] += _loss(kind, P[i, k], target, eps)
-        if n > 0:
-            for k in range(K):
-                o[k] /= n
-    return out
-
-
 # ------------------------------------------------------------------ MIRA
 
 @cython.boundscheck(False)
@@ -337,15 +408,29 @@ def mira_tau(const double[::1] scores, Py_ssize_t gold, double sqnorm, double C)
 
 # ------------------------------------------------------------------ perceptron family
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void _avg_add(double[:, ::1] W, double[:, ::1] TOT, int64_t[:, ::1] TS,
-                          Py_ssize_t f, Py_ssize_t k, double delta, int64_t step,
+cdef inline void _prefetch_rows(const int64_t* idx, Py_ssize_t lo, Py_ssize_t hi,
+                                const double* base, Py_ssize_t K) noexcept nogil:
+    """Prefetch the weight rows (K doubles each) of the features idx[lo:hi]."""
+    cdef Py_ssize_t j, o
+    cdef const double* row
+    if base == NULL:
+        return
+    for j in range(lo, hi):
+        row = base + idx[j] * K
+        o = 0
+        while o < K:
+            FT_PREFETCH(row + o)
+            o += 8
+        if K > 1:
+            FT_PREFETCH(row + K - 1)
+
+
+cdef inline void _avg_add(double* w, double* tot, int64_t* ts, double delta, int64_t step,
                           bint track) noexcept nogil:
     if track:
-        TOT[f, k] += (step - 1 - TS[f, k]) * W[f, k]
-        TS[f, k] = step - 1
-    W[f, k] += delta
+        tot[0] += (step - 1 - ts[0]) * w[0]
+        ts[0] = step - 1
+    w[0] += delta
 
 
 @cython.boundscheck(False)
@@ -366,7 +451,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
     Returns (step, n_updates, n_mistakes, loss_sum).
     """
     cdef Py_ssize_t K = W.shape[1], n = order.shape[0]
-    cdef Py_ssize_t t, i, j, k, g, pred, riv
+    cdef Py_ssize_t t, i, j, k, g, pred, riv, nnz, q, lo, hi
     cdef int64_t f
     cdef double v, xsq, loss, tau_scalar, yy, best, second
     cdef int64_t n_updates = 0, n_mistakes = 0
@@ -374,25 +459,36 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
     scores_arr = np.zeros(max(K, 1))
     tau_arr = np.zeros(max(K, 1))
     buf_arr = np.zeros(max(K, 1))
-    cdef double[::1] s = scores_arr, tau = tau_arr, buf = buf_arr
+    nzk_arr = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double[::1] s_mv = scores_arr, tau_mv = tau_arr, buf_mv = buf_arr
+    cdef Py_ssize_t[::1] nzk_mv = nzk_arr
+    cdef double* s = &s_mv[0]
+    cdef double* tau = &tau_mv[0]
+    cdef double* buf = &buf_mv[0]
+    cdef Py_ssize_t* nzk = &nzk_mv[0]
+    cdef double* Wp = &W[0, 0] if W.shape[0] > 0 else NULL
+    cdef double* Tp = &TOT[0, 0] if TOT.shape[0] > 0 else NULL
+    cdef int64_t* Sp = &TS[0, 0] if TS.shape[0] > 0 else NULL
+    cdef double* wr
     cdef double bias_in = 1.0 if fit_intercept else 0.0
     with nogil:
         for t in range(n):
             i = order[t]
             step += 1
             if t + 1 < n:
-                for j in range(indptr[order[t + 1]], indptr[order[t + 1] + 1]):
-                    FT_PREFETCH(&W[idx[j], 0])
+                _prefetch_rows(&idx[0], indptr[order[t + 1]], indptr[order[t + 1] + 1], Wp, K)
+            lo = indptr[i]
+            hi = indptr[i + 1]
             # scores and squared norm
             xsq = bias_in
             for k in range(K):
                 s[k] = B[0, k] * bias_in
-            for j in range(indptr[i], indptr[i + 1]):
-                f = idx[j]
+            for j in range(lo, hi):
                 v = val[j]
+                wr = Wp + idx[j] * K
                 xsq += v * v
                 for k in range(K):
-                    s[k] += W[f, k] * v
+                    s[k] += wr[k] * v
             for k in range(K):
                 tau[k] = 0.0
             g = y[i]
@@ -444,7 +540,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
                     loss = 1.0 - (s[g] - second)
                     if loss > 0 and xsq > 0:
                         loss_sum += loss
-                        _mira_tau(&s[0], K, g, xsq, C, &tau[0], &buf[0])
+                        _mira_tau(s, K, g, xsq, C, tau, buf)
                 else:
                     loss = 1.0 - (s[g] - second)
                     if loss > 0 and xsq > 0:
@@ -459,35 +555,44 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
                                 tau_scalar = C
                         tau[g] = tau_scalar
                         tau[riv] = -tau_scalar
-            # apply
-            v = 0.0
+            # apply: only the classes whose step is nonzero
+            nnz = 0
             for k in range(K):
                 if tau[k] != 0.0:
-                    v = 1.0
-                    break
-            if v == 0.0:
+                    nzk[nnz] = k
+                    nnz += 1
+            if nnz == 0:
                 continue
             n_updates += 1
-            for j in range(indptr[i], indptr[i + 1]):
+            for j in range(lo, hi):
                 f = idx[j]
                 v = val[j]
-                for k in range(K):
-                    if tau[k] != 0.0:
-                        _avg_add(W, TOT, TS, f, k, tau[k] * v, step, track_average)
+                for q in range(nnz):
+                    k = nzk[q]
+                    _avg_add(Wp + f * K + k, Tp + f * K + k, Sp + f * K + k,
+                             tau[k] * v, step, track_average)
             if fit_intercept:
-                for k in range(K):
-                    if tau[k] != 0.0:
-                        _avg_add(B, BTOT, BTS, 0, k, tau[k], step, track_average)
+                for q in range(nnz):
+                    k = nzk[q]
+                    _avg_add(&B[0, k], &BTOT[0, k], &BTS[0, k], tau[k], step, track_average)
     return step, n_updates, n_mistakes, loss_sum
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
                      const int64_t[:, ::1] TS, int64_t step):
     """(TOT + (step - TS) * W) / step: the averages after ``step`` steps."""
     if step <= 0:
         return np.array(W, copy=True)
-    w = np.asarray(W)
-    return (np.asarray(TOT) + (step - np.asarray(TS)) * w) / step
+    cdef Py_ssize_t n = W.shape[0], K = W.shape[1], f, k
+    out = np.empty((n, K))
+    cdef double[:, ::1] o = out
+    with nogil:
+        for f in range(n):
+            for k in range(K):
+                o[f, k] = (TOT[f, k] + <double>(step - TS[f, k]) * W[f, k]) / step
+    return out
 
 
 # ------------------------------------------------------------------ SGD
@@ -516,7 +621,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
               int64_t[::1] counters,
               int loss_kind, int lr_kind, double eta0, double power_t, double alpha,
               double opt_init, bint fit_intercept, double eps, int64_t avg_start,
-              bint classify):
+              bint classify, bint want_loss=True):
     """One pass of (averaged) SGD over K independent binary/regression problems.
 
     Targets: classification with K == 1 uses +1 for y == 1 else -1; K > 1 is
@@ -525,37 +630,54 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     the learning rate), averaging covers the steps t >= avg_start (0: off).
     Per step: p = wscale * V.x + b; update = -eta * dloss(p, y);
     w <- (1 - eta * alpha) w; w += update * x; b += update.
-    Returns the sum of the losses seen (before each update).
+    Returns the sum of the losses seen (before each update), or 0.0 when
+    ``want_loss`` is false (the losses are then not computed).
     """
     cdef Py_ssize_t K = V.shape[1], n = order.shape[0]
-    cdef Py_ssize_t tt, i, j, k
+    cdef Py_ssize_t tt, i, j, k, q, nnz, lo, hi
     cdef int64_t f
     cdef int64_t t = counters[0], n_avg = counters[1]
     cdef double v, eta, d, target, shrink, loss_sum = 0.0
     cdef bint averaging
-    p_arr = np.zeros(K)
-    u_arr = np.zeros(K)
-    cdef double[::1] p = p_arr, upd = u_arr
+    p_arr = np.zeros(max(K, 1))
+    u_arr = np.zeros(max(K, 1))
+    s_arr = np.zeros(max(K, 1))
+    nz_arr = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double[::1] p_mv = p_arr, u_mv = u_arr, s_mv = s_arr
+    cdef Py_ssize_t[::1] nz_mv = nz_arr
+    cdef double* p = &p_mv[0]
+    cdef double* upd = &u_mv[0]
+    cdef double* step_v = &s_mv[0]       # upd / wscale: the change of V per unit input
+    cdef Py_ssize_t* nzk = &nz_mv[0]
+    cdef double* Vp
+    cdef double* Up
+    cdef double* vr
+    cdef double* ur
     with nogil:
         for tt in range(n):
             i = order[tt]
+            # V and U move when a rescale folds wscale in: re-read the pointers
+            Vp = &V[0, 0] if V.shape[0] > 0 else NULL
+            Up = &U[0, 0] if U.shape[0] > 0 else NULL
             if tt + 1 < n:
-                for j in range(indptr[order[tt + 1]], indptr[order[tt + 1] + 1]):
-                    FT_PREFETCH(&V[idx[j], 0])
+                _prefetch_rows(&idx[0], indptr[order[tt + 1]], indptr[order[tt + 1] + 1], Vp, K)
             if lr_kind == LR_CONSTANT:
                 eta = eta0
             elif lr_kind == LR_OPTIMAL:
                 eta = 1.0 / (alpha * (opt_init + t - 1))
             else:
                 eta = eta0 / pow(<double>t, power_t)
+            lo = indptr[i]
+            hi = indptr[i + 1]
             for k in range(K):
                 p[k] = 0.0
-            for j in range(indptr[i], indptr[i + 1]):
-                f = idx[j]
+            for j in range(lo, hi):
                 v = val[j]
+                vr = Vp + idx[j] * K
                 for k in range(K):
-                    p[k] += V[f, k] * v
+                    p[k] += vr[k] * v
             averaging = avg_start > 0 and t >= avg_start
+            nnz = 0
             for k in range(K):
                 p[k] = p[k] * wscale[k] + b[k]
                 if classify:
@@ -565,7 +687,8 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
                         target = 1.0 if yi[i] == k else -1.0
                 else:
                     target = yf[i]
-                loss_sum += _loss(loss_kind, p[k], target, eps)
+                if want_loss:
+                    loss_sum += _loss(loss_kind, p[k], target, eps)
                 d = _dloss(loss_kind, p[k], target, eps)
                 if d > MAX_DLOSS:
                     d = MAX_DLOSS
@@ -579,15 +702,26 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
                     wscale[k] *= shrink
                     if wscale[k] < 1e-6:
                         _rescale(V, U, &wscale[0], &cavg[0], k, averaging or n_avg > 0)
-            for j in range(indptr[i], indptr[i + 1]):
-                f = idx[j]
-                v = val[j]
-                for k in range(K):
-                    if upd[k] != 0.0:
-                        d = upd[k] * v / wscale[k]
-                        V[f, k] += d
-                        if averaging:
-                            U[f, k] -= cavg[k] * d
+                if upd[k] != 0.0:
+                    step_v[k] = upd[k] / wscale[k]
+                    nzk[nnz] = k
+                    nnz += 1
+            if nnz > 0:
+                for j in range(lo, hi):
+                    f = idx[j]
+                    v = val[j]
+                    vr = Vp + f * K
+                    if averaging:
+                        ur = Up + f * K
+                        for q in range(nnz):
+                            k = nzk[q]
+                            d = step_v[k] * v
+                            vr[k] += d
+                            ur[k] -= cavg[k] * d
+                    else:
+                        for q in range(nnz):
+                            k = nzk[q]
+                            vr[k] += step_v[k] * v
             for k in range(K):
                 if fit_intercept:
                     b[k] += upd[k]
@@ -600,3 +734,94 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     counters[0] = t
     counters[1] = n_avg
     return loss_sum
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sgd_weights(const double[:, ::1] V, const double[::1] wscale, const double[:, ::1] U,
+                const double[::1] cavg, int64_t n_avg):
+    """The weights SGD predicts with: (U + cavg V) / n_avg once averaging
+    has begun (n_avg > 0), else wscale V; one pass, one new array."""
+    cdef Py_ssize_t n = V.shape[0], K = V.shape[1], f, k
+    out = np.empty((n, K))
+    cdef double[:, ::1] o = out
+    with nogil:
+        for f in range(n):
+            for k in range(K):
+                if n_avg > 0:
+                    o[f, k] = (U[f, k] + cavg[k] * V[f, k]) / n_avg
+                else:
+                    o[f, k] = V[f, k] * wscale[k]
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
+                  const int32_t[::1] yi, const double[::1] yf,
+                  const double[:, ::1] V, const double[::1] wscale, const double[::1] b,
+                  const double[:, ::1] U, const double[::1] cavg, const double[::1] bsum,
+                  int64_t n_avg, int loss_kind, double eps, double alpha, bint classify):
+    """J = sum_k [(1/n) sum_i L(w_k.x_i + b_k, y_ik) + alpha/2 ||w_k||^2] for
+    the weights :func:`sgd_weights` gives, computed on the fly (no copy of
+    the weights): one pass over the samples and one over the weights."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = V.shape[1], F = V.shape[0]
+    cdef Py_ssize_t i, j, k, f
+    cdef double v, target, w, loss_sum = 0.0, sq = 0.0
+    p_arr = np.zeros(max(K, 1))
+    q_arr = np.zeros(max(K, 1))
+    a_arr = np.zeros(max(K, 1))
+    bb_arr = np.zeros(max(K, 1))
+    cdef double[::1] p_mv = p_arr, q_mv = q_arr, a_mv = a_arr, bb_mv = bb_arr
+    cdef double* p = &p_mv[0]
+    cdef double* q = &q_mv[0]      # U part of the averaged score
+    cdef double* a = &a_mv[0]      # per-class factor of V
+    cdef double* bb = &bb_mv[0]
+    cdef const double* Vp = &V[0, 0] if F > 0 else NULL
+    cdef const double* Up = &U[0, 0] if F > 0 else NULL
+    cdef const double* vr
+    cdef const double* ur
+    cdef bint avg = n_avg > 0
+    for k in range(K):
+        a[k] = cavg[k] if avg else wscale[k]
+        bb[k] = bsum[k] / n_avg if avg else b[k]
+    with nogil:
+        for i in range(n):
+            if i + 1 < n:
+                _prefetch_rows(&idx[0], indptr[i + 1], indptr[i + 2], Vp, K)
+                if avg:
+                    _prefetch_rows(&idx[0], indptr[i + 1], indptr[i + 2], Up, K)
+            for k in range(K):
+                p[k] = 0.0
+                q[k] = 0.0
+            for j in range(indptr[i], indptr[i + 1]):
+                v = val[j]
+                vr = Vp + idx[j] * K
+                for k in range(K):
+                    p[k] += vr[k] * v
+                if avg:
+                    ur = Up + idx[j] * K
+                    for k in range(K):
+                        q[k] += ur[k] * v
+            for k in range(K):
+                if avg:
+                    w = (q[k] + a[k] * p[k]) / n_avg + bb[k]
+                else:
+                    w = p[k] * a[k] + bb[k]
+                if classify:
+                    if K == 1:
+                        target = 1.0 if yi[i] == 1 else -1.0
+                    else:
+                        target = 1.0 if yi[i] == k else -1.0
+                else:
+                    target = yf[i]
+                loss_sum += _loss(loss_kind, w, target, eps)
+        if alpha > 0:
+            for f in range(F):
+                for k in range(K):
+                    if avg:
+                        w = (U[f, k] + a[k] * V[f, k]) / n_avg
+                    else:
+                        w = V[f, k] * a[k]
+                    sq += w * w
+    return (loss_sum / n if n > 0 else 0.0) + 0.5 * alpha * sq

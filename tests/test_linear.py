@@ -481,3 +481,88 @@ def test_neuron_activations_learn(activation, solver):
     if activation == "logistic":
         assert np.all((out > 0) & (out < 1))
         assert est.loss_curve_[-1] < est.loss_curve_[0]
+
+
+# ---------------------------------------------------------------- compiled input paths
+
+def test_hash_feature_lists_matches_the_general_path():
+    from fasttag._core import hash_strings
+    from fasttag._linear import hash_feature_lists
+    from fasttag.linear.inputs import hash_features
+    X = [["w=the", "p=t"], ("w=Straße", "s=ße", "w=日本"), [], ["b"]]
+    indptr, keys = hash_feature_lists(X)
+    np.testing.assert_array_equal(indptr, [0, 2, 5, 5, 6])
+    np.testing.assert_array_equal(keys, hash_strings([f for row in X for f in row]))
+    # anything else takes the general path, with the same result for dicts of 1s
+    assert hash_feature_lists([{"a": 1}]) is None
+    assert hash_feature_lists([["a", 3]]) is None
+    assert hash_feature_lists(tuple(X)) is None
+    a = hash_features(X, 1000)
+    b = hash_features([{f: 1.0 for f in row} for row in X], 1000)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+    with pytest.raises(TypeError):
+        hash_features([["a", 3]])
+
+
+@pytest.mark.parametrize("n,span", [(0, 1), (1, 1), (5000, 50), (200000, 60000)])
+def test_index_keys_equals_unique(n, span):
+    from fasttag._linear import index_keys
+    rng = np.random.default_rng(n)
+    keys = (rng.integers(0, span, n).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(7)
+    uniq, inv, counts = index_keys(keys, True)
+    u2, i2, c2 = np.unique(keys, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(uniq, u2)
+    np.testing.assert_array_equal(inv, i2.reshape(-1))
+    np.testing.assert_array_equal(counts, c2)
+
+
+def test_take_rows_copies_rows_in_order():
+    from fasttag._linear import take_rows
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(0, 5, 30)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    idx = rng.integers(0, 100, indptr[-1]).astype(np.int64)
+    val = rng.standard_normal(indptr[-1])
+    order = rng.permutation(30).astype(np.int64)
+    out = np.empty(31, np.int64), np.empty(len(idx), np.int64), np.empty(len(val))
+    assert take_rows(indptr, idx, val, order, *out) == len(idx)
+    for t, i in enumerate(order):
+        np.testing.assert_array_equal(out[1][out[0][t]:out[0][t + 1]], idx[indptr[i]:indptr[i + 1]])
+        np.testing.assert_array_equal(out[2][out[0][t]:out[0][t + 1]], val[indptr[i]:indptr[i + 1]])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_shuffled_averaged_perceptron_equals_naive_on_the_same_orders(seed):
+    from fasttag.linear._compat import check_random_state
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((50, 6))
+    y = rng.integers(0, 4, 50)
+    y[:4] = np.arange(4)
+    est = AveragedPerceptron(max_iter=3, tol=None, shuffle=True, random_state=seed).fit(X, y)
+    perms = check_random_state(seed)
+    Xb = np.hstack([X, np.ones((50, 1))])
+    w, a = np.zeros((4, 7)), np.zeros((4, 7))
+    for _ in range(3):
+        for i in perms.permutation(50):
+            pred = int(np.argmax(w @ Xb[i]))
+            if pred != y[i]:
+                w[y[i]] += Xb[i]
+                w[pred] -= Xb[i]
+            a += w
+    np.testing.assert_allclose(est.coef_, a[:, :6] / 150, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(est.intercept_, a[:, 6] / 150, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("average,name", [(False, "hinge"), (True, "hinge"), (4, "log_loss")])
+def test_sgd_loss_curve_is_the_exact_objective(average, name):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((70, 5))
+    y = rng.integers(0, 3, 70)
+    est = SGDClassifier(loss=name, alpha=0.01, average=average, max_iter=3, tol=None,
+                        random_state=0).fit(X, y)
+    P = X @ est.coef_.T + est.intercept_
+    T = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+    J = loss(name, P.ravel(), T.ravel()).reshape(P.shape).mean(axis=0).sum()
+    J += 0.005 * np.sum(est.coef_ ** 2)
+    assert est.loss_curve_[-1] == pytest.approx(J, rel=1e-9)

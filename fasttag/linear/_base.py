@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 
 from .. import modelfile
-from .._linear import csr_scores, index_keys
+from .._linear import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, check_classification_targets,
                       check_is_fitted, check_random_state, column_or_1d, validate_data)
 from .inputs import Design, hash_features, is_feature_input, map_keys, numeric_design
@@ -128,13 +128,30 @@ class LinearModel(BaseEstimator):
         return np.arange(n, dtype=np.int64)
 
     def _run(self, design, yi, yf, rng, n_epochs, stopping):
-        """Run up to n_epochs passes; record ``loss_curve_``; returns epochs run."""
+        """Run up to n_epochs passes; record ``loss_curve_``; returns epochs run.
+
+        A shuffled epoch first copies its samples into epoch order (one
+        streaming pass into buffers reused across epochs), so that the
+        compiled loop reads them in memory order.
+        """
         curve = self.__dict__.setdefault("loss_curve_", [])
         best, stale, n_iter = np.inf, 0, 0
         converged = False
+        n = design.n_samples
+        bufs = None
         for _ in range(n_epochs):
-            order = self._order(design.n_samples, rng)
-            stats = self._epoch(design, yi, yf, order)
+            order = self._order(n, rng)
+            if self.shuffle and n > 1:
+                if bufs is None:
+                    ident = np.arange(n, dtype=np.int64)
+                    bufs = Design(np.empty(n + 1, np.int64), np.empty(len(design.idx), np.int64),
+                                  np.empty(len(design.val)))
+                take_rows(design.indptr, design.idx, design.val, order,
+                          bufs.indptr, bufs.idx, bufs.val)
+                stats = self._epoch(bufs, None if yi is None else yi[order],
+                                    None if yf is None else yf[order], ident)
+            else:
+                stats = self._epoch(design, yi, yf, order)
             n_iter += 1
             curve.append(float(stats["objective"]))
             if not stopping or self.tol is None:
@@ -275,7 +292,7 @@ class LinearClassifierMixin:
             labels = y.tolist()
             classes = np.array(sorted(set(labels)), dtype=y.dtype)
             code = {c: i for i, c in enumerate(classes.tolist())}
-            return classes, np.fromiter((code[v] for v in labels), dtype=np.int32, count=len(labels))
+            return classes, np.fromiter(map(code.__getitem__, labels), dtype=np.int32, count=len(labels))
         classes, y_int = np.unique(y, return_inverse=True)
         return classes, y_int.astype(np.int32).reshape(-1)
 

@@ -22,6 +22,7 @@ from itertools import chain
 import numpy as np
 
 from .._core import hash_strings
+from .._linear import hash_feature_lists
 
 __all__ = ["Design", "is_feature_input", "hash_features", "numeric_design", "map_keys"]
 
@@ -71,6 +72,12 @@ def is_feature_input(X):
 def hash_features(X, n_features=None):
     """Hash feature lists/dicts: returns ``(indptr, keys uint64, values)``."""
     n = len(X)
+    fast = hash_feature_lists(X)        # lists of str: one compiled pass
+    if fast is not None:
+        indptr, keys = fast
+        if n_features is not None:
+            keys = keys % np.uint64(n_features)
+        return indptr, keys, np.ones(len(keys))
     if not any(isinstance(row, Mapping) for row in X):
         lengths = np.fromiter(map(len, X), dtype=np.int64, count=n)
         try:

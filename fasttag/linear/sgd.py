@@ -21,7 +21,7 @@ over the whole training set (for one-vs-rest the sum over the classes).
 """
 import numpy as np
 
-from .._linear import csr_scores, mean_losses, sgd_epoch
+from .._linear import sgd_epoch, sgd_objective, sgd_weights
 from ._base import LinearClassifierMixin, LinearModel, available_if
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
@@ -75,9 +75,8 @@ class _SGDBase(LinearModel):
     def _current(self):
         st = self._state
         n_avg = int(st["counters"][1])
-        if n_avg > 0:
-            return (st["U"] + st["cavg"] * st["V"]) / n_avg, st["bsum"] / n_avg
-        return st["V"] * st["wscale"], st["b"].copy()
+        W = sgd_weights(st["V"], st["wscale"], st["U"], st["cavg"], n_avg)
+        return W, (st["bsum"] / n_avg if n_avg > 0 else st["b"].copy())
 
     def _epoch(self, design, yi, yf, order):
         st = self._state
@@ -90,15 +89,17 @@ class _SGDBase(LinearModel):
                   st["V"], st["wscale"], st["b"], st["U"], st["cavg"], st["bsum"], st["counters"],
                   LOSSES[self.loss], _LR[self.learning_rate], float(self.eta0), float(self.power_t),
                   self._alpha(), float(st["opt_init"][0]), bool(self.fit_intercept),
-                  float(self.epsilon), int(self.average), classify)
+                  float(self.epsilon), int(self.average), classify, self.tol is not None)
         self.t_ = int(st["counters"][0])
-        W, b = self._current()
-        W = np.ascontiguousarray(W)
-        P = csr_scores(design.indptr, design.idx, design.val, W, b)
-        obj = float(mean_losses(P, yi, yf, LOSSES[self.loss], float(self.epsilon), classify).sum())
-        obj += 0.5 * self._alpha() * float(np.einsum("ij,ij->", W, W))
+        # the exact J of the weights the model would use now, computed by a
+        # compiled pass that forms them on the fly (no copy of the weights)
+        obj = sgd_objective(design.indptr, design.idx, design.val, yi, yf,
+                            st["V"], st["wscale"], st["b"], st["U"], st["cavg"], st["bsum"],
+                            int(st["counters"][1]), LOSSES[self.loss], float(self.epsilon),
+                            self._alpha(), classify)
         # stopping uses the running mean loss, as scikit-learn does (the
-        # exact objective of the current iterate is noisier under big steps)
+        # exact objective of the current iterate is noisier under big steps);
+        # with tol=None nothing uses it and the loop skips it
         return {"objective": obj, "stop": running / max(len(order), 1)}
 
     def _finalize(self):
