@@ -17,6 +17,7 @@ cdef class Search:
     cdef const int32_t* class_tags
     cdef object cand_owner
     cdef int prune_k
+    cdef weight_t* transT             # transposed, masked transitions (fixed weights only)
     cdef const weight_t* base         # per-type emission scores, set during decode()
     cdef const int64_t* base_index
     # buffers, grown by reserve(); after build(), token i of the sentence has

@@ -59,6 +59,7 @@ cdef class Search:
         self.path = NULL
         self.base = NULL
         self.base_index = NULL
+        self.transT = NULL
         self.cap_cand = 0
         self.cap_start = 0
 
@@ -71,6 +72,7 @@ cdef class Search:
         free(self.delta)
         free(self.back)
         free(self.path)
+        free(self.transT)
 
     def __init__(self, WeightTable emit, trans, int n_tags, allowed=None,
                  candidates=None, int prune_k=0):
@@ -80,7 +82,6 @@ cdef class Search:
             raise ValueError(f"the emission table has labels up to {emit.n_classes - 1} for {n_tags} tags")
         self.emit = emit
         self.T = n_tags
-        self.set_transitions(trans)
         if allowed is not None:
             a = np.ascontiguousarray(allowed, dtype=np.uint8)
             if a.shape != ((n_tags + 2) * n_tags,):
@@ -89,6 +90,7 @@ cdef class Search:
             self.allowed = <const uint8_t*><size_t>a.ctypes.data
         else:
             self.allowed = NULL
+        self.set_transitions(trans)
         self.classes = NULL
         self.class_offsets = NULL
         self.class_tags = NULL
@@ -110,12 +112,30 @@ cdef class Search:
                 raise ValueError("transition vector has the wrong size")
             self.trans_owner = vec
             self.trans = vec.w
+            free(self.transT)           # weights change during training
+            self.transT = NULL
         else:
             t = np.ascontiguousarray(trans, dtype=np.float64)
             if t.shape != ((self.T + 2) * self.T,):
                 raise ValueError("transition vector has the wrong size")
             self.trans_owner = t
             self.trans = <const weight_t*><size_t>t.ctypes.data
+            self._transpose()
+
+    def _transpose(self):
+        """transT[t * T + p] = trans[p * T + t], -inf where forbidden: the
+        inner Viterbi loop then reads one contiguous row per tag."""
+        cdef int T = self.T, p, t
+        free(self.transT)
+        self.transT = <weight_t*>malloc(T * T * sizeof(weight_t))
+        if self.transT == NULL:
+            raise MemoryError()
+        for t in range(T):
+            for p in range(T):
+                if self.allowed != NULL and not self.allowed[p * T + t]:
+                    self.transT[t * T + p] = -INFINITY
+                else:
+                    self.transT[t * T + p] = self.trans[p * T + t]
 
     def set_candidates(self, classes, class_offsets, class_tags):
         """Per-token candidate classes (see the module docstring)."""
@@ -235,6 +255,7 @@ cdef class Search:
         cdef int32_t arg
         cdef bint constrained = self.allowed != NULL
         cdef const uint8_t* saved
+        cdef weight_t* saved_t
         if n == 0:
             return
         for c in range(self.cand_start[0], self.cand_start[1]):
@@ -244,7 +265,25 @@ cdef class Search:
             else:
                 self.delta[c] = self.escore[c] + self.trans[T * T + tag]
             self.back[c] = -1
+        cdef const weight_t* prev_delta
+        cdef const weight_t* row
+        cdef int32_t p
         for i in range(1, n):
+            if self.transT != NULL and self.cand_start[i] - self.cand_start[i - 1] == T:
+                # every tag is a candidate of the previous token: contiguous rows
+                prev_delta = self.delta + self.cand_start[i - 1]
+                for c in range(self.cand_start[i], self.cand_start[i + 1]):
+                    row = self.transT + self.cand[c] * T
+                    best = prev_delta[0] + row[0]
+                    arg = 0
+                    for p in range(1, T):
+                        v = prev_delta[p] + row[p]
+                        if v > best:
+                            best = v
+                            arg = p
+                    self.delta[c] = best + self.escore[c] if best != -INFINITY else -INFINITY
+                    self.back[c] = arg
+                continue
             for c in range(self.cand_start[i], self.cand_start[i + 1]):
                 tag = self.cand[c]
                 best = -INFINITY
@@ -277,9 +316,12 @@ cdef class Search:
             # no path satisfies the constraints with these candidates:
             # decode unconstrained rather than return garbage
             saved = self.allowed
+            saved_t = self.transT
             self.allowed = NULL
+            self.transT = NULL         # it carries the mask too
             self.viterbi(n, out)
             self.allowed = saved
+            self.transT = saved_t
             return
         c = best_c
         for i in range(n - 1, -1, -1):

@@ -42,9 +42,13 @@ def _auto_prune(n_tags):
 
 
 def _auto_tagdict(n_tags):
-    """The tag dictionary costs accuracy on small tag sets (EWT UPOS: -0.15
-    points) and buys speed on large ones (Brown: 466 tags)."""
-    return 0 if n_tags <= 64 else 5
+    """Default ``tagdict_min_count``.  Measured: on EWT UPOS (17 tags) any
+    tag dictionary costs 0.05-0.15 points, so it is off; on WSJ (44 tags)
+    restricting words seen 30+ times keeps accuracy and halves training
+    time; on Brown (466 tags) words seen 5+ times are restricted (speed)."""
+    if n_tags <= 20:
+        return 0
+    return 30 if n_tags <= 64 else 5
 
 
 class Tagger:
