@@ -1,0 +1,185 @@
+"""Chinese word segmentation: fasttag against spacy-pkuseg, python-crfsuite,
+jieba and THULAC, side by side, in one run.
+
+    python benchmarks/bench_cws.py [--quick] [--epochs N] [--pkuseg-epochs N]
+
+Training: ``zh_pd1998/train.txt`` (People's Daily 1998, PKU standard);
+fasttag keeps its best epoch on ``zh_pd1998/dev.txt``.  Tests:
+
+* SIGHAN 2005 PKU: segment ``sighan2005/pku_test.utf8``, score against
+  ``pku_test_gold.utf8``, OOV with respect to ``pku_training_words.utf8``;
+* ``zh_pd1998/dev.txt`` (gold words joined as input), OOV with respect to
+  the PD 1998 training vocabulary.  fasttag selected its epoch on this set,
+  so its numbers here are slightly optimistic.
+
+Every system runs in its own fresh process (``harness.run_isolated``), so
+its peak memory (VmHWM) is its own; times are CPU seconds; speed is
+characters per CPU second, single-threaded, over both test sets, from raw
+lines to word lists.  The anchors run the way their users run them:
+spacy-pkuseg and CRFsuite get their input mapped to full width (the PD 1998
+convention; without it they lose 3 points); jieba and THULAC use their
+bundled dictionaries/models on the input as it is.  fasttag needs no
+mapping: it folds widths in its features.
+
+``--quick`` skips spacy-pkuseg (about 11 minutes for 2 epochs).  Needs
+``../shared/data`` (relative to the repository root).
+"""
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import harness as H  # noqa: E402
+import anchors  # noqa: E402
+
+
+def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_path=None):
+    """Train fasttag's segmenter (or load ``model_path``) and segment
+    ``test_lines`` (raw lines) one batch of lines at a time."""
+    from fasttag import load
+    from fasttag.segmenter import Segmenter
+
+    train_t = None
+    with tempfile.TemporaryDirectory(prefix="bench_fasttag_") as tmp:
+        if model_path is None:
+            with H.timer() as train_t:
+                seg = Segmenter.train(train_path, dev_path, epochs=epochs, prune=prune, verbose=False)
+                path = os.path.join(tmp, "zh.ftm")
+                seg.save(path)
+            best = seg.model.training_info.get("best_epoch")
+        else:
+            path = str(model_path)
+            best = None
+        with H.timer() as load_t:
+            seg = load(path)
+        size = os.path.getsize(path)
+        with H.timer() as tag_t:
+            pred = list(seg.segment_lines(test_lines))
+    n_chars = sum(sum(not c.isspace() for c in line) for line in test_lines)
+    name = "fasttag" if model_path is None else "fasttag (bundled model)"
+    res = H.make_result(name, train=train_t, load=load_t, tag=tag_t, n_items=n_chars, unit="chars",
+                        model_bytes=size, epochs=epochs if model_path is None else None, best_epoch=best)
+    res["pred"] = pred
+    return res
+
+
+def thulac_cws(test_lines):
+    """THULAC's bundled model (``thulac.thulac(seg_only=True)``), per line."""
+    import thulac
+
+    with H.quiet():
+        with H.timer() as load_t:
+            th = thulac.thulac(seg_only=True)
+    with H.timer() as tag_t:
+        pred = [th.cut(line, text=True).split() if line.strip() else [] for line in test_lines]
+    n_chars = sum(sum(not c.isspace() for c in line) for line in test_lines)
+    package = Path(thulac.__file__).resolve().parent / "models"
+    size = sum(f.stat().st_size for f in package.glob("cws_*")) if package.is_dir() else None
+    res = H.make_result("THULAC (bundled model)", load=load_t, tag=tag_t, n_items=n_chars, unit="chars",
+                        model_bytes=size)
+    res["pred"] = pred
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="skip spacy-pkuseg training")
+    ap.add_argument("--epochs", type=int, default=12, help="fasttag epochs (default 12; best on dev kept)")
+    ap.add_argument("--prune", type=float, default=2.0, help="fasttag weight pruning threshold (default 2.0)")
+    ap.add_argument("--pkuseg-epochs", type=int, default=2, help="spacy-pkuseg epochs (default 2)")
+    ap.add_argument("--crfsuite-epochs", type=int, default=10, help="python-crfsuite 'ap' epochs (default 10)")
+    args = ap.parse_args()
+
+    try:
+        train_path = H.data_path("zh_pd1998", "train.txt")
+        dev_path = H.data_path("zh_pd1998", "dev.txt")
+        test_raw = H.load_lines(H.data_path("sighan2005", "pku_test.utf8"))
+        test_gold = H.load_segmented(H.data_path("sighan2005", "pku_test_gold.utf8"))
+        pku_words = H.load_wordlist(H.data_path("sighan2005", "pku_training_words.utf8"))
+    except SystemExit as exc:        # the shared corpora are absent
+        print(f"skipped: {exc}")
+        return 0
+    train_sents = H.load_segmented(train_path)
+    dev_gold = H.load_segmented(dev_path)
+    dev_raw = ["".join(ws) for ws in dev_gold]
+    pd_words = H.vocabulary(train_sents)
+    assert len(test_raw) == len(test_gold)
+    inputs = test_raw + dev_raw
+    cut = len(test_raw)
+    print(f"train {len(train_sents)} lines; PKU test {len(test_raw)} lines, "
+          f"{sum(map(len, test_raw)):,} chars; PD dev {len(dev_raw)} lines, {sum(map(len, dev_raw)):,} chars",
+          flush=True)
+
+    jobs = [H.Job("fasttag", fasttag_cws, (str(train_path), str(dev_path), inputs),
+                  {"epochs": args.epochs, "prune": args.prune})]
+    bundled = H.REPO_ROOT / "fasttag" / "models" / "zh_pku_seg.ftm"
+    if bundled.exists():
+        jobs.append(H.Job("fasttag (bundled)", fasttag_cws, (None, None, inputs), {"model_path": str(bundled)}))
+    if not args.quick:
+        jobs.append(H.Job("spacy-pkuseg", anchors.pkuseg_cws, (str(train_path), inputs),
+                          {"epochs": args.pkuseg_epochs, "fullwidth_input": True}))
+    jobs.append(H.Job("python-crfsuite", anchors.crfsuite_cws, (train_sents, inputs),
+                      {"epochs": args.crfsuite_epochs, "algorithm": "ap", "fullwidth_input": True}))
+    jobs.append(H.Job("jieba", anchors.jieba_cws, (inputs,), {}))
+    jobs.append(H.Job("THULAC", thulac_cws, (inputs,), {}))
+    rows, failures = H.run_jobs(jobs)
+
+    for r in rows:
+        pred = r.pop("pred")
+        pku = H.score_seg(test_gold, pred[:cut], pku_words)
+        dev = H.score_seg(dev_gold, pred[cut:], pd_words)
+        r.update({f"pku_{k}": v for k, v in pku.items()})
+        r.update({f"dev_{k}": v for k, v in dev.items()})
+        ep = r.get("epochs")
+        r["train_cpu_per_epoch"] = r["train_cpu_s"] / ep if r.get("train_cpu_s") and ep else None
+
+    def fmt_s(v):
+        return "-" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+    columns = [
+        ("system", "system"),
+        ("epochs", "epochs", lambda v: "-" if v is None else str(v)),
+        ("pku_precision", "PKU P", H.pct), ("pku_recall", "PKU R", H.pct), ("pku_f1", "PKU F1", H.pct),
+        ("pku_oov_recall", "PKU OOV R", H.pct), ("pku_iv_recall", "PKU IV R", H.pct),
+        ("dev_f1", "PD dev F1", H.pct), ("dev_oov_recall", "PD dev OOV R", H.pct),
+        ("train_cpu_s", "train CPU s", fmt_s), ("train_cpu_per_epoch", "CPU s/epoch", fmt_s),
+        ("tag_chars_per_cpu_s", "chars/s", lambda v: "-" if v is None else f"{v:,.0f}"),
+        ("peak_rss_mb", "peak RSS MB", lambda v: "-" if v is None else f"{v:,.0f}"),
+        ("model_bytes", "model MB", H.mb),
+    ]
+    print()
+    print(H.format_table(rows, columns))
+    print()
+    by = {r["label"]: r for r in rows}
+    ft = by.get("fasttag")
+    if ft:
+        def line(text):
+            print(f"- {text}")
+        print(f"PKU test: OOV rate {H.pct(ft['pku_oov_rate'])}% (vs pku_training_words); "
+              f"PD dev: OOV rate {H.pct(ft['dev_oov_rate'])}% (vs PD 1998 train). "
+              f"fasttag best epoch {ft.get('best_epoch')} of {ft.get('epochs')}.")
+        print()
+        line(f"fasttag PKU F1 {H.pct(ft['pku_f1'])} (target >= 95.50), "
+             f"OOV recall {H.pct(ft['pku_oov_recall'])} (target >= 81.00)")
+        for label in ("spacy-pkuseg", "python-crfsuite", "jieba", "THULAC"):
+            o = by.get(label)
+            if not o:
+                continue
+            parts = [f"F1 {100 * (ft['pku_f1'] - o['pku_f1']):+.2f} points",
+                     f"speed {H.ratio(ft['tag_chars_per_cpu_s'], o['tag_chars_per_cpu_s'])}"]
+            if o.get("train_cpu_per_epoch"):
+                parts.append(f"training per epoch {H.ratio(o['train_cpu_per_epoch'], ft['train_cpu_per_epoch'])} faster")
+            if o.get("peak_rss_mb"):
+                parts.append(f"peak memory {H.ratio(ft['peak_rss_mb'], o['peak_rss_mb'], 2)} of theirs")
+            line(f"fasttag vs {label}: " + ", ".join(parts))
+    for label, err in failures:
+        print(f"FAILED {label}: {err.strip().splitlines()[-1] if err.strip() else err}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

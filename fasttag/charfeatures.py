@@ -1,0 +1,466 @@
+"""Character features for Chinese word segmentation, computed with numpy.
+
+A segmenter tags characters, so the "tokens" of its sequence model are the
+characters of a line with its whitespace removed.  Every attribute is a
+64-bit value per character, computed for a whole batch of lines at once
+without any per-character Python work:
+
+``c``      the character after width folding (``１`` and ``1``, ``Ａ`` and
+           ``A`` are the same value), hashed from its code point;
+``t``      its class (Chinese character, Chinese numeral, date unit, Latin
+           letter, digit, punctuation, other; see :mod:`fasttag.normalize`);
+``rep``    whether it repeats the previous character (AA) and/or the one
+           before that (ABA);
+``db``     length of the longest dictionary word starting at it (0 if none;
+           lengths 2..MAX_WORD);
+``de``     the same for the longest dictionary word ending at it;
+``dm``     the same for the longest dictionary word strictly containing it.
+
+Bigram and trigram features are templates over these attributes
+("c[-1]|c[0]"), combined in Cython by :mod:`fasttag._features`.
+
+Dictionary words are matched with a polynomial rolling hash over the folded
+code points (see :func:`word_hashes`), through a bitmap pre-filter and a
+sorted array of word hashes, so matching costs a few vector operations per
+character and word length.
+
+The featurizer also works out, per character, which B/M/E/S tags remain
+possible: whitespace in the input is a word boundary; runs of Latin
+letters, digits, URLs and e-mail addresses (:func:`fasttag.normalize.atomic_runs`)
+are never split inside; words of a *force* dictionary are kept whole.
+"""
+import numpy as np
+
+from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
+
+MAX_WORD = 7            # longest dictionary word used for features
+_P = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_FILTER_BITS = 22
+
+TAGS = ("B", "M", "E", "S")
+B, M, E, S = range(4)
+
+# boundary before / after a character: 1 = required, -1 = forbidden, 0 = free.
+# Candidate class of a character: index (before + 1) * 3 + (after + 1) into
+# the 3x3 grid below, minus the free/free centre (open: every tag).
+_BEGIN = {1: {B, S}, -1: {M, E}, 0: {B, M, E, S}}
+_END = {1: {E, S}, -1: {B, M}, 0: {B, M, E, S}}
+CANDIDATE_CLASSES = []
+_GRID = np.full(9, -1, dtype=np.int32)
+for _b in (-1, 0, 1):
+    for _a in (-1, 0, 1):
+        if _b == 0 and _a == 0:
+            continue
+        _GRID[(_b + 1) * 3 + (_a + 1)] = len(CANDIDATE_CLASSES)
+        CANDIDATE_CLASSES.append(tuple(sorted(_BEGIN[_b] & _END[_a])))
+
+
+def mix(x):
+    """splitmix64 finaliser over a uint64 array (a bijection)."""
+    x = x ^ (x >> np.uint64(30))
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+# ---------------------------------------------------------------- tables
+
+_TABLES = {}
+
+
+def _tables():
+    """(class of every BMP code point after folding, isspace of every BMP
+    code point, folded code point of every BMP code point), built once."""
+    if not _TABLES:
+        bmp = "".join(map(chr, range(0x10000)))
+        cls = np.array(char_classes(bmp), dtype=np.uint8)
+        # the zero of People's Daily years ("二○○一年") is U+25CB, a symbol:
+        # it behaves as a Chinese numeral
+        for ch in "○〇零":
+            cls[ord(ch)] = NUMERAL
+        space = np.array([ch.isspace() for ch in bmp], dtype=bool)
+        fold = codepoints(normalize_text(bmp)).astype(np.uint32)
+        _TABLES.update(cls=cls, space=space, fold=fold)
+    return _TABLES["cls"], _TABLES["space"], _TABLES["fold"]
+
+
+def codepoints(text):
+    """uint32 code points of a str (lone surrogates included)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def fold_codepoints(cp):
+    """Width-folded code points (as :func:`fasttag.normalize.normalize_text`)."""
+    _, _, fold = _tables()
+    out = cp.astype(np.uint32)
+    bmp = cp < 0x10000
+    if bmp.all():
+        return fold[cp]
+    out[bmp] = fold[cp[bmp]]
+    return out
+
+
+def classes_of(cp_folded):
+    """Character class of every (folded) code point."""
+    cls, _, _ = _tables()
+    bmp = cp_folded < 0x10000
+    if bmp.all():
+        return cls[cp_folded]
+    out = np.zeros(len(cp_folded), dtype=np.uint8)
+    out[bmp] = cls[cp_folded[bmp]]
+    rest = np.flatnonzero(~bmp)
+    out[rest] = char_classes("".join(chr(int(c)) for c in cp_folded[rest]))
+    return out
+
+
+# ---------------------------------------------------------------- dictionaries
+
+def _horner(h, cp):
+    return h * _P + cp.astype(np.uint64)
+
+
+def _finish(h, length):
+    return mix(h ^ np.uint64(length << 56))
+
+
+def word_hashes(words):
+    """Rolling hashes of words (folded), as the text matcher computes them;
+    returns (hashes uint64, lengths int64) in the order of ``words``."""
+    words = list(words)
+    hashes = np.zeros(len(words), dtype=np.uint64)
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    for L in np.unique(lengths):
+        if L == 0:
+            continue
+        idx = np.flatnonzero(lengths == L)
+        cp = fold_codepoints(codepoints("".join(words[i] for i in idx))).reshape(len(idx), L)
+        h = np.zeros(len(idx), dtype=np.uint64)
+        for k in range(L):
+            h = _horner(h, cp[:, k])
+        hashes[idx] = _finish(h, int(L))
+    return hashes, lengths
+
+
+class WordSet:
+    """A set of words for matching in text: sorted hashes, a bitmap filter
+    and the lengths present."""
+
+    def __init__(self, words=(), min_length=1, max_length=None, weights=None):
+        words = [w for w in set(words) if len(w) >= min_length and (max_length is None or len(w) <= max_length)]
+        hashes, lengths = word_hashes(words)
+        self.hashes, first = np.unique(hashes, return_index=True)
+        # weights (force-mode priorities), aligned with the sorted hashes
+        self.weights = None
+        if weights:
+            self.weights = np.array([float(weights.get(words[i], 1.0)) for i in first], dtype=np.float64)
+        self.lengths = sorted(set(lengths.tolist()))
+        self.filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
+        self.filter[(self.hashes & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.int64)] = True
+        self.size = len(words)
+
+    def __len__(self):
+        return self.size
+
+    @classmethod
+    def from_hashes(cls, hashes, lengths):
+        """A set from :func:`word_hashes` output (no weights)."""
+        self = cls.__new__(cls)
+        self.hashes = np.unique(np.asarray(hashes, dtype=np.uint64))
+        self.lengths = sorted(set(np.asarray(lengths).tolist()))
+        self.filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
+        self.filter[(self.hashes & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.int64)] = True
+        self.weights = None
+        self.size = len(self.hashes)
+        return self
+
+    def weight_of(self, hashes):
+        """Weights of words known to be in the set (1.0 without weights)."""
+        if self.weights is None:
+            return np.ones(len(hashes))
+        return self.weights[np.searchsorted(self.hashes, hashes)]
+
+    def contains(self, hashes):
+        mask = np.uint64((1 << _FILTER_BITS) - 1)
+        hit = self.filter[(hashes & mask).astype(np.int64)]
+        idx = np.flatnonzero(hit)
+        if len(idx) and len(self.hashes):
+            h = hashes[idx]
+            pos = np.searchsorted(self.hashes, h)
+            pos[pos == len(self.hashes)] = 0
+            hit[idx] = self.hashes[pos] == h
+        return hit
+
+
+def match_lengths(cp, sent_end, wordset, lengths, groups=None, with_hashes=False):
+    """For every length L in ``lengths``: a bool array over positions, True
+    where the L characters starting there form a word of ``wordset``
+    (never crossing ``sent_end``, the end of each position's sentence).
+
+    ``groups`` (optional): an int array giving each position's dictionary
+    id, with ``wordset`` then a list of WordSets indexed by id.
+    """
+    n = len(cp)
+    pos = np.arange(n, dtype=np.int64)
+    h = np.zeros(n, dtype=np.uint64)
+    out = {}
+    maxL = max(lengths) if lengths else 0
+    want = set(lengths)
+    for L in range(1, maxL + 1):
+        if L > n:
+            break
+        # h[i] = hash of cp[i:i+L]  (valid for i <= n - L)
+        h = _horner(h[: n - L + 1], cp[L - 1:])
+        if L not in want:
+            continue
+        fin = _finish(h, L)
+        valid = pos[: n - L + 1] + L <= sent_end[: n - L + 1]
+        hit = np.zeros(n, dtype=bool)
+        if groups is None:
+            hit[: n - L + 1] = wordset.contains(fin) & valid
+        else:
+            g = groups[: n - L + 1]
+            for gid, ws in enumerate(wordset):
+                sel = np.flatnonzero((g == gid) & valid)
+                if len(sel) and len(ws):
+                    hit[sel] = ws.contains(fin[sel])
+        out[L] = (hit, fin) if with_hashes else hit
+    return out
+
+
+# ---------------------------------------------------------------- featurizer
+
+ATTRIBUTES = ("c", "t", "rep", "db", "de", "dm")
+
+SEG_TEMPLATES = (
+    "bias",
+    "c[-2]", "c[-1]", "c[0]", "c[1]", "c[2]",
+    "c[-2]|c[-1]", "c[-1]|c[0]", "c[0]|c[1]", "c[1]|c[2]", "c[-1]|c[1]",
+    "c[-1]|c[0]|c[1]",
+    "t[0]", "t[-1]|t[0]|t[1]", "t[-2]|t[-1]|t[0]|t[1]", "t[-1]|t[0]|t[1]|t[2]",
+    "rep[0]", "rep[1]",
+    "db[0]", "de[0]", "dm[0]", "db[0]|de[0]|dm[0]",
+    "db[0]|c[0]", "de[0]|c[0]", "dm[0]|c[0]",
+    "de[-1]", "db[1]",
+)
+"""Default segmentation templates: character uni-, bi- and trigrams in a
++-2 window, class n-grams, repetition, dictionary-word lengths."""
+
+
+class Batch:
+    """Featurized lines: ``attrs`` (uint64[n_chars, n_attributes]),
+    ``bounds`` (sentence starts and the final end), ``text`` (the lines
+    without whitespace, concatenated), ``classes`` (per-character candidate
+    class into CANDIDATE_CLASSES, or None when nothing is constrained)."""
+
+    __slots__ = ("attrs", "bounds", "text", "classes")
+
+
+class CharFeaturizer:
+    """Batch featurizer of a segmenter.
+
+    ``dictionary``: a WordSet for the db/de/dm attributes
+    (``fold_dictionaries``, a list of them, when ``dict_ids`` is given to
+    :meth:`batch`); ``force``: a WordSet
+    whose words are kept whole; ``runs``: keyword options of
+    :func:`fasttag.normalize.atomic_runs` (None: no run is protected).
+    """
+
+    attribute_names = list(ATTRIBUTES)
+    n_columns = 0
+
+    def __init__(self, dictionary=None, runs=None, force=None):
+        self.dictionary = dictionary
+        self.fold_dictionaries = None
+        self.runs = runs
+        self.force = force
+        self._seeds = [np.uint64(int(v)) for v in mix(np.arange(1, len(ATTRIBUTES) + 1, dtype=np.uint64)
+                                                       * np.uint64(0x51ED27))]
+
+    def _attr(self, i, values):
+        return mix(values.astype(np.uint64) ^ self._seeds[i])
+
+    def batch(self, lines, dict_ids=None):
+        """Featurize a list of lines (str, whitespace allowed)."""
+        _, space_table, _ = _tables()
+        lens = np.fromiter((len(s) for s in lines), dtype=np.int64, count=len(lines))
+        joined = "\n".join(lines)
+        cpj = codepoints(joined)
+        if len(cpj) and cpj.max() >= 0x10000:
+            space = np.zeros(len(cpj), dtype=bool)
+            bmp = cpj < 0x10000
+            space[bmp] = space_table[cpj[bmp]]
+        else:
+            space = space_table[cpj]
+        keep = ~space
+        # line of every joined position ("\n" separators belong to the line before)
+        line_of = np.repeat(np.arange(len(lines), dtype=np.int64), lens + 1)[: len(cpj)]
+        kept_pos = np.flatnonzero(keep)
+        cp = cpj[kept_pos]
+        n = len(cp)
+        kept_line = line_of[kept_pos]
+        counts = np.bincount(kept_line, minlength=len(lines)) if n else np.zeros(len(lines), np.int64)
+        bounds = np.zeros(len(lines) + 1, dtype=np.int64)
+        np.cumsum(counts, out=bounds[1:])
+        out = Batch()
+        out.bounds = bounds
+        out.text = "".join(joined.split()) if n else ""
+        if n == 0:
+            out.attrs = np.zeros((0, len(ATTRIBUTES)), dtype=np.uint64)
+            out.classes = None
+            return out
+        sent_start = bounds[kept_line]
+        sent_end = bounds[kept_line + 1]
+        folded = fold_codepoints(cp)
+        cls = classes_of(folded)
+
+        attrs = np.empty((n, len(ATTRIBUTES)), dtype=np.uint64)
+        attrs[:, 0] = self._attr(0, folded)
+        attrs[:, 1] = self._attr(1, cls)
+        idx = np.arange(n, dtype=np.int64)
+        rep = np.zeros(n, dtype=np.uint64)
+        same1 = np.zeros(n, dtype=bool)
+        same1[1:] = folded[1:] == folded[:-1]
+        same1 &= idx - 1 >= sent_start
+        same2 = np.zeros(n, dtype=bool)
+        same2[2:] = folded[2:] == folded[:-2]
+        same2 &= idx - 2 >= sent_start
+        rep[same1] += np.uint64(1)
+        rep[same2] += np.uint64(2)
+        attrs[:, 2] = self._attr(2, rep)
+
+        db = np.zeros(n, dtype=np.int64)
+        de = np.zeros(n, dtype=np.int64)
+        dm = np.zeros(n, dtype=np.int64)
+        dictionary = self.dictionary if dict_ids is None else self.fold_dictionaries
+        if dictionary is not None:
+            sets = dictionary if dict_ids is not None else [dictionary]
+            lengths = sorted({L for ws in sets for L in ws.lengths if 2 <= L <= MAX_WORD})
+            groups = None
+            if dict_ids is not None:
+                groups = np.asarray(dict_ids, dtype=np.int64)[kept_line]
+            hits = match_lengths(folded, sent_end, dictionary, lengths, groups)
+            for L in lengths:
+                if L not in hits:
+                    break
+                at = np.flatnonzero(hits[L])
+                if not len(at):
+                    continue
+                db[at] = L                      # lengths ascend: longest wins
+                de[at + L - 1] = np.maximum(de[at + L - 1], L)
+                for off in range(1, L - 1):
+                    dm[at + off] = L
+        attrs[:, 3] = self._attr(3, db)
+        attrs[:, 4] = self._attr(4, de)
+        attrs[:, 5] = self._attr(5, dm)
+        out.attrs = attrs
+        out.classes = self._constraints(joined, keep, kept_pos, idx, sent_start, sent_end, folded)
+        return out
+
+    # ------------------------------------------------------------ constraints
+
+    def _constraints(self, joined, keep, kept_pos, idx, sent_start, sent_end, folded):
+        n = len(kept_pos)
+        # bnd[i]: the boundary before character i (after character i - 1):
+        # 1 required, -1 forbidden, 0 free
+        bnd = np.zeros(n + 1, dtype=np.int8)
+        # whitespace inside a line: a gap between consecutive kept positions
+        gap = np.zeros(n, dtype=bool)
+        gap[1:] = (kept_pos[1:] - kept_pos[:-1] > 1) & (idx[1:] > sent_start[1:])
+        if self.runs is not None:
+            spans = _runs(joined, self.runs)
+            if len(spans):
+                sp = spans
+                sp = sp[sp[:, 1] - sp[:, 0] >= 2]
+                if len(sp):
+                    kept_index = np.cumsum(keep) - 1
+                    s = kept_index[sp[:, 0]]
+                    e = kept_index[sp[:, 1] - 1] + 1
+                    bnd[_interior(s, e, n)] = -1
+        bnd[:n][gap] = 1
+        if self.force is not None and len(self.force):
+            self._force_words(folded, sent_end, gap, bnd)
+        if not bnd.any():
+            return None
+        return _GRID[(bnd[:-1].astype(np.int64) + 1) * 3 + (bnd[1:].astype(np.int64) + 1)]
+
+    def _force_words(self, folded, sent_end, gap, bnd):
+        ws = self.force
+        hits = match_lengths(folded, sent_end, ws, ws.lengths, with_hashes=True)
+        gapcum = np.cumsum(gap)
+        found = []
+        for L, (hit, fin) in hits.items():
+            at = np.flatnonzero(hit)
+            if L > 1 and len(at):
+                # no whitespace inside the word
+                at = at[gapcum[at + L - 1] - gapcum[at] == 0]
+            if len(at):
+                found.extend(zip((-ws.weight_of(fin[at])).tolist(), [-int(L)] * len(at), at.tolist()))
+        if not found:
+            return
+        # overlaps: heavier first, then longer, then leftmost; a word that
+        # overlaps no other is always kept
+        found.sort()
+        taken = np.zeros(len(folded), dtype=bool)
+        for _, L, a in found:
+            L = -L
+            if taken[a:a + L].any():
+                continue
+            taken[a:a + L] = True
+            bnd[a] = 1
+            bnd[a + L] = 1
+            bnd[a + 1:a + L] = -1
+
+
+_RUN_CHARS = None
+
+
+def _runs(joined, options):
+    """atomic_runs(joined, **options) as an int64[n, 2] array, computed on
+    the ASCII stretches of the text only (after width folding, every
+    character of a run is printable ASCII or the ratio sign U+2236, and
+    the patterns only look at such characters around a run)."""
+    global _RUN_CHARS
+    if _RUN_CHARS is None:
+        _, _, fold = _tables()
+        f = fold.astype(np.int64)
+        ok = ((f >= 0x21) & (f <= 0x7E)) | (f == 0x2236)
+        alnum = ((f >= 48) & (f <= 57)) | ((f >= 65) & (f <= 90)) | ((f >= 97) & (f <= 122))
+        _RUN_CHARS = (ok.astype(np.uint8) + alnum.astype(np.uint8))    # 0 no, 1 ascii, 2 alnum
+    cp = codepoints(joined)
+    kind = np.zeros(len(cp), dtype=np.uint8)
+    bmp = cp < 0x10000
+    kind[bmp] = _RUN_CHARS[cp[bmp]]
+    ok = kind > 0
+    if not ok.any():
+        return np.zeros((0, 2), np.int64)
+    edge = np.diff(np.concatenate(([False], ok, [False])).astype(np.int8))
+    starts = np.flatnonzero(edge == 1)
+    ends = np.flatnonzero(edge == -1)
+    n_alnum = np.concatenate(([0], np.cumsum(kind == 2)))
+    has = n_alnum[ends] - n_alnum[starts] > 0
+    starts, ends = starts[has], ends[has]
+    if not len(starts):
+        return np.zeros((0, 2), np.int64)
+    pieces = [joined[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    spans = atomic_runs("\n".join(pieces), **options)
+    if not spans:
+        return np.zeros((0, 2), np.int64)
+    sp = np.array(spans, dtype=np.int64)
+    # offsets of the pieces in the "\n"-joined string -> joined positions
+    piece_start = np.zeros(len(pieces), dtype=np.int64)
+    np.cumsum((ends - starts + 1)[:-1], out=piece_start[1:])
+    which = np.searchsorted(piece_start, sp[:, 0], side="right") - 1
+    return sp + (starts[which] - piece_start[which])[:, None]
+
+
+def _interior(starts, ends, n):
+    """Positions p with start < p < end for any (start, end) pair: the
+    characters that must not begin a word."""
+    mark = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(mark, starts + 1, 1)
+    np.add.at(mark, ends, -1)
+    return np.flatnonzero(np.cumsum(mark[:n]) > 0)

@@ -1,0 +1,329 @@
+"""The Chinese word segmenter: valid output on any input, width
+normalisation, protected runs, user dictionaries, storage, CLI, scores."""
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fasttag
+from fasttag import cli
+from fasttag.segmentation_metrics import score_segmentation
+from fasttag.segmenter import Segmenter, _gold_tags, _word_f1
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SAMPLE = DATA / "sample_zh_train.txt"
+USERDICT = DATA / "sample_userdict.txt"
+
+
+@pytest.fixture(scope="module")
+def seg():
+    return Segmenter.train(SAMPLE, epochs=5, verbose=False, folds=5)
+
+
+def check_valid(text, words):
+    assert all(words), "no empty words"
+    assert not any(ch.isspace() for w in words for ch in w), "whitespace is never part of a word"
+    assert "".join(words) == "".join(text.split())
+
+
+# ---------------------------------------------------------------- basics
+
+def test_segments_training_sentence(seg):
+    assert seg.segment("我们今天去北京参观博物馆。") == ["我们", "今天", "去", "北京", "参观", "博物馆", "。"]
+
+
+def test_empty_and_whitespace_lines(seg):
+    assert seg.segment("") == []
+    assert seg.segment(" \t\u3000\n") == []
+    out = list(seg.segment_lines(["我们", "", "  ", "他在大学", ""]))
+    assert len(out) == 5
+    assert out[1] == out[2] == out[4] == []
+    check_valid("他在大学", out[3])
+
+
+def test_whitespace_is_a_boundary(seg):
+    # "北京" is a training word: a space inside it splits it
+    words = seg.segment("我们去北 京")
+    check_valid("我们去北 京", words)
+    assert words[-1] == "京" and words[-2].endswith("北")
+    # and a space never joins a word
+    assert "".join(seg.segment("学 生")) == "学生" and len(seg.segment("学 生")) == 2
+
+
+def test_odd_characters_never_crash(seg):
+    text = "😀中国\x00\x07\U00020000\U0002A700人民\ud800\u200b\ufeff\uffff。"
+    check_valid(text, seg.segment(text))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(min_size=0, max_size=30),
+    st.text(alphabet="中国人民我们的北京大学学生在１２３4５ａＢc .,，。\u3000\t\n😀", max_size=40),
+), min_size=1, max_size=6))
+def test_property_valid_segmentation(lines):
+    seg = _SEG_CACHE.setdefault("seg", Segmenter.train(SAMPLE, epochs=2, verbose=False, folds=2))
+    out = list(seg.segment_lines(lines))
+    assert len(out) == len(lines)
+    for line, words in zip(lines, out):
+        check_valid(line, words)
+    # one line at a time gives the same as batched
+    assert [seg.segment(line) for line in lines] == out
+
+
+_SEG_CACHE = {}
+
+
+# ---------------------------------------------------------------- normalisation and runs
+
+def _fullwidth(text):
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" and c != "," else c for c in text)
+
+
+def test_full_and_half_width_segment_alike(seg):
+    half = "他在2000年用IBM电脑写了3.5万字,我们在1998年1月1日去了北京。"
+    full = _fullwidth(half)
+    assert full != half and len(full) == len(half)
+    hw, fw = seg.segment(half), seg.segment(full)
+    assert [len(w) for w in hw] == [len(w) for w in fw]
+    check_valid(full, fw)            # the output keeps the input's characters
+    assert "１９９８年" in fw and "1998年" in hw
+
+
+def test_runs_are_never_split(seg):
+    text = "我用iPhone12访问http://www.example.com/a?b=1和test.user@mail.example.org得到3.14%的结果"
+    words = seg.segment(text)
+    check_valid(text, words)
+    joined = " ".join(words)
+    for run in ("iPhone12", "http://www.example.com/a?b=1", "test.user@mail.example.org", "3.14%"):
+        assert any(run in w for w in words), (run, joined)
+
+
+def test_runs_can_be_switched_off(seg):
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    seg2.runs = False
+    assert seg2.runs is None
+    check_valid("abc123def", seg2.segment("abc123def"))
+    seg2.runs = {"digits": True}
+    assert seg2.runs == {"latin": False, "digits": True, "urls": False, "emails": False}
+    with pytest.raises(ValueError):
+        seg2.runs = {"numbers": True}
+
+
+# ---------------------------------------------------------------- user dictionaries
+
+def test_force_dictionary_words_come_out_whole(seg):
+    rng = random.Random(7)
+    vocab = ["区块链", "云计算", "人工智能", "深度学习", "北京", "大学生", "我们的", "a1"]
+    filler = list("我们在北京大学学习人工的智能和云计算中心") + ["", " "]
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    assert seg2.add_words(vocab, mode="force") == len(vocab)
+    for _ in range(200):
+        parts = [rng.choice(vocab) if rng.random() < 0.4 else rng.choice(filler) for _ in range(rng.randint(1, 12))]
+        text = "".join(parts)
+        words = seg2.segment(text)
+        check_valid(text, words)
+        stripped = "".join(text.split())
+        # every occurrence overlapping no other occurrence must be a word
+        occ = [(i, i + len(w)) for w in vocab for i in range(len(stripped)) if stripped.startswith(w, i)]
+        # occurrences across whitespace do not count
+        spans = set()
+        pos = 0
+        for w in words:
+            spans.add((pos, pos + len(w)))
+            pos += len(w)
+        gaps = _gap_positions(text)
+        for a, b in occ:
+            if any(a < g < b for g in gaps):
+                continue
+            if any(x < b and a < y and (x, y) != (a, b) for x, y in occ):
+                continue
+            assert (a, b) in spans, (text, words, stripped[a:b])
+
+
+def _gap_positions(text):
+    """Offsets (in the text without whitespace) where whitespace was."""
+    out, pos = set(), 0
+    parts = text.split()
+    for p in parts[:-1]:
+        pos += len(p)
+        out.add(pos)
+    return out
+
+
+def test_force_overlaps_by_weight_then_length(seg):
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    seg2.add_words({"研究生": 1.0, "生命": 1.0, "起源": 1.0})
+    assert seg2.segment("研究生命起源")[:1] == ["研究生"]     # longer wins
+    seg2.clear_words()
+    seg2.add_words({"研究生": 1.0, "生命": 5.0, "起源": 1.0})
+    assert "生命" in seg2.segment("研究生命起源")               # heavier wins
+
+
+def test_force_dictionary_file_and_feature_mode(seg, tmp_path):
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    assert seg2.add_words(USERDICT, mode="force") == 4
+    assert "区块链" in seg2.segment("我们研究区块链和云计算")
+    assert "云计算" in seg2.segment("我们研究区块链和云计算")
+    seg3 = Segmenter.from_bytes(seg.to_bytes())
+    seg3.add_words(USERDICT, mode="feature")
+    check_valid("我们研究区块链和云计算", seg3.segment("我们研究区块链和云计算"))
+    with pytest.raises(ValueError):
+        seg3.add_words(["x"], mode="maybe")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("词 -1\n", encoding="utf-8")
+    with pytest.raises(fasttag.InputError):
+        seg3.add_words(bad)
+
+
+def test_training_dictionary_is_stored(tmp_path):
+    seg = Segmenter.train(SAMPLE, epochs=2, verbose=False, dictionary=USERDICT, folds=3)
+    assert "区块链" in seg.train_dict
+    path = tmp_path / "m.ftm"
+    seg.save(path)
+    again = fasttag.load(path)
+    assert again.train_dict == seg.train_dict
+    assert again.vocab == seg.vocab
+
+
+# ---------------------------------------------------------------- storage
+
+def test_save_load_roundtrip(seg, tmp_path):
+    path = tmp_path / "seg.ftm"
+    seg.save(path)
+    loaded = fasttag.load(path)
+    assert isinstance(loaded, Segmenter)
+    text = ["他在大学学习计算机科学。", "１９９８年１月１日", ""]
+    assert list(loaded.segment_lines(text)) == list(seg.segment_lines(text))
+    assert loaded.to_bytes() == seg.to_bytes()
+    assert fasttag.loads(seg.to_bytes()).segment(text[0]) == seg.segment(text[0])
+
+
+def test_corrupt_header_is_rejected(seg):
+    from fasttag import modelfile
+    header, arrays = seg._parts()
+    header["featurizer"]["name"] = "words"
+    with pytest.raises(fasttag.ModelFormatError):
+        fasttag.loads(modelfile.dumps(header, arrays))
+
+
+def test_pruning_keeps_a_working_model(seg):
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    kept = seg2.prune(0.5)
+    assert kept > 0
+    assert len(seg2.to_bytes()) < len(seg.to_bytes())
+    check_valid("我们在北京", seg2.segment("我们在北京"))
+
+
+# ---------------------------------------------------------------- scores
+
+def test_dev_scorer_matches_sighan_scorer():
+    rng = random.Random(3)
+    for _ in range(50):
+        gold, pred = [], []
+        for _ in range(rng.randint(1, 5)):
+            text = "".join(rng.choice("甲乙丙丁戊己") for _ in range(rng.randint(1, 12)))
+            gold.append(_random_split(text, rng))
+            pred.append(_random_split(text, rng))
+        expected = score_segmentation(gold, pred)["f1"]
+        got = _word_f1(_ids(pred), _ids(gold))
+        assert got == pytest.approx(expected)
+
+
+def _random_split(text, rng):
+    words, cur = [], ""
+    for ch in text:
+        cur += ch
+        if rng.random() < 0.5:
+            words.append(cur)
+            cur = ""
+    return words + ([cur] if cur else [])
+
+
+def _ids(sents):
+    flat = _gold_tags(sents)
+    out, pos = [], 0
+    for ws in sents:
+        n = sum(map(len, ws))
+        out.append(flat[pos:pos + n])
+        pos += n
+    return out
+
+
+def test_evaluate_hand_computed(seg, tmp_path):
+    # whatever the model predicts, scoring the gold against itself through
+    # evaluate's machinery: build a gold file from the model's own output
+    lines = ["我们今天去北京参观博物馆。", "他在大学学习计算机科学。"]
+    pred = list(seg.segment_lines(lines))
+    gold = tmp_path / "gold.txt"
+    gold.write_text("\n".join("  ".join(ws) for ws in pred) + "\n", encoding="utf-8")
+    r = seg.evaluate(gold)
+    assert r["precision"] == r["recall"] == r["f1"] == 1.0
+    assert r["chars"] == sum(map(len, lines)) and r["chars_per_second"] > 0
+    # OOV relative to a given word list: only 我们 is in vocabulary
+    r = seg.evaluate(gold, words=["我们"])
+    n = sum(map(len, pred))
+    assert r["oov_rate"] == pytest.approx((n - 1) / n)
+    assert r["oov_recall"] == r["iv_recall"] == 1.0
+    # completely wrong: every gold word joined with its neighbour
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text("甲乙 丙丁\n", encoding="utf-8")
+    seg2 = Segmenter.from_bytes(seg.to_bytes())
+    seg2.add_words(["乙丙"], mode="force")
+    r = seg2.evaluate(wrong, words=["甲乙"])
+    assert r["precision"] == 0.0 and r["recall"] == 0.0 and r["f1"] == 0.0
+    assert r["oov_rate"] == pytest.approx(0.5) and r["oov_recall"] == 0.0 and r["iv_recall"] == 0.0
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_cli_train_segment_eval(tmp_path, capsys):
+    model = tmp_path / "seg.ftm"
+    assert cli.main(["train", "seg", str(SAMPLE), "-o", str(model), "--dev", str(SAMPLE),
+                     "--epochs", "3", "--quiet"]) == 0
+    src = tmp_path / "in.txt"
+    src.write_text("我们今天去北京\n\n他在大学学习区块链\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    assert cli.main(["segment", "-m", str(model), str(src), "-o", str(out), "--dict", str(USERDICT)]) == 0
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert lines[1] == "" and len(lines) == 4
+    assert "区块链" in lines[2].split()
+    assert "".join(lines[0].split()) == "我们今天去北京"
+    capsys.readouterr()
+    assert cli.main(["eval", str(model), str(SAMPLE), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("precision", "recall", "f1", "oov_rate", "oov_recall", "iv_recall", "chars_per_second"):
+        assert key in result
+    assert result["f1"] > 0.9
+
+
+def test_bundled_model():
+    try:
+        path = fasttag.default_model_path("zh")
+    except fasttag.FasttagError:
+        pytest.skip("the bundled Chinese model is not built")
+    assert path.stat().st_size <= 15 * 1024 * 1024
+    seg = fasttag.load(path)
+    assert seg.segment("迈向充满希望的新世纪") == ["迈向", "充满", "希望", "的", "新", "世纪"]
+    assert "People's Daily" in seg.meta.get("corpus", "")
+
+
+# ---------------------------------------------------------------- real data
+
+def test_people_daily_to_sighan_pku(shared_data):
+    """3 epochs on all of PD 1998 train (no dev set: the last epoch is kept),
+    scored on the SIGHAN 2005 PKU test.  The full recipe (12 epochs, best on
+    dev) reaches about 96.0 F1 and 81 % OOV recall; the floors leave room
+    for the shorter training."""
+    seg = Segmenter.train(shared_data / "zh_pd1998" / "train.txt", epochs=3, folds=5, verbose=False)
+    r = seg.evaluate(shared_data / "sighan2005" / "pku_test_gold.utf8",
+                     words=shared_data / "sighan2005" / "pku_training_words.utf8")
+    assert r["f1"] > 0.953, r
+    assert r["oov_recall"] > 0.78, r
+    # the half-width test text gives the same words as its full-width form
+    raw = (shared_data / "sighan2005" / "pku_test.utf8").read_text(encoding="utf-8").splitlines()[:200]
+    half = list(seg.segment_lines(raw))
+    full = list(seg.segment_lines(_fullwidth(line) for line in raw))
+    assert [[len(w) for w in ws] for ws in half] == [[len(w) for w in ws] for ws in full]
