@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
 
-MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear"]
+MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear", "fasttag._kbest"]
 
 directives = {
     "language_level": 3,

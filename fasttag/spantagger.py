@@ -1,0 +1,863 @@
+"""Span tagging: chunking (CoNLL-2000) and named entities (CoNLL-2003).
+
+A :class:`SpanTagger` is a sequence model whose tags encode spans.  Files
+come in IOB1 (the original CoNLL-2003 files), IOB2 or BIOES; the tagger
+learns with BIOES internally (E- and S- tags tell the model where a span
+ends, which helps both tasks), decodes with Viterbi constrained to valid
+BIOES sequences, and converts its output back to the scheme of the training
+files.  Scores follow conlleval (:func:`fasttag.spans.score_spans`).
+
+Features (per token, hashed templates, see :func:`span_templates`):
+
+* the POS tagger's word features: word, lowercase, digit-normalised form,
+  prefixes and suffixes, word shape and orthographic flags, a +-2 window;
+* every extra input column (POS tags, chunk tags, ...) as ``c1 .. cN`` over
+  a +-2 window, with n-grams and word conjunctions for the first one;
+* document-level features (on by default for NER): how the word's
+  lowercase form is written elsewhere in its document (``doc``: lowercase,
+  capitalised away from a sentence start, all capitals), whether the
+  sentence is written in capitals (``headline``), and the roles the word
+  takes elsewhere in runs of capitalised words (``docrun``: alone, first,
+  middle, last: "Clinton" after "Bill Clinton") with its own role here
+  (``caprole``).  Documents are delimited by ``-DOCSTART-`` lines; without
+  them each sentence is its own document;
+* optional gazetteers (``gaz``): the longest entry of each type that covers
+  the token, as a BIOES tag of the type (``B-LOC``).
+
+Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
+and the tag in the last column unless told otherwise, every other column a
+feature column unless ``feature_columns`` is given.
+"""
+import json
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+
+from . import io as ftio
+from . import modelfile
+from . import spans as ftspans
+from ._core import hash_strings
+from .errors import FasttagError, InputError, ModelFormatError
+from .features import WordFeaturizer
+from .sequence import SequenceModel
+
+KIND = "spans"
+INTERNAL_SCHEME = "bioes"      # the default scheme learned with
+DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
+DEFAULT_EPOCHS = {"chunk": 8, "ner": 15, None: 10}
+
+__all__ = ["SpanTagger", "SpanFeaturizer", "span_templates", "read_gazetteer",
+           "train_command", "tag_command", "eval_command"]
+
+
+# ---------------------------------------------------------------- features
+
+class SpanFeaturizer:
+    """Word attributes (cached per word type, as the POS tagger's) plus
+    per-token attributes handed over as columns: the input's feature
+    columns ``c1 .. cN``, then the derived ``extras`` (``doc``, ``headline``,
+    ``docrun``, ``caprole``, ``gaz``), in that order."""
+
+    def __init__(self, n_input_columns=0, extras=()):
+        self.words = WordFeaturizer()
+        self.n_input_columns = int(n_input_columns)
+        self.extras = tuple(extras)
+        self.column_names = [f"c{j + 1}" for j in range(self.n_input_columns)] + list(self.extras)
+        self.n_columns = len(self.column_names)
+        self.attribute_names = list(WordFeaturizer.ATTRIBUTES) + self.column_names
+        self._caches = [{} for _ in self.column_names]
+        self._seeds = [f"{name}=" for name in self.column_names]
+        # the word attributes come first and depend on the word type alone:
+        # the sequence model scores their offset-0 templates once per type
+        self.n_type_attributes = len(WordFeaturizer.ATTRIBUTES)
+
+    def type_ids(self, words):
+        return self.words.type_ids(words)
+
+    def type_rows(self, ids):
+        return self.words.type_rows(ids)
+
+    def attributes(self, words, columns=None, ids=None):
+        rows = self.words.attributes(words, ids=ids)
+        if not self.n_columns:
+            return rows
+        if columns is None or len(columns) != len(words):
+            raise ValueError(f"this featurizer needs {self.n_columns} columns per token")
+        extra = np.empty((len(words), self.n_columns), dtype=np.uint64)
+        for j in range(self.n_columns):
+            cache = self._caches[j]
+            values = [c[j] for c in columns]
+            missing = [v for v in set(values) if v not in cache]
+            if missing:
+                if len(cache) > 100_000:
+                    cache.clear()
+                    missing = list(set(values))
+                seed = self._seeds[j]
+                cache.update(zip(missing, hash_strings([seed + v for v in missing]).tolist()))
+            extra[:, j] = [cache[v] for v in values]
+        return np.ascontiguousarray(np.hstack([rows, extra]))
+
+
+_WORD_TEMPLATES = (
+    "bias",
+    "word[0]", "lower[0]", "norm[0]",
+    "prefix1[0]", "prefix2[0]", "prefix3[0]", "prefix4[0]",
+    "suffix1[0]", "suffix2[0]", "suffix3[0]", "suffix4[0]", "suffix5[0]",
+    "shape[0]", "short_shape[0]", "flags[0]", "length[0]|short_shape[0]",
+    "norm[-1]", "norm[1]", "norm[-2]", "norm[2]",
+    "word[-1]", "word[1]",
+    "suffix3[-1]", "suffix3[1]", "suffix2[-1]", "suffix2[1]",
+    "short_shape[-1]", "short_shape[1]", "short_shape[-2]", "short_shape[2]",
+    "flags[-1]", "flags[1]",
+    "norm[-1]|norm[0]", "norm[0]|norm[1]", "norm[-1]|norm[1]",
+    "norm[-2]|norm[-1]", "norm[1]|norm[2]",
+    "suffix3[0]|norm[-1]", "suffix3[0]|norm[1]",
+    "short_shape[-1]|short_shape[0]", "short_shape[0]|short_shape[1]",
+    "short_shape[-1]|short_shape[0]|short_shape[1]",
+    "norm[-1]|short_shape[0]", "short_shape[0]|norm[1]",
+)
+
+
+def span_templates(n_input_columns=0, extras=()):
+    """The default templates for ``n_input_columns`` feature columns and
+    the derived attributes ``extras``."""
+    out = list(_WORD_TEMPLATES)
+    for j in range(1, n_input_columns + 1):
+        c = f"c{j}"
+        out += [f"{c}[{o}]" for o in (-2, -1, 0, 1, 2)]
+        out += [f"{c}[-1]|{c}[0]", f"{c}[0]|{c}[1]", f"{c}[-2]|{c}[-1]", f"{c}[1]|{c}[2]",
+                f"{c}[-1]|{c}[1]",
+                f"{c}[-2]|{c}[-1]|{c}[0]", f"{c}[-1]|{c}[0]|{c}[1]", f"{c}[0]|{c}[1]|{c}[2]",
+                f"norm[0]|{c}[0]", f"{c}[0]|short_shape[0]"]
+        if j == 1:
+            # the first column is usually the POS tag: conjunctions with words
+            out += [f"norm[-1]|{c}[0]", f"{c}[0]|norm[1]", f"norm[-1]|{c}[-1]", f"norm[1]|{c}[1]",
+                    f"{c}[-1]|norm[0]", f"norm[0]|{c}[1]", f"norm[-1]|{c}[-1]|{c}[0]",
+                    f"{c}[0]|{c}[1]|norm[1]"]
+    for j in range(2, n_input_columns + 1):
+        out += [f"c1[0]|c{j}[0]", f"c1[-1]|c{j}[-1]|c1[0]|c{j}[0]", f"c1[0]|c{j}[0]|c1[1]|c{j}[1]"]
+    if "doc" in extras:
+        out += ["doc[0]", "doc[-1]", "doc[1]", "doc[0]|short_shape[0]", "doc[0]|lower[0]",
+                "doc[-1]|doc[0]", "doc[0]|doc[1]"]
+    if "headline" in extras:
+        out += ["headline[0]|short_shape[0]", "headline[0]|lower[0]", "headline[0]|doc[0]"]
+    if "docrun" in extras:
+        out += ["docrun[0]", "docrun[0]|short_shape[0]", "docrun[-1]|docrun[0]", "docrun[0]|docrun[1]",
+                "docrun[0]|caprole[0]", "caprole[0]", "caprole[0]|lower[0]"]
+    if "gaz" in extras:
+        out += ["gaz[0]", "gaz[-1]", "gaz[1]", "gaz[0]|short_shape[0]", "gaz[-1]|gaz[0]|gaz[1]"]
+    return out
+
+
+def _cap_runs(words):
+    """Per token: its role in the maximal run of capitalised tokens it is
+    in (A alone, F first, M middle, L last; "" when not capitalised) and
+    the run's neighbours (previous and next capitalised words, lowercase)."""
+    n = len(words)
+    roles = [""] * n
+    i = 0
+    while i < n:
+        if words[i][:1].isupper():
+            j = i
+            while j + 1 < n and words[j + 1][:1].isupper():
+                j += 1
+            if i == j:
+                roles[i] = "A"
+            else:
+                roles[i] = "F"
+                roles[j] = "L"
+                for m in range(i + 1, j):
+                    roles[m] = "M"
+            i = j + 1
+        else:
+            i += 1
+    return roles
+
+
+def _document_extras(sentences, doc_ids, extras):
+    """Per sentence, per token: a tuple of the document-level ``extras``.
+
+    ``doc``: how the word's lowercase form appears elsewhere in the
+    document: written in lowercase (l), capitalised away from a sentence
+    start (t), all capitals (a), each flag a letter or "-"; plus whether
+    the token itself is at a sentence start.  ``headline``: whether most of
+    the sentence's letters are capitals (H or -).  ``docrun``: the roles
+    (A, F, M, L: see ``_cap_runs``) the word takes in runs of capitalised
+    words elsewhere in the document; ``caprole``: the token's own role (or
+    "-"; always with ``docrun``).  Headline sentences are not counted as
+    "elsewhere".
+    """
+    want = [e in extras for e in ("doc", "headline", "docrun")]
+    if want[2] != ("caprole" in extras):
+        raise ValueError("docrun and caprole go together")
+    out = [None] * len(sentences)
+    by_doc = {}
+    for i, d in enumerate(doc_ids):
+        by_doc.setdefault(d, []).append(i)
+    for members in by_doc.values():
+        heads = {}
+        roles_of = {}
+        occ = Counter()
+        for i in members:
+            words = sentences[i]
+            n_cased = n_upper = 0
+            for w in words:
+                if not w.isalpha() and not any(ch.isalpha() for ch in w):
+                    continue
+                n_cased += 1
+                n_upper += w.isupper()
+            head = n_cased > 1 and 2 * n_upper > n_cased
+            heads[i] = head
+            roles = _cap_runs(words)
+            roles_of[i] = roles
+            if not head:
+                occ.update(zip(words, roles))
+                occ[(words[0], "^")] += 1      # the first token: counted apart
+                occ[(words[0], roles[0])] -= 1
+        # per lowercase form: [lowercase, capitalised, all capitals, and
+        # the run roles A, F, M, L] occurrences away from sentence starts
+        # (lowercase ones anywhere)
+        stats = {}
+        for (w, role), c in occ.items():
+            if not c:
+                continue
+            lw = w.lower()
+            st = stats.get(lw)
+            if st is None:
+                st = stats[lw] = [0] * 7
+            if w.islower():
+                st[0] += c
+            elif role != "^" and w[:1].isupper():
+                st[2 if w.isupper() and len(w) > 1 else 1] += c
+                st[_ROLE_SLOT[role]] += c
+        cache = {}
+        for i in members:
+            words = sentences[i]
+            head = heads[i]
+            roles = roles_of[i]
+            rows = []
+            for p, w in enumerate(words):
+                role = "^" if p == 0 else roles[p]
+                key = (w, role, head)
+                row = cache.get(key)
+                if row is None:
+                    row = cache[key] = _extras_row(w, role, head, want, stats, roles[p])
+                rows.append(row)
+            out[i] = rows
+    return out
+
+
+_ROLE_SLOT = {"A": 3, "F": 4, "M": 5, "L": 6}
+_NO_STATS = (0,) * 7
+
+
+def _extras_row(w, role, head, want, stats, own_role):
+    st = stats.get(w.lower(), _NO_STATS)
+    if not head:
+        # the token's own occurrence was counted: take it out
+        st = list(st)
+        if w.islower():
+            st[0] -= 1
+        elif role != "^" and w[:1].isupper():
+            st[2 if w.isupper() and len(w) > 1 else 1] -= 1
+            st[_ROLE_SLOT[role]] -= 1
+    row = []
+    if want[0]:
+        row.append(("l" if st[0] > 0 else "-") + ("t" if st[1] > 0 else "-") + ("a" if st[2] > 0 else "-")
+                   + ("0" if role == "^" else ""))
+    if want[1]:
+        row.append("H" if head else "-")
+    if want[2]:
+        row.append("".join(r for r, n in zip("AFML", st[3:]) if n > 0) or "-")
+        row.append(own_role or "-")
+    return tuple(row)
+
+
+# ---------------------------------------------------------------- gazetteers
+
+def read_gazetteer(path):
+    """Entries of a gazetteer file: one per line, tokens separated by
+    whitespace; blank lines and lines starting with ``#`` are skipped."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                entries.append(" ".join(line.split()))
+    return entries
+
+
+class Gazetteer:
+    """Longest-match lookup of multi-token entries, per type."""
+
+    def __init__(self, lists):
+        self.lists = {t: sorted(set(e)) for t, e in sorted(lists.items())}
+        self.index = {}        # first token -> max length, per type
+        self.entries = {}
+        for typ, entries in self.lists.items():
+            ents = set()
+            first = {}
+            for e in entries:
+                toks = tuple(e.split(" "))
+                ents.add(toks)
+                first[toks[0]] = max(first.get(toks[0], 0), len(toks))
+            self.entries[typ] = ents
+            self.index[typ] = first
+
+    def tags(self, words):
+        """Per token: the gazetteer tags covering it ("-" when none)."""
+        n = len(words)
+        marks = [[] for _ in range(n)]
+        for typ in self.lists:
+            ents, first = self.entries[typ], self.index[typ]
+            i = 0
+            while i < n:
+                longest = first.get(words[i], 0)
+                found = 0
+                for L in range(min(longest, n - i), 0, -1):
+                    if tuple(words[i:i + L]) in ents:
+                        found = L
+                        break
+                if found:
+                    if found == 1:
+                        marks[i].append("S-" + typ)
+                    else:
+                        marks[i].append("B-" + typ)
+                        for j in range(i + 1, i + found - 1):
+                            marks[j].append("I-" + typ)
+                        marks[i + found - 1].append("E-" + typ)
+                    i += found
+                else:
+                    i += 1
+        return ["|".join(m) if m else "-" for m in marks]
+
+
+# ---------------------------------------------------------------- reading
+
+def _is_source(data):
+    return isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") or hasattr(data, "read")
+
+
+def _read_sentences(data, word_column=0, tag_column=-1):
+    """(Sentence list, document id per sentence) from a path or file, or
+    from an iterable of Sentence objects."""
+    if _is_source(data):
+        sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
+    else:
+        sents = list(data)
+    doc_ids = []
+    doc = 0
+    seen_docstart = any(any(line.startswith("-DOCSTART-") for line in s.lines) for s in sents)
+    for i, s in enumerate(sents):
+        if seen_docstart:
+            if any(line.startswith("-DOCSTART-") for line in s.lines):
+                doc += 1
+        else:
+            doc = i
+        doc_ids.append(doc)
+    return sents, doc_ids
+
+
+def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
+    """Absolute feature column indices (the tag column may be None)."""
+    w = word_column % n_cols
+    t = None if tag_column is None else tag_column % n_cols
+    if feature_columns is None:
+        return [j for j in range(n_cols) if j != w and j != t]
+    out = []
+    for j in feature_columns:
+        if not -n_cols <= j < n_cols:
+            raise FasttagError(f"feature column {j} is out of range: the file has {n_cols} columns")
+        j %= n_cols
+        if j == w or j == t:
+            raise FasttagError(f"feature column {j} is the word or the tag column")
+        out.append(j)
+    return out
+
+
+# ---------------------------------------------------------------- the tagger
+
+class SpanTagger:
+    """A trained chunker or named-entity tagger.  Create with :meth:`train`
+    or :func:`fasttag.load`."""
+
+    def __init__(self, model, meta=None, gazetteer=None):
+        self.model = model
+        self.meta = dict(meta or {})
+        self.gazetteer = gazetteer
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def scheme(self):
+        """The scheme tags are read and written in (that of the training data)."""
+        return self.meta.get("scheme", "iob2")
+
+    @property
+    def internal_scheme(self):
+        """The scheme the model learns and decodes with ("bioes" or "iob2")."""
+        return self.meta.get("internal_scheme", INTERNAL_SCHEME)
+
+    @property
+    def types(self):
+        """The span types (NP, PER, ...), sorted."""
+        return sorted({ftspans.split_tag(t)[1] for t in self.model.tags} - {""})
+
+    @property
+    def feature_columns(self):
+        return list(self.meta.get("feature_columns", []))
+
+    # ------------------------------------------------------------ training
+
+    @classmethod
+    def train(cls, train, dev=None, *, task=None, scheme=None, column=None, word_column=0,
+              feature_columns=None, gazetteers=None, epochs=None, seed=0, templates=None,
+              document_features=None, internal_scheme=INTERNAL_SCHEME, algorithm="perceptron",
+              k=1, C=None, verbose=None, corpus=None, licence=None):
+        """Train on ``train`` (a column file path or Sentence objects), keeping
+        the epoch with the best span F1 on ``dev`` when given.
+
+        ``scheme``: of the files ("iob1", "iob2", "bioes"; detected when
+        None).  ``column``: tag column (default last); ``word_column``
+        (default 0); ``feature_columns``: columns used as features (default:
+        every other column).  ``gazetteers``: {type: path or list of
+        entries}.  ``document_features``: document-level features (default:
+        on unless ``task`` is "chunk").  ``internal_scheme``: "bioes"
+        (default) or "iob2", the scheme learned and decoded with.
+        ``epochs``: default 8 for "chunk", 15 for "ner", 10 otherwise.
+        ``algorithm``, ``k``, ``C``: as
+        :meth:`fasttag.sequence.SequenceModel.fit` ("perceptron" or k-best
+        "mira").
+        """
+        tag_column = -1 if column is None else column
+        sents, doc_ids = _read_sentences(train, word_column, tag_column)
+        keep = [i for i, s in enumerate(sents) if s.words]
+        sents = [sents[i] for i in keep]
+        doc_ids = [doc_ids[i] for i in keep]
+        if not sents:
+            raise FasttagError("no training sentences")
+        if any(s.tags is None for s in sents):
+            raise FasttagError("training data has no tag column")
+        n_cols = len(sents[0].rows[0])
+        feats = _resolve_columns(n_cols, word_column, tag_column, feature_columns)
+        if scheme is None:
+            scheme = ftspans.detect_scheme(s.tags for s in sents)
+        if scheme not in ftspans.SCHEMES:
+            raise FasttagError(f"unknown scheme {scheme!r}; expected one of {', '.join(ftspans.SCHEMES)}")
+        _check_tags(sents, scheme)
+        if document_features is None:
+            document_features = task != "chunk"
+        gaz = None
+        if gazetteers:
+            lists = {}
+            for typ, src in dict(gazetteers).items():
+                lists[typ] = read_gazetteer(src) if isinstance(src, str) or hasattr(src, "__fspath__") \
+                    else [" ".join(str(e).split()) for e in src]
+            gaz = Gazetteer(lists)
+        extras = []
+        if document_features:
+            extras += list(DOCUMENT_EXTRAS)
+        if gaz is not None:
+            extras.append("gaz")
+        if internal_scheme not in ("bioes", "iob2"):
+            raise FasttagError(f"internal scheme must be bioes or iob2, not {internal_scheme!r}")
+        internal = [ftspans.convert(s.tags, scheme, internal_scheme) for s in sents]
+        types = sorted({ftspans.split_tag(t)[1] for tags in internal for t in tags} - {""})
+        prefixes = "BIES" if internal_scheme == "bioes" else "BI"
+        tags = ["O"] + [f"{p}-{t}" for t in types for p in prefixes]
+        index = {t: i for i, t in enumerate(tags)}
+        featurizer = SpanFeaturizer(len(feats), extras)
+        if templates is None:
+            templates = span_templates(len(feats), extras)
+        model = SequenceModel(tags, featurizer, templates, allowed=_allowed_mask(tags, internal_scheme))
+        meta = {"task": task, "scheme": scheme, "internal_scheme": internal_scheme,
+                "word_column": word_column % n_cols, "tag_column": tag_column % n_cols,
+                "n_columns": n_cols,
+                "feature_columns": feats, "extras": extras,
+                "document_features": bool(document_features)}
+        tagger = cls(model, meta, gaz)
+        columns = tagger._columns(sents, doc_ids)
+        data = [(s.words, cols, [index[t] for t in tags_])
+                for s, cols, tags_ in zip(sents, columns, internal)]
+        dev_data = evaluate = None
+        if dev is not None:
+            dsents, ddocs = _read_sentences(dev, word_column, tag_column)
+            keep = [i for i, s in enumerate(dsents) if s.words]
+            dsents = [dsents[i] for i in keep]
+            ddocs = [ddocs[i] for i in keep]
+            if any(s.tags is None for s in dsents):
+                raise FasttagError("development data has no tag column")
+            dscheme = _scoring_scheme([s.tags for s in dsents], scheme)
+            dgold = [list(s.tags) for s in dsents]
+            dcols = tagger._columns(dsents, ddocs)
+            dev_data = [(s.words, c, [0] * len(s.words)) for s, c in zip(dsents, dcols)]
+
+            gold_spans = _span_set(dgold, dscheme)
+
+            def evaluate(pred_ids):
+                pred = _id_span_set(pred_ids, tags) if internal_scheme == "bioes" else None
+                if pred is None:       # not a valid BIOES sequence: the slow way
+                    pred = _span_set([to_scheme([tags[i] for i in ids.tolist()], internal_scheme,
+                                                dscheme) for ids in pred_ids], dscheme)
+                correct = len(gold_spans & pred)
+                p = correct / len(pred) if pred else 0.0
+                r = correct / len(gold_spans) if gold_spans else 0.0
+                return 200 * p * r / (p + r) if p + r else 0.0
+        if epochs is None:
+            epochs = DEFAULT_EPOCHS.get(task, DEFAULT_EPOCHS[None])
+        t0 = time.perf_counter()
+        history = model.fit(data, dev_data, epochs=epochs, seed=seed, evaluate=evaluate,
+                            verbose=verbose, name=task or "spans", algorithm=algorithm, k=k, C=C)
+        tagger.meta["train_seconds"] = time.perf_counter() - t0
+        tagger.meta["history"] = history
+        if corpus:
+            tagger.meta["corpus"] = corpus
+        if licence:
+            tagger.meta["licence"] = licence
+        return tagger
+
+    # ------------------------------------------------------------ tagging
+
+    def _columns(self, sents, doc_ids=None, columns=None):
+        """Per sentence, per token: the featurizer's column values."""
+        extras = self.meta.get("extras", [])
+        feats = self.feature_columns
+        words = [s.words if hasattr(s, "words") else list(s) for s in sents]
+        if columns is None:
+            if feats:
+                columns = []
+                for s in sents:
+                    rows = getattr(s, "rows", None)
+                    if rows is None:
+                        raise FasttagError(f"this model needs {len(feats)} feature columns per token")
+                    if rows and len(rows[0]) <= max(feats):
+                        raise InputError(f"the sentence starting on line {s.start_line} has "
+                                         f"{len(rows[0])} column(s); this model reads feature "
+                                         f"columns {', '.join(map(str, feats))} (0-based)")
+                    columns.append([tuple(r[j] for j in feats) for r in rows] if len(feats) > 1
+                                   else [(r[feats[0]],) for r in rows])
+            else:
+                columns = [[()] * len(w) for w in words]
+        else:
+            columns = [[tuple(c) for c in cs] for cs in columns]
+            for w, cs in zip(words, columns):
+                if len(cs) != len(w) or any(len(c) != len(feats) for c in cs):
+                    raise FasttagError(f"this model needs {len(feats)} feature columns per token")
+        if not extras:
+            return columns
+        if doc_ids is None:
+            doc_ids = list(range(len(words)))
+        doc_extras = [e for e in extras if e in DOCUMENT_EXTRAS]
+        if doc_extras:
+            derived = _document_extras(words, doc_ids, doc_extras)
+            columns = [[c + d for c, d in zip(cs, ds)] for cs, ds in zip(columns, derived)]
+        if "gaz" in extras:
+            if self.gazetteer is None:
+                raise ModelFormatError("corrupt fasttag model: gazetteer features without a gazetteer")
+            columns = [[c + (g,) for c, g in zip(cs, self.gazetteer.tags(w))]
+                       for cs, w in zip(columns, words)]
+        return columns
+
+    def _predict_internal(self, sents, doc_ids=None, columns=None):
+        cols = self._columns(sents, doc_ids, columns)
+        words = [s.words if hasattr(s, "words") else list(s) for s in sents]
+        names = self.model.tags
+        ids = self.model.predict_ids(list(zip(words, cols)))
+        return [[names[i] for i in row.tolist()] for row in ids]
+
+    def tag_sents(self, sentences, columns=None, documents=None):
+        """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
+        Sentence objects (whose rows give the feature columns).
+        ``columns``: per sentence, per token, the feature column values
+        (when the sentences are token lists and the model has feature
+        columns).  ``documents``: a document id per sentence (default: each
+        sentence alone, or ``-DOCSTART-`` lines of Sentence objects)."""
+        sentences = list(sentences)
+        if documents is None and sentences and all(isinstance(s, ftio.Sentence) for s in sentences):
+            _, documents = _read_sentences(sentences)
+        out = [[] for _ in sentences]
+        idx = [i for i, s in enumerate(sentences) if len(s.words if hasattr(s, "words") else s)]
+        if not idx:
+            return out
+        sub = [sentences[i] for i in idx]
+        docs = None if documents is None else [documents[i] for i in idx]
+        cols = None if columns is None else [columns[i] for i in idx]
+        pred = self._predict_internal(sub, docs, cols)
+        for i, p in zip(idx, pred):
+            out[i] = to_scheme(p, self.internal_scheme, self.scheme)
+        return out
+
+    def tag(self, tokens, columns=None):
+        """Tags of one sentence (in :attr:`scheme`)."""
+        return self.tag_sents([tokens], None if columns is None else [columns])[0]
+
+    def spans(self, tokens, columns=None):
+        """The predicted spans of one sentence: (type, start, end) with end
+        exclusive."""
+        return ftspans.spans(self.tag(tokens, columns), self.scheme)
+
+    def evaluate(self, data, *, column=None, word_column=None, scheme=None):
+        """conlleval scores on a column file (or Sentence objects) with gold
+        tags: ``precision``, ``recall``, ``f1`` (percent), ``per_type``,
+        ``accuracy``, chunk counts, ``tokens``, ``seconds``,
+        ``tokens_per_second``.  The gold file's scheme is detected unless
+        given."""
+        if column is None:
+            column = self.meta.get("tag_column", -1)
+        if word_column is None:
+            word_column = self.meta.get("word_column", 0)
+        sents, docs = _read_sentences(data, word_column, column)
+        keep = [i for i, s in enumerate(sents) if s.words]
+        sents = [sents[i] for i in keep]
+        docs = [docs[i] for i in keep]
+        if any(s.tags is None for s in sents):
+            raise FasttagError("evaluation data has no tag column")
+        gold = [list(s.tags) for s in sents]
+        if scheme is None:
+            scheme = _scoring_scheme(gold, self.scheme)
+        t0 = time.perf_counter()
+        pred = self._predict_internal(sents, docs) if sents else []
+        seconds = time.perf_counter() - t0
+        pred = [to_scheme(p, self.internal_scheme, scheme) for p in pred]
+        result = ftspans.score_spans(gold, pred, scheme)
+        result["scheme"] = scheme
+        result["sentences"] = len(sents)
+        result["seconds"] = seconds
+        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else 0.0
+        return result
+
+    # ------------------------------------------------------------ storage
+
+    def to_bytes(self):
+        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
+        return modelfile.dumps(*self._parts())
+
+    def save(self, path):
+        """Write the model atomically to ``path``."""
+        modelfile.write(path, *self._parts())
+
+    def _parts(self):
+        header, arrays = self.model.to_parts()
+        header["kind"] = KIND
+        header["featurizer"] = {"name": "spans", "n_input_columns": len(self.feature_columns),
+                                "extras": list(self.meta.get("extras", []))}
+        header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
+        if self.gazetteer is not None:
+            header["gazetteers"] = self.gazetteer.lists
+        return header, arrays
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Load from :meth:`to_bytes` output."""
+        return cls._from_parts(*modelfile.loads(data))
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        if header.get("kind") != KIND:
+            raise ModelFormatError(f"not a span tagger model (kind {header.get('kind')!r})")
+        try:
+            spec = header["featurizer"]
+            n_in = int(spec["n_input_columns"])
+            extras = [str(e) for e in spec.get("extras", [])]
+            meta = dict(header.get("meta") or {})
+            lists = header.get("gazetteers")
+            gaz = Gazetteer({str(t): [str(e) for e in v] for t, v in lists.items()}) if lists else None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelFormatError(f"corrupt fasttag model: bad span tagger header ({exc})") from None
+        if set(extras) - set(DOCUMENT_EXTRAS) - {"gaz"} or ("gaz" in extras and gaz is None) \
+                or len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in ftspans.SCHEMES \
+                or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2"):
+            raise ModelFormatError("corrupt fasttag model: span tagger settings do not add up")
+        model = SequenceModel.from_parts(header, arrays, SpanFeaturizer(n_in, extras))
+        internal = meta.get("internal_scheme", INTERNAL_SCHEME)
+        for t in model.tags:
+            p, _ = ftspans.split_tag(t)
+            if p not in ("O", "B", "I", "E", "S") or (internal == "iob2" and p in ("E", "S")):
+                raise ModelFormatError(f"corrupt fasttag model: {t!r} is not a {internal.upper()} tag")
+        return cls(model, meta, gaz)
+
+
+def from_bioes(tags, scheme):
+    """A valid BIOES sequence (as the constrained decoder produces) in
+    ``scheme``; equal to ``spans.convert(tags, "bioes", scheme)`` for valid
+    input, without going through spans."""
+    if scheme == "bioes":
+        return list(tags)
+    out = []
+    prev_end_type = None       # type of a chunk that ended on the previous token
+    for t in tags:
+        p = t[0]
+        if p == "O":
+            out.append(t)
+            prev_end_type = None
+            continue
+        typ = t[2:]
+        if p == "B" or p == "S":
+            if scheme == "iob2" or prev_end_type == typ:
+                out.append("B-" + typ)
+            else:
+                out.append("I-" + typ)
+        else:
+            out.append("I-" + typ)
+        prev_end_type = typ if p in ("E", "S") else None
+    return out
+
+
+def _span_set(sequences, scheme):
+    """Spans of many sequences as one set of (sentence, type, start, end)."""
+    return {(i,) + sp for i, seq in enumerate(sequences) for sp in ftspans.spans(seq, scheme)}
+
+
+def _id_span_set(pred_ids, tags):
+    """The spans of valid BIOES tag-id sequences as ``_span_set`` gives them
+    (None when a sequence is not valid), computed with numpy."""
+    if not pred_ids:
+        return set()
+    prefix = np.array([t[0] for t in tags])
+    types = [t[2:] for t in tags]
+    ids = np.concatenate(pred_ids)
+    lengths = np.array([len(x) for x in pred_ids])
+    sent = np.repeat(np.arange(len(pred_ids)), lengths)
+    offset = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    p = prefix[ids]
+    starts = np.flatnonzero((p == "B") | (p == "S"))
+    ends = np.flatnonzero((p == "E") | (p == "S"))
+    if len(starts) != len(ends) or np.any(ends < starts) or np.any(sent[starts] != sent[ends]):
+        return None
+    return {(int(sent[a]), types[ids[a]], int(a - offset[a]), int(b - offset[a]) + 1)
+            for a, b in zip(starts.tolist(), ends.tolist())}
+
+
+def to_scheme(tags, internal, scheme):
+    """A valid ``internal`` sequence (as the constrained decoder produces)
+    in ``scheme``."""
+    if internal == "bioes":
+        return from_bioes(tags, scheme)
+    if internal == scheme:
+        return list(tags)
+    return ftspans.convert(tags, internal, scheme)
+
+
+def _allowed_mask(tags, scheme=INTERNAL_SCHEME):
+    """The transition mask of valid ``scheme`` sequences over ``tags``."""
+    T = len(tags)
+    mask = np.zeros((T + 2) * T, dtype=np.uint8)
+    for t, cur in enumerate(tags):
+        mask[T * T + t] = ftspans.is_allowed(None, cur, scheme)
+        mask[(T + 1) * T + t] = ftspans.is_allowed_end(cur, scheme)
+        for p, prev in enumerate(tags):
+            mask[p * T + t] = ftspans.is_allowed(prev, cur, scheme)
+    return mask
+
+
+def _check_tags(sents, scheme):
+    allowed = {"iob1": "BIO", "iob2": "BIO", "bioes": "BIOES"}[scheme]
+    for s in sents:
+        for t in s.tags:
+            p, typ = ftspans.split_tag(t)
+            if p not in allowed or (p == "O") != (typ == ""):
+                raise InputError(f"tag {t!r} (sentence starting on line {s.start_line}) "
+                                 f"is not a {scheme.upper()} tag")
+
+
+def _scoring_scheme(gold, trained):
+    """The scheme to read gold tags in: conlleval reads IOB1 and IOB2 alike,
+    so only BIOES differs."""
+    detected = ftspans.detect_scheme(gold)
+    if detected == "bioes":
+        return "bioes"
+    return trained if trained in ("iob1", "iob2") else detected
+
+
+# ---------------------------------------------------------------- CLI
+
+def train_command(args):
+    """``fasttag train chunk|ner``."""
+    gazetteers = {}
+    for item in getattr(args, "gazetteer", None) or []:
+        typ, sep, path = item.partition("=")
+        if not sep or not typ or not path:
+            raise FasttagError(f"--gazetteer expects TYPE=FILE, not {item!r}")
+        gazetteers.setdefault(typ, [])
+        gazetteers[typ].extend(read_gazetteer(path))
+    tagger = SpanTagger.train(
+        args.train, dev=args.dev, task=args.task, scheme=args.scheme, column=args.column,
+        word_column=args.word_column, feature_columns=args.feature_columns,
+        gazetteers=gazetteers or None, epochs=args.epochs, seed=args.seed,
+        algorithm=args.algorithm, k=args.k, C=args.C,
+        verbose=None if not args.quiet else False)
+    tagger.save(args.output)
+    info = tagger.model.training_info
+    print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
+          + (f", dev F1 {info['dev_score']:.2f}" if info.get("dev_score") is not None else ""),
+          file=sys.stderr)
+    return 0
+
+
+SENTENCES_PER_BATCH = 5000
+DOCUMENT_BATCH = 1000
+
+
+def tag_command(tagger, args):
+    """``fasttag tag -m SPAN_MODEL``: the input's lines with the predicted
+    tag appended (in the training files' scheme).  Documents
+    (``-DOCSTART-``) are tagged whole."""
+    fmt = getattr(args, "format", None)
+    if fmt not in (None, "conll", "text"):
+        raise FasttagError(f"a span tagger reads column files, not {fmt}")
+    source = args.input if args.input else sys.stdin.buffer
+    out = open(args.output, "w", encoding="utf-8", newline="\n") if args.output else sys.stdout
+    word_column = tagger.meta.get("word_column", 0)
+    try:
+        if fmt == "text":
+            sentences = ftio.read_text(source)
+        else:
+            sentences = ftio.read_conll(source, word_column=word_column, tag_column=None)
+        batch, documents = [], False
+        for sent in sentences:
+            # batches are cut at document starts, so that document features
+            # see whole documents
+            starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
+            if batch and ((starts_doc and len(batch) >= DOCUMENT_BATCH)
+                          or (not documents and len(batch) >= SENTENCES_PER_BATCH)):
+                _tag_batch(tagger, batch, out, fmt)
+                batch = []
+            documents = documents or starts_doc
+            batch.append(sent)
+        if batch:
+            _tag_batch(tagger, batch, out, fmt)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        else:
+            out.flush()
+    return 0
+
+
+def _tag_batch(tagger, batch, out, fmt):
+    tags = tagger.tag_sents(batch)
+    for sent, ts in zip(batch, tags):
+        if fmt == "text":
+            ftio.write_text(sent, ts, out)
+        else:
+            ftio.write_conll(sent, ts, out, mode="append")
+
+
+def eval_command(tagger, args):
+    """``fasttag eval SPAN_MODEL TEST``: conlleval scores."""
+    column = args.column if isinstance(getattr(args, "column", None), int) else None
+    result = tagger.evaluate(args.test, column=column)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    print(f"processed {result['tokens']} tokens with {result['gold_chunks']} phrases; "
+          f"found: {result['pred_chunks']} phrases; correct: {result['correct_chunks']}.")
+    print(f"accuracy: {result['accuracy']:6.2f}%; precision: {result['precision']:6.2f}%; "
+          f"recall: {result['recall']:6.2f}%; FB1: {result['f1']:6.2f}")
+    for typ, r in result["per_type"].items():
+        print(f"{typ:>17}: precision: {r['precision']:6.2f}%; recall: {r['recall']:6.2f}%; "
+              f"FB1: {r['f1']:6.2f}  {r['pred']}")
+    print(f"speed: {result['tokens_per_second']:,.0f} tokens/s", file=sys.stderr)
+    return 0

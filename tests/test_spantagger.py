@@ -1,0 +1,258 @@
+"""SpanTagger: chunking and NER over column files, schemes, features, CLI."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+import fasttag
+from fasttag import spans as ftspans
+from fasttag.cli import main
+from fasttag.errors import FasttagError, ModelFormatError
+from fasttag.spantagger import (Gazetteer, SpanTagger, _cap_runs, _document_extras,
+                                from_bioes, span_templates)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+NER = DATA / "sample_ner.conll"
+CHUNK = DATA / "sample_chunk.conll"
+
+
+@pytest.fixture(scope="module")
+def ner_tagger():
+    return SpanTagger.train(NER, task="ner", epochs=8, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def chunk_tagger():
+    return SpanTagger.train(CHUNK, task="chunk", epochs=8, verbose=False)
+
+
+def _random_bioes(rng, n):
+    chunks, i = [], 0
+    while i < n:
+        if rng.random() < 0.5:
+            L = min(rng.randint(1, 3), n - i)
+            chunks.append((rng.choice("AB"), i, i + L))
+            i += L
+        else:
+            i += 1
+    return ftspans.encode(chunks, n, "bioes")
+
+
+def test_from_bioes_matches_convert_and_round_trips():
+    rng = random.Random(0)
+    for _ in range(3000):
+        tags = _random_bioes(rng, rng.randint(0, 9))
+        for scheme in ftspans.SCHEMES:
+            out = from_bioes(tags, scheme)
+            assert out == ftspans.convert(tags, "bioes", scheme)
+            assert ftspans.convert(out, scheme, "bioes") == tags
+
+
+def test_conlleval_semantics_by_hand():
+    # IOB1: I- starts a chunk after O; B- only between two chunks of a type
+    gold = [["I-PER", "I-PER", "O", "I-LOC", "B-LOC", "O"]]
+    pred = [["I-PER", "I-PER", "O", "I-LOC", "I-LOC", "O"]]
+    r = ftspans.score_spans(gold, pred, "iob1")
+    assert (r["gold_chunks"], r["pred_chunks"], r["correct_chunks"]) == (3, 2, 1)
+    assert r["precision"] == pytest.approx(50.0) and r["recall"] == pytest.approx(100 / 3)
+    # ill-formed IOB2: I- after O starts a chunk, a type change ends one
+    gold = [["B-NP", "I-NP", "O", "B-VP"]]
+    pred = [["O", "I-NP", "I-VP", "I-VP"]]
+    r = ftspans.score_spans(gold, pred, "iob2")
+    assert ftspans.spans(pred[0], "iob2") == [("NP", 1, 2), ("VP", 2, 4)]
+    assert r["correct_chunks"] == 0 and r["f1"] == 0.0
+    assert r["per_type"]["VP"]["pred"] == 1
+
+
+def test_train_keeps_the_input_scheme(ner_tagger):
+    assert ner_tagger.scheme == "iob1"
+    assert ner_tagger.types == ["LOC", "MISC", "ORG", "PER"]
+    assert set(ner_tagger.model.tags) == {"O"} | {f"{p}-{t}" for p in "BIES" for t in ner_tagger.types}
+    sents = list(fasttag.io.read_conll(NER))
+    pred = ner_tagger.tag_sents(sents)
+    # the training set is learned, and written back in IOB1 ("B-LOC" after
+    # a LOC chunk, "I-" elsewhere)
+    assert pred == [s.tags for s in sents]
+    assert any("B-LOC" in p for p in pred)
+    r = ner_tagger.evaluate(NER)
+    assert r["f1"] == pytest.approx(100.0)
+    assert set(r["per_type"]) == {"LOC", "MISC", "ORG", "PER"}
+    assert r["scheme"] == "iob1"
+
+
+def test_predictions_are_valid_sequences(ner_tagger):
+    words = ["Werner", "Zwingmann", "of", "the", "European", "Union", "and", "Bonn", "."]
+    cols = [("NNP", "B-NP")] * len(words)
+    tags = ner_tagger.tag(words, cols)
+    assert len(tags) == len(words)
+    assert ftspans.convert(tags, "iob1", "iob1") == tags
+    assert ner_tagger.spans(words, cols) == ftspans.spans(tags, "iob1")
+
+
+def test_feature_columns_required(ner_tagger, chunk_tagger):
+    with pytest.raises(FasttagError):
+        ner_tagger.tag(["Peter", "Blackburn"])
+    assert chunk_tagger.feature_columns == [1]
+    assert chunk_tagger.tag(["the", "pound"], [["DT"], ["NN"]]) == ["B-NP", "I-NP"]
+    assert chunk_tagger.tag([], []) == []
+
+
+def test_save_load_round_trip(ner_tagger, tmp_path):
+    path = tmp_path / "ner.ftm"
+    ner_tagger.save(path)
+    loaded = fasttag.load(str(path))
+    assert isinstance(loaded, SpanTagger)
+    sents = list(fasttag.io.read_conll(NER))
+    assert loaded.tag_sents(sents) == ner_tagger.tag_sents(sents)
+    again = SpanTagger.from_bytes(ner_tagger.to_bytes())
+    assert again.to_bytes() == ner_tagger.to_bytes()
+    assert loaded.meta["scheme"] == "iob1" and loaded.meta["feature_columns"] == [1, 2]
+
+
+def test_not_a_span_model(tmp_path):
+    tagger = SpanTagger.train(CHUNK, epochs=1, verbose=False)
+    header, arrays = tagger._parts()
+    header["kind"] = "tagger"
+    with pytest.raises(ModelFormatError):
+        SpanTagger._from_parts(header, arrays)
+    header["kind"] = "spans"
+    header["featurizer"]["extras"] = ["nonsense"]
+    with pytest.raises(ModelFormatError):
+        SpanTagger._from_parts(header, arrays)
+
+
+def test_scheme_option_and_bioes_files(tmp_path):
+    sents = list(fasttag.io.read_conll(NER))
+    path = tmp_path / "bioes.conll"
+    with open(path, "w") as out:
+        for s in sents:
+            fasttag.io.write_conll(s, ftspans.convert(s.tags, "iob1", "bioes"), out, mode="replace")
+    tagger = SpanTagger.train(path, epochs=8, verbose=False)
+    assert tagger.scheme == "bioes"
+    assert tagger.evaluate(path)["f1"] == pytest.approx(100.0)
+    with pytest.raises(FasttagError):
+        SpanTagger.train(path, scheme="iob2", epochs=1, verbose=False)
+
+
+def test_mira_training(chunk_tagger):
+    for k in (1, 3):
+        tagger = SpanTagger.train(CHUNK, task="chunk", epochs=8, algorithm="mira", k=k,
+                                  verbose=False)
+        assert tagger.model.training_info["algorithm"] == "mira"
+        assert tagger.evaluate(CHUNK)["f1"] == pytest.approx(100.0)
+
+
+def test_document_features():
+    sents = [["Clinton", "met", "Bill", "Clinton", "today"],
+             ["THE", "WHITE", "HOUSE", "SAID"],
+             ["The", "house", "said", "Clinton"]]
+    extras = ["doc", "headline", "docrun", "caprole"]
+    rows = _document_extras(sents, [0, 0, 0], extras)
+    # "Clinton" at the start: seen capitalised elsewhere, never in lowercase
+    assert rows[0][0] == ("-t-0", "-", "AL", "A")
+    # "Bill Clinton": a run of two
+    assert rows[0][2][3] == "F" and rows[0][3][3] == "L"
+    assert rows[0][3][2] == "A"       # elsewhere "Clinton" stands alone
+    # the headline is marked and does not count as "elsewhere"
+    assert [r[1] for r in rows[1]] == ["H"] * 4
+    assert rows[1][2][0] == "l--"     # "HOUSE": "house" is written in lowercase elsewhere
+    assert rows[2][1][0] == "---"     # its own occurrence does not count
+    # separate documents do not see each other
+    alone = _document_extras(sents, [0, 1, 2], extras)
+    assert alone[0][0][0] == "-t-0" and alone[2][3][0] == "---"
+    assert _cap_runs(["a", "B", "C", "d", "E"]) == ["", "F", "L", "", "A"]
+
+
+def test_gazetteer_longest_match(tmp_path):
+    gaz = Gazetteer({"LOC": ["New York", "New York City", "York"], "ORG": ["New York Times"]})
+    assert gaz.tags(["in", "New", "York", "City", "today"]) == ["-", "B-LOC", "I-LOC", "E-LOC", "-"]
+    assert gaz.tags(["New", "York", "Times"]) == ["B-LOC|B-ORG", "E-LOC|I-ORG", "E-ORG"]
+    assert gaz.tags(["York"]) == ["S-LOC"]
+    path = tmp_path / "loc.txt"
+    path.write_text("# a comment\nBrussels\nBonn\n\n")
+    tagger = SpanTagger.train(NER, task="ner", epochs=4, gazetteers={"LOC": str(path)}, verbose=False)
+    assert "gaz" in tagger.meta["extras"]
+    assert any(t.startswith("gaz[") for t in tagger.model.templates.names)
+    again = SpanTagger.from_bytes(tagger.to_bytes())
+    assert again.gazetteer.lists == {"LOC": ["Bonn", "Brussels"]}
+
+
+def test_templates_cover_columns():
+    names = span_templates(2, ["doc", "headline"])
+    assert "c1[-1]|c1[0]|c1[1]" in names and "c2[0]" in names and "doc[0]" in names
+    assert len(names) == len(set(names))
+
+
+def test_cli_train_tag_eval(tmp_path, capsys):
+    model = tmp_path / "ner.ftm"
+    assert main(["train", "ner", str(NER), "-o", str(model), "--dev", str(NER),
+                 "--epochs", "6", "--quiet"]) == 0
+    out = tmp_path / "tagged.conll"
+    assert main(["tag", "-m", str(model), str(NER), "-o", str(out)]) == 0
+    lines_in = NER.read_text().splitlines()
+    lines_out = out.read_text().splitlines()
+    assert len(lines_in) == len(lines_out)
+    for a, b in zip(lines_in, lines_out):
+        if a and not a.startswith("-DOCSTART-"):
+            assert b.startswith(a + " ")
+            assert b.split()[-1] == a.split()[-1]      # the training set is learned
+        else:
+            assert a == b
+    capsys.readouterr()
+    assert main(["eval", str(model), str(NER), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("precision", "recall", "f1", "per_type"):
+        assert key in result
+    assert result["f1"] == pytest.approx(100.0)
+    assert main(["eval", str(model), str(NER)]) == 0
+    assert "FB1" in capsys.readouterr().out
+
+
+def test_cli_columns_and_mira(tmp_path, capsys):
+    # word and tag columns moved: tag first, word last, POS in the middle
+    src = tmp_path / "moved.conll"
+    with open(src, "w") as f:
+        for line in CHUNK.read_text().splitlines():
+            if line:
+                w, pos, tag = line.split(" ")
+                f.write(f"{tag} {pos} {w}\n")
+            else:
+                f.write("\n")
+    model = tmp_path / "chunk.ftm"
+    assert main(["train", "chunk", str(src), "-o", str(model), "--column", "0", "--word-column", "2",
+                 "--feature-columns", "1", "--epochs", "8", "--algorithm", "mira", "--k", "2",
+                 "--C", "0.5", "--quiet"]) == 0
+    tagger = fasttag.load(str(model))
+    assert tagger.meta["feature_columns"] == [1] and tagger.meta["tag_column"] == 0
+    assert tagger.model.training_info["k"] == 2
+    capsys.readouterr()
+    assert main(["eval", str(model), str(src), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["f1"] == pytest.approx(100.0)
+    # no feature column: words only
+    model2 = tmp_path / "words.ftm"
+    assert main(["train", "chunk", str(CHUNK), "-o", str(model2), "--feature-columns", "",
+                 "--epochs", "2", "--quiet"]) == 0
+    assert fasttag.load(str(model2)).feature_columns == []
+    assert main(["train", "chunk", str(CHUNK), "-o", str(model2), "--gazetteer", "nonsense"]) == 2
+
+
+# ---------------------------------------------------------------- real corpora
+
+def test_conll2000_chunking(shared_data):
+    folder = shared_data / "conll2000"
+    tagger = SpanTagger.train(folder / "train.txt", task="chunk", epochs=4, verbose=False)
+    r = tagger.evaluate(folder / "test.txt")
+    assert r["f1"] > 93.8, r["f1"]
+    assert r["per_type"]["NP"]["f1"] > 94.0
+
+
+def test_conll2003_ner(shared_data):
+    folder = shared_data / "conll2003"
+    tagger = SpanTagger.train(folder / "eng.train", dev=folder / "eng.testa", task="ner",
+                              epochs=6, verbose=False)
+    assert tagger.model.training_info["dev_score"] > 89.0
+    r = tagger.evaluate(folder / "eng.testb")
+    assert r["scheme"] == "iob1"
+    assert r["f1"] > 85.0, r["f1"]
+    assert set(r["per_type"]) == {"LOC", "MISC", "ORG", "PER"}
