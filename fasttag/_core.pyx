@@ -200,6 +200,46 @@ cdef class WeightTable:
                     for j in range(slot.start, end):
                         scores[self.labels[j]] += self.weights[j] * v
 
+    cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,
+                           Py_ssize_t n_labels, weight_t* out) noexcept nogil:
+        """out[c] += weight(key, labels[c]) summed over the keys, for a few
+        ascending labels: binary search in each (sorted) block instead of
+        scattering all of a feature's labels (decoding hundreds of tags with
+        a tag dictionary)."""
+        cdef Py_ssize_t g, i, stop, c
+        cdef const Slot* found[32]
+        cdef const Slot* slot
+        cdef uint32_t lo, hi, mid, end
+        cdef class_t lab
+        for g in range(0, n_keys, 32):
+            stop = min(g + 32, n_keys)
+            for i in range(g, stop):
+                __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
+            for i in range(g, stop):
+                found[i - g] = self.find(keys[i])
+            for i in range(g, stop):
+                slot = found[i - g]
+                if slot == NULL:
+                    continue
+                lo = slot.start
+                end = slot.start + slot.n
+                for c in range(n_labels):
+                    lab = labels[c]
+                    hi = end
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if (self.packed[mid].label if self.packed != NULL else self.labels[mid]) < lab:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo == end:
+                        break
+                    if self.packed != NULL:
+                        if self.packed[lo].label == lab:
+                            out[c] += self.packed[lo].weight
+                    elif self.labels[lo] == lab:
+                        out[c] += self.weights[lo]
+
     cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
         cdef const Slot* slot = self.find(key)
         cdef uint32_t j

@@ -188,13 +188,27 @@ cdef class Search:
         for i in range(n):
             self.cand_start[i] = pos
             self.reserve(pos + T + 1, n)
+            cls = self.classes[start + i] if self.classes != NULL else -1
+            if cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T:
+                # a closed token with few candidates: score just those tags
+                for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
+                    self.cand[pos] = self.class_tags[j]
+                    pos += 1
+                if gold != NULL:
+                    pos = self.ensure(self.cand_start[i], pos, gold[i])
+                for j in range(self.cand_start[i], pos):
+                    self.escore[j] = self.base[self.base_index[start + i] * T + self.cand[j]] \
+                        if self.base != NULL else 0.0
+                if F:
+                    self.emit.score_labels(keys + (start + i) * F, F, self.cand + self.cand_start[i],
+                                           pos - self.cand_start[i], self.escore + self.cand_start[i])
+                continue
             if self.base != NULL:
                 memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
             else:
                 memset(self.dense, 0, T * sizeof(weight_t))
             if F:
                 self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense)
-            cls = self.classes[start + i] if self.classes != NULL else -1
             if cls >= 0:
                 a = self.class_offsets[cls]
                 b = self.class_offsets[cls + 1]
