@@ -81,15 +81,19 @@ class SequenceModel:
             offsets, flat = np.zeros(1, np.int64), np.zeros(0, np.int32)
         return classes, offsets, flat
 
-    def _batch_keys(self, sentences):
-        """(keys, bounds, candidates) for a list of (tokens, columns) pairs."""
-        lengths = [len(tokens) for tokens, _ in sentences]
+    def _flatten(self, sentences):
+        """(bounds, tokens, columns) of a list of (tokens, columns) pairs."""
         bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=bounds[1:])
+        np.cumsum([len(tokens) for tokens, _ in sentences], out=bounds[1:])
         tokens = [t for toks, _ in sentences for t in toks]
         columns = None
         if getattr(self.featurizer, "n_columns", 0):
             columns = [c for _, cols in sentences for c in cols]
+        return bounds, tokens, columns
+
+    def _batch_keys(self, sentences):
+        """(keys, bounds, candidates) for a list of (tokens, columns) pairs."""
+        bounds, tokens, columns = self._flatten(sentences)
         attrs = self.featurizer.attributes(tokens, columns)
         return self.templates.keys(attrs, bounds), bounds, self._candidates(tokens, columns)
 
@@ -102,13 +106,7 @@ class SequenceModel:
         once per distinct word type: (context keys, bounds, candidates,
         per-type base scores, type index per token)."""
         type_templates, context_templates = self._split
-        lengths = [len(tokens) for tokens, _ in sentences]
-        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=bounds[1:])
-        tokens = [t for toks, _ in sentences for t in toks]
-        columns = None
-        if getattr(self.featurizer, "n_columns", 0):
-            columns = [c for _, cols in sentences for c in cols]
+        bounds, tokens, columns = self._flatten(sentences)
         ids = self.featurizer.type_ids(tokens)
         attrs = self.featurizer.attributes(tokens, columns, ids=ids)
         unique, index = np.unique(ids, return_inverse=True)
