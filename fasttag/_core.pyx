@@ -552,8 +552,12 @@ cdef class WeightTable:
             if steps[e] < 1 or steps[e] < last:
                 raise ValueError(f"step {steps[e]} is before step {last} (steps never decrease)")
             last = steps[e]
+        cdef Py_ssize_t ahead
         with nogil:
             for e in range(n):
+                if e + 1 < n:        # the next example's slots, while this one runs
+                    for ahead in range(offsets[e + 1], offsets[e + 2]):
+                        __builtin_prefetch(&self.slots[slot_index(keys[ahead], self.shift)])
                 for i in range(offsets[e], offsets[e + 1]):
                     self.add(keys[i], labels[e],
                              deltas[e] if values is None else deltas[e] * values[i], steps[e])

@@ -46,4 +46,4 @@ cdef class Search:
     cdef int64_t greedy_update(self, AveragedVector trans, const uint64_t* keys,
                                Py_ssize_t F, int64_t start, int64_t n,
                                const int32_t* gold, step_t step) except -1 nogil
-    cdef void greedy_from(self, int32_t prev, int32_t* out) noexcept nogil
+    cdef int32_t best_after(self, int64_t i, int32_t prev) noexcept nogil

@@ -345,27 +345,30 @@ cdef class Search:
 
     cdef void greedy(self, int64_t n, int32_t* out) noexcept nogil:
         """Left to right, each tag scored with the previous predicted tag."""
-        cdef int T = self.T
-        cdef int64_t i, c, row
-        cdef int32_t tag, prev = -1
-        cdef weight_t v, best
-        cdef int32_t arg
+        cdef int64_t i
+        cdef int32_t prev = self.T           # T stands for the start
         for i in range(n):
-            row = T * T if prev < 0 else prev * T
-            best = -INFINITY
-            arg = -1
-            for c in range(self.cand_start[i], self.cand_start[i + 1]):
-                tag = self.cand[c]
-                if self.allowed != NULL and not self.allowed[row + tag]:
-                    continue
-                v = self.escore[c] + self.trans[row + tag]
-                if v > best or arg < 0:
-                    best = v
-                    arg = tag
-            if arg < 0:
-                arg = self.cand[self.cand_start[i]]
-            out[i] = arg
-            prev = arg
+            out[i] = self.best_after(i, prev)
+            prev = out[i]
+
+    cdef int32_t best_after(self, int64_t i, int32_t prev) noexcept nogil:
+        """Best candidate of built token i after tag ``prev`` (T = start);
+        ties go to the lower tag, forbidden transitions are skipped."""
+        cdef int T = self.T
+        cdef int64_t c, row = prev * T
+        cdef weight_t v, best = -INFINITY
+        cdef int32_t tag, arg = -1
+        for c in range(self.cand_start[i], self.cand_start[i + 1]):
+            tag = self.cand[c]
+            if self.allowed != NULL and not self.allowed[row + tag]:
+                continue
+            v = self.escore[c] + self.trans[row + tag]
+            if v > best or arg < 0:
+                best = v
+                arg = tag
+        if arg < 0:
+            arg = self.cand[self.cand_start[i]]
+        return arg
 
     # ------------------------------------------------------------ Python
 
@@ -441,20 +444,26 @@ cdef class Search:
         cdef Py_ssize_t k, F = keys.shape[1]
         cdef int64_t s, start, n, wrong = 0
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-        with nogil:
-            for k in range(order.shape[0]):
-                s = order[k]
-                start = bounds[s]
-                n = bounds[s + 1] - start
-                step += 1
-                if n == 0:
-                    continue
-                if greedy:
-                    wrong += self.greedy_update(trans, kp, F, start, n, &gold[start], step)
-                else:
-                    self.build(kp, F, start, n, &gold[start])
-                    self.viterbi(n, self.path)
-                    wrong += self.perceptron_update(trans, kp, F, start, n, &gold[start], step)
+        if not greedy:
+            self._transpose()        # maintained by perceptron_update
+        try:
+            with nogil:
+                for k in range(order.shape[0]):
+                    s = order[k]
+                    start = bounds[s]
+                    n = bounds[s + 1] - start
+                    step += 1
+                    if n == 0:
+                        continue
+                    if greedy:
+                        wrong += self.greedy_update(trans, kp, F, start, n, &gold[start], step)
+                    else:
+                        self.build(kp, F, start, n, &gold[start])
+                        self.viterbi(n, self.path)
+                        wrong += self.perceptron_update(trans, kp, F, start, n, &gold[start], step)
+        finally:
+            free(self.transT)        # MIRA and later updates do not maintain it
+            self.transT = NULL
         return wrong, step
 
     cdef int64_t perceptron_update(self, AveragedVector trans, const uint64_t* keys,
@@ -474,6 +483,11 @@ cdef class Search:
             if gold[i] != self.path[i] or gp != pp:
                 trans.add(gp * T + gold[i], 1.0, step)
                 trans.add(pp * T + self.path[i], -1.0, step)
+                if self.transT != NULL:      # keep the transposed copy in step
+                    if gp < T:
+                        self.transT[gold[i] * T + gp] += 1.0
+                    if pp < T:
+                        self.transT[self.path[i] * T + pp] -= 1.0
             gp = gold[i]
             pp = self.path[i]
         if gp != pp:
@@ -492,7 +506,7 @@ cdef class Search:
         cdef int32_t pred, prev = T
         for i in range(n):
             self.build(keys, F, start + i, 1, gold + i)
-            self.greedy_from(prev, &pred)
+            pred = self.best_after(0, prev)
             if pred != gold[i]:
                 wrong += 1
                 for f in range(F):
@@ -503,24 +517,7 @@ cdef class Search:
             prev = pred
         return wrong
 
-    cdef void greedy_from(self, int32_t prev, int32_t* out) noexcept nogil:
-        """Best tag of the single built token given the previous tag
-        (T = start)."""
-        cdef int T = self.T
-        cdef int64_t c, row = prev * T
-        cdef weight_t v, best = -INFINITY
-        cdef int32_t tag, arg = -1
-        for c in range(self.cand_start[0], self.cand_start[1]):
-            tag = self.cand[c]
-            if self.allowed != NULL and not self.allowed[row + tag]:
-                continue
-            v = self.escore[c] + self.trans[row + tag]
-            if v > best or arg < 0:
-                best = v
-                arg = tag
-        if arg < 0:
-            arg = self.cand[self.cand_start[0]]
-        out[0] = arg
+
 
 
 cdef int _realloc(void** buf, size_t nbytes) except -1 nogil:
