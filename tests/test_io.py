@@ -389,7 +389,8 @@ def test_error_names_of_streams(tmp_path):
 def test_stdin_is_read_as_utf8_and_named(tmp_path):
     script = ("import sys\nfrom fasttag import io as ftio\n"
               "for s in ftio.read(sys.stdin): print(len(s.words))\n")
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    import fasttag
+    env = dict(os.environ, PYTHONPATH=str(Path(fasttag.__file__).resolve().parents[1]))
     ok = subprocess.run([sys.executable, "-c", script], input=SAMPLE_CONLLU.read_bytes(),
                         capture_output=True, env=env)
     assert ok.returncode == 0 and ok.stdout.split() == [b"7", b"7", b"10"]

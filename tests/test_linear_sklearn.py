@@ -73,7 +73,8 @@ def test_without_scikit_learn():
         "r = SGDRegressor(random_state=0).fit(Z, t); assert r.score(Z, t) > 0.9, r.score(Z, t)\n"
         "try:\n    m.predict(np.zeros((1, 3)))\nexcept ValueError:\n    pass\nelse:\n    raise SystemExit(1)\n"
     )
-    root = Path(__file__).resolve().parents[1]
+    import fasttag
+    root = Path(fasttag.__file__).resolve().parents[1]    # the fasttag under test (installed or in-tree)
     env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -103,8 +103,12 @@ def test_bad_input_names_file_and_line(tmp_path, capsys):
     assert "bad.conllu:2" in err
 
 
-def test_bundled_model_tags_english_from_the_command_line():
-    result = subprocess.run([sys.executable, "-m", "fasttag", "tag"],
+def test_bundled_model_tags_english_from_the_command_line(tmp_path):
+    import os
+    from pathlib import Path
+    # run the fasttag under test (installed or in-tree), not a source checkout in the cwd
+    env = dict(os.environ, PYTHONPATH=str(Path(fasttag.__file__).resolve().parents[1]))
+    result = subprocess.run([sys.executable, "-m", "fasttag", "tag"], cwd=tmp_path, env=env,
                             input="The quick brown fox jumps over the lazy dog .\n",
                             capture_output=True, text=True, check=True)
     pairs = [tok.rsplit("/", 1) for tok in result.stdout.split()]
