@@ -169,3 +169,23 @@ def read(path):
         return loads(data)
     except ModelFormatError as exc:
         raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
+
+
+class Stored:
+    """``to_bytes``/``save``/``from_bytes`` for a model class that defines
+    ``_parts() -> (header, arrays)`` and the classmethod
+    ``_from_parts(header, arrays)``: the one way every fasttag model is
+    written and read."""
+
+    def to_bytes(self):
+        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
+        return dumps(*self._parts())
+
+    def save(self, path):
+        """Write the model atomically to ``path``."""
+        write(path, *self._parts())
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Load from :meth:`to_bytes` output."""
+        return cls._from_parts(*loads(data))

@@ -191,7 +191,7 @@ def _word_f1(pred, gold):
 
 # ---------------------------------------------------------------- the segmenter
 
-class Segmenter:
+class Segmenter(modelfile.Stored):
     """A trained Chinese word segmenter.  Create with :meth:`train` or
     :func:`fasttag.load`.
 
@@ -420,14 +420,6 @@ class Segmenter:
 
     # ------------------------------------------------------------ storage
 
-    def to_bytes(self):
-        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
-        return modelfile.dumps(*self._parts())
-
-    def save(self, path):
-        """Write the model atomically to ``path``."""
-        modelfile.write(path, *self._parts())
-
     def _parts(self):
         header, arrays = self.model.to_parts()
         header["kind"] = KIND
@@ -436,11 +428,6 @@ class Segmenter:
         arrays["vocab"] = _pack_words(self.vocab)
         arrays["train_dict"] = _pack_words(self.train_dict)
         return header, arrays
-
-    @classmethod
-    def from_bytes(cls, data):
-        """Load from :meth:`to_bytes` output."""
-        return cls._from_parts(*modelfile.loads(data))
 
     @classmethod
     def _from_parts(cls, header, arrays):

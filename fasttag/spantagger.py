@@ -379,7 +379,7 @@ def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
 
 # ---------------------------------------------------------------- the tagger
 
-class SpanTagger:
+class SpanTagger(modelfile.Stored):
     """A trained chunker or named-entity tagger.  Create with :meth:`train`
     or :func:`fasttag.load`."""
 
@@ -630,14 +630,6 @@ class SpanTagger:
 
     # ------------------------------------------------------------ storage
 
-    def to_bytes(self):
-        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
-        return modelfile.dumps(*self._parts())
-
-    def save(self, path):
-        """Write the model atomically to ``path``."""
-        modelfile.write(path, *self._parts())
-
     def _parts(self):
         header, arrays = self.model.to_parts()
         header["kind"] = KIND
@@ -647,11 +639,6 @@ class SpanTagger:
         if self.gazetteer is not None:
             header["gazetteers"] = self.gazetteer.lists
         return header, arrays
-
-    @classmethod
-    def from_bytes(cls, data):
-        """Load from :meth:`to_bytes` output."""
-        return cls._from_parts(*modelfile.loads(data))
 
     @classmethod
     def _from_parts(cls, header, arrays):

@@ -51,7 +51,7 @@ def _auto_tagdict(n_tags):
     return 30 if n_tags <= 64 else 5
 
 
-class Tagger:
+class Tagger(modelfile.Stored):
     """A trained part-of-speech tagger.  Create with :meth:`train` or
     :func:`fasttag.load`."""
 
@@ -150,14 +150,6 @@ class Tagger:
 
     # ------------------------------------------------------------ storage
 
-    def to_bytes(self):
-        """The model file's bytes (see :mod:`fasttag.modelfile`)."""
-        return modelfile.dumps(*self._parts())
-
-    def save(self, path):
-        """Write the model atomically to ``path``."""
-        modelfile.write(path, *self._parts())
-
     def _parts(self):
         header, arrays = self.model.to_parts()
         header["kind"] = KIND
@@ -165,11 +157,6 @@ class Tagger:
         header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
         arrays["vocab"] = self._vocab.hashes
         return header, arrays
-
-    @classmethod
-    def from_bytes(cls, data):
-        """Load from :meth:`to_bytes` output."""
-        return cls._from_parts(*modelfile.loads(data))
 
     @classmethod
     def _from_parts(cls, header, arrays):
