@@ -1,7 +1,8 @@
 """Build the Cython extension modules.
 
-FASTTAG_DEBUG=1 builds with bounds and wraparound checks on, -O0 and -g
-(for tracking down a crash); the default build is -O3 with them off.
+FASTTAG_DEBUG=1 builds with bounds and wraparound checks on, the raw-pointer
+index checks of ``_check.pxd`` compiled in, -O0 and -g: a test run under it
+is a memory-safety check.  The default build is -O3 with all of them off.
 """
 import os
 
@@ -28,7 +29,8 @@ extensions = [
         name,
         [name.replace(".", "/") + ".pyx"],
         include_dirs=[numpy.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        + ([("FASTTAG_DEBUG", "1")] if DEBUG else []),
         extra_compile_args=compile_args,
     )
     for name in MODULES
