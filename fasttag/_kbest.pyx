@@ -172,7 +172,8 @@ cdef class KBest:
     cdef int decode(self, int64_t n) except -1 nogil:
         """The k best paths over the built lattice of n tokens into
         self.paths (row j: path j) and self.path_scores; sets n_found."""
-        cdef int T = self.search.T, k = self.k, r, got, m
+        cdef int64_t T = self.search.T
+        cdef int k = self.k, r, got, m
         cdef int64_t i, c, pc, first, prev_first, j, best_pc
         cdef int32_t tag, ptag
         cdef weight_t v, best
@@ -290,7 +291,7 @@ cdef class KBest:
     cdef weight_t path_score(self, int64_t n, const int32_t* tags) noexcept nogil:
         """Score of a tag sequence over the built lattice (its tags must be
         candidates; the gold path is, after build(..., gold))."""
-        cdef int T = self.search.T
+        cdef int64_t T = self.search.T
         cdef int64_t i, c
         cdef int32_t prev = T
         cdef weight_t total = 0
@@ -308,7 +309,7 @@ cdef class KBest:
                               const int32_t* pred) except -1 nogil:
         """Append phi(gold) - phi(pred) at entries[pos:], sorted with equal
         features merged (zeros dropped); returns the new end."""
-        cdef int T = self.search.T
+        cdef int64_t T = self.search.T
         cdef int64_t i, top = pos, w
         cdef Py_ssize_t f
         cdef int32_t gp = T, pp = T

@@ -11,7 +11,7 @@ cdef class Search:
     cdef object trans_owner
     cdef const uint8_t* allowed      # NULL: every transition allowed
     cdef object allowed_owner
-    cdef int T
+    cdef int64_t T                   # number of tags (64-bit: products never wrap)
     cdef const int32_t* classes      # per token candidate class, -1 open; NULL: all open
     cdef const int64_t* class_offsets
     cdef const int32_t* class_tags

@@ -31,9 +31,31 @@ from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
 
 
-def transition_size(int n_tags):
-    """Length of the transition vector of a model with ``n_tags`` tags."""
-    return (n_tags + 2) * n_tags
+MAX_TAGS = 8192
+"""The most tags a sequence model may have.  Its transition matrix has
+(T + 2) * T float64 entries, held up to four times while training (weights,
+averaging totals and timestamps, the transposed copy): 2 GB at 8,192 tags,
+34 GB per copy at 65,536.  Larger tag sets are refused before anything is
+allocated."""
+
+
+def transition_size(n_tags):
+    """Length of the transition vector of a model with ``n_tags`` tags
+    (computed with Python integers: it never wraps)."""
+    return (int(n_tags) + 2) * int(n_tags)
+
+
+def check_n_tags(n_tags):
+    """Refuse tag sets that are empty or too large to decode, with the
+    memory they would need, before anything is allocated."""
+    n = int(n_tags)
+    if n < 1:
+        raise ValueError("a sequence model needs at least one tag")
+    if n > MAX_TAGS:
+        raise ValueError(
+            f"{n:,} tags is more than fasttag's maximum of {MAX_TAGS:,}: the transition matrix "
+            f"alone would take {transition_size(n) * 8 / 1e9:,.1f} GB")
+    return n
 
 
 cdef int _raise_memory() except -1 with gil:
@@ -74,17 +96,17 @@ cdef class Search:
         free(self.path)
         free(self.transT)
 
-    def __init__(self, WeightTable emit, trans, int n_tags, allowed=None,
-                 candidates=None, int prune_k=0):
-        if n_tags < 1:
-            raise ValueError("a sequence model needs at least one tag")
+    def __init__(self, WeightTable emit, trans, n_tags, allowed=None,
+                 candidates=None, prune_k=0):
+        n_tags = check_n_tags(n_tags)
+        prune_k = int(prune_k)
         if emit.n_classes > n_tags:
             raise ValueError(f"the emission table has labels up to {emit.n_classes - 1} for {n_tags} tags")
         self.emit = emit
         self.T = n_tags
         if allowed is not None:
             a = np.ascontiguousarray(allowed, dtype=np.uint8)
-            if a.shape != ((n_tags + 2) * n_tags,):
+            if a.shape != (transition_size(n_tags),):
                 raise ValueError("allowed mask has the wrong size")
             self.allowed_owner = a
             self.allowed = <const uint8_t*><size_t>a.ctypes.data
@@ -108,7 +130,7 @@ cdef class Search:
         cdef AveragedVector vec
         if isinstance(trans, AveragedVector):
             vec = trans
-            if vec.size != (self.T + 2) * self.T:
+            if vec.size != transition_size(self.T):
                 raise ValueError("transition vector has the wrong size")
             self.trans_owner = vec
             self.trans = vec.w
@@ -116,7 +138,7 @@ cdef class Search:
             self.transT = NULL
         else:
             t = np.ascontiguousarray(trans, dtype=np.float64)
-            if t.shape != ((self.T + 2) * self.T,):
+            if t.shape != (transition_size(self.T),):
                 raise ValueError("transition vector has the wrong size")
             self.trans_owner = t
             self.trans = <const weight_t*><size_t>t.ctypes.data
@@ -125,7 +147,7 @@ cdef class Search:
     def _transpose(self):
         """transT[t * T + p] = trans[p * T + t], -inf where forbidden: the
         inner Viterbi loop then reads one contiguous row per tag."""
-        cdef int T = self.T, p, t
+        cdef int64_t T = self.T, p, t
         free(self.transT)
         self.transT = <weight_t*>malloc(T * T * sizeof(weight_t))
         if self.transT == NULL:
@@ -146,6 +168,11 @@ cdef class Search:
             raise ValueError("class offsets must rise from 0 to len(class_tags), no class empty")
         if len(g) and (g.min() < 0 or g.max() >= self.T):
             raise ValueError("candidate tag out of range")
+        # build() reserves T + 1 candidates a token: a class must not repeat a tag
+        rising = np.diff(g) > 0
+        rising[o[1:len(o) - 1] - 1] = True          # class boundaries may fall
+        if not rising.all():
+            raise ValueError("a candidate class must list distinct tags in ascending order")
         if len(c) and (c.min() < -1 or c.max() >= len(o) - 1):
             raise ValueError("candidate class out of range")
         self.cand_owner = (c, o, g)
@@ -182,7 +209,7 @@ cdef class Search:
         ``keys`` points at the batch's first row.  With ``gold`` (training)
         the gold tag is kept among a token's candidates."""
         cdef int64_t i, j, pos = 0, a, b
-        cdef int T = self.T
+        cdef int64_t T = self.T
         cdef int32_t t, cls
         self.reserve(T, n)
         for i in range(n):
@@ -231,7 +258,8 @@ cdef class Search:
     cdef int64_t top_k(self, int64_t pos) noexcept nogil:
         """Append the prune_k best tags of ``dense`` (ties: lower tags),
         in ascending tag order."""
-        cdef int T = self.T, k = self.prune_k, t, above = 0, taken_ties = 0
+        cdef int64_t T = self.T, t
+        cdef int k = self.prune_k, above = 0, taken_ties = 0
         cdef weight_t kth = _kth_largest(self.dense, self.select, T, k)
         for t in range(T):
             if self.dense[t] > kth:
@@ -262,7 +290,7 @@ cdef class Search:
 
     cdef void viterbi(self, int64_t n, int32_t* out) noexcept nogil:
         """Best path over the built lattice into out[0..n-1]."""
-        cdef int T = self.T
+        cdef int64_t T = self.T
         cdef int64_t i, c, pc, best_c
         cdef int32_t tag, ptag
         cdef weight_t v, best
@@ -354,7 +382,7 @@ cdef class Search:
     cdef int32_t best_after(self, int64_t i, int32_t prev) noexcept nogil:
         """Best candidate of built token i after tag ``prev`` (T = start);
         ties go to the lower tag, forbidden transitions are skipped."""
-        cdef int T = self.T
+        cdef int64_t T = self.T
         cdef int64_t c, row = prev * T
         cdef weight_t v, best = -INFINITY
         cdef int32_t tag, arg = -1
@@ -470,7 +498,7 @@ cdef class Search:
                                    Py_ssize_t F, int64_t start, int64_t n,
                                    const int32_t* gold, step_t step) except -1 nogil:
         """+1 along the gold path, -1 along self.path, where they differ."""
-        cdef int T = self.T
+        cdef int64_t T = self.T
         cdef int64_t i, wrong = 0
         cdef Py_ssize_t f
         cdef int32_t gp = T, pp = T      # previous tags; T stands for the start
@@ -500,7 +528,7 @@ cdef class Search:
                                const int32_t* gold, step_t step) except -1 nogil:
         """Greedy training: each token predicted with the previous predicted
         tag, updated at once where wrong (scores see earlier updates)."""
-        cdef int T = self.T
+        cdef int64_t T = self.T
         cdef int64_t i, wrong = 0
         cdef Py_ssize_t f
         cdef int32_t pred, prev = T

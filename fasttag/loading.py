@@ -56,7 +56,7 @@ def load(path=None):
         path = default_model_path("en")
     elif isinstance(path, str) and path in BUNDLED and not os.path.exists(path):
         path = default_model_path(path)
-    header, arrays = modelfile.read(path)
+    header, arrays = modelfile.read(path)        # TypeError for a non-path
     cls = model_class(header.get("kind"))
     try:
         return cls._from_parts(header, arrays)
@@ -66,5 +66,7 @@ def load(path=None):
 
 def loads(data):
     """Load a model from bytes (``model.to_bytes()``)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"fasttag.loads takes the bytes of a model, not {type(data).__name__}")
     header, arrays = modelfile.loads(data)
     return model_class(header.get("kind"))._from_parts(header, arrays)

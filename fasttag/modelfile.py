@@ -20,8 +20,11 @@ fsync, then rename.
 """
 import json
 import os
+import signal
+import stat
 import struct
 import tempfile
+import threading
 import zlib
 
 import numpy as np
@@ -33,6 +36,8 @@ FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _TRAILER = struct.Struct("<I")
 _MAX_HEADER = 64 * 1024 * 1024
+_MAX_NDIM = 8                       # fasttag stores vectors and matrices
+_MAX_DIM = 1 << 62
 _ALLOWED_DTYPES = {"<u8", "<i8", "<u4", "<i4", "<u2", "<i2", "|u1", "|i1", "<f4", "<f8"}
 
 
@@ -94,39 +99,52 @@ def loads(data):
         raise ModelFormatError("corrupt fasttag model: checksum mismatch (truncated or damaged file)")
     try:
         header = json.loads(bytes(data[_PREFIX.size: _PREFIX.size + head_len]).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"corrupt fasttag model: unreadable header ({exc})") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
         raise ModelFormatError("corrupt fasttag model: header lacks its array table")
     payload = body[_PREFIX.size + head_len:]
+    if len(payload) != _payload_end(header["arrays"]):
+        raise ModelFormatError("corrupt fasttag model: the payload's size does not match the array table")
     arrays = {}
     for spec in header.pop("arrays"):
         name, arr = _read_array(spec, payload)
+        if name in arrays:
+            raise ModelFormatError(f"corrupt fasttag model: array {name!r} is stored twice")
         arrays[name] = arr
     return header, arrays
 
 
+def _payload_end(specs):
+    """Where the array table says the payload ends (arrays 8-byte aligned);
+    -1 when the table is malformed (the array checks then name the fault)."""
+    end = 0
+    for spec in specs:
+        if not isinstance(spec, dict) or not _is_size(spec.get("offset")) or not _is_size(spec.get("nbytes")):
+            return -1
+        end = max(end, _align(spec["offset"] + spec["nbytes"]))
+    return end
+
+
+def _is_size(value):
+    """A JSON integer in [0, 2**62]: sizes are never floats, bools or huge."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_DIM
+
+
 def _read_array(spec, payload):
-    try:
-        name = spec["name"]
-        dtype = np.dtype(spec["dtype"]) if spec["dtype"] in _ALLOWED_DTYPES else None
-        shape = tuple(int(s) for s in spec["shape"])
-        offset = int(spec["offset"])
-        nbytes = int(spec["nbytes"])
-        crc = int(spec["crc32"])
-    except (KeyError, TypeError, ValueError):
-        raise ModelFormatError("corrupt fasttag model: malformed array entry") from None
-    if not isinstance(name, str):
-        raise ModelFormatError("corrupt fasttag model: malformed array name")
-    if dtype is None:
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ModelFormatError("corrupt fasttag model: malformed array entry")
+    name = spec["name"]
+    shape, offset, nbytes, crc = (spec.get(k) for k in ("shape", "offset", "nbytes", "crc32"))
+    if spec.get("dtype") not in _ALLOWED_DTYPES:
         raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a forbidden dtype")
-    if any(s < 0 for s in shape) or offset < 0 or nbytes < 0:
-        raise ModelFormatError(f"corrupt fasttag model: array {name!r} has negative sizes")
+    if not isinstance(shape, list) or len(shape) > _MAX_NDIM or not all(_is_size(s) for s in shape) \
+            or not _is_size(offset) or not _is_size(nbytes) or not _is_size(crc):
+        raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a malformed shape or size")
+    dtype = np.dtype(spec["dtype"])
     count = 1
     for s in shape:
         count *= s
-        if count * dtype.itemsize > len(payload):
-            break
     if count * dtype.itemsize != nbytes or offset + nbytes > len(payload):
         raise ModelFormatError(
             f"corrupt fasttag model: array {name!r} claims {nbytes} bytes that the file does not hold")
@@ -137,38 +155,132 @@ def _read_array(spec, payload):
     return name, arr
 
 
+_TMP_PREFIX = ".fasttag-"
+_TMP_SUFFIX = ".tmp"
+
+
 def write(path, header, arrays):
     """Write a model file atomically (temporary file in the same folder,
-    fsync, rename): a crash never leaves a half-written model behind."""
+    fsync, rename): a crash never leaves a half-written model behind.
+
+    SIGTERM during the write removes the temporary file as SIGINT does
+    (when no handler of the program's own is installed).  A kill -9 cannot
+    be caught: the temporary files it leaves (named with the writer's
+    process id) are removed by the next save into the same folder.
+    """
     data = dumps(header, arrays)
-    path = os.fspath(path)
+    path = _fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".fasttag-", suffix=".tmp", dir=folder)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600: give the usual mode
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
+    _remove_stale_temporaries(folder)
+    with _terminate_as_exception():
+        fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
         try:
-            os.unlink(tmp)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600: give the usual mode
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+def _remove_stale_temporaries(folder):
+    """Remove temporary files of fasttag's own naming whose writer process
+    is gone (left by a kill -9 or a power cut in the middle of a save)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)):
+            continue
+        pid = name[len(_TMP_PREFIX):].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
         except OSError:
             pass
-        raise
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True                # someone else's process, or not ours to judge
+    return True
+
+
+class _terminate_as_exception:
+    """While saving, turn SIGTERM into SystemExit (exit status 143) so the
+    temporary file is cleaned up like on Ctrl-C; the old handler is restored
+    after.  Only in the main thread, and only where SIGTERM has its default
+    action (a program's own handler is left alone)."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def _raise_terminated(signum, frame):
+    raise SystemExit(128 + signal.SIGTERM)
+
+
+def _fspath(path):
+    """``path`` as a str or bytes; a clear TypeError for anything else (an
+    int would be taken as an open file descriptor)."""
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return os.fspath(path)
+    raise TypeError(f"a model path must be a str or os.PathLike, not {type(path).__name__}")
 
 
 def read(path):
-    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`.
+
+    Reads no more than a regular file holds, and from a pipe or a device no
+    more than the header declares."""
+    path = _fspath(path)
     try:
+        with open(path, "rb") as f:
+            data = _read_model_bytes(f)
         return loads(data)
     except ModelFormatError as exc:
-        raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
+        raise ModelFormatError(f"{os.fsdecode(path)}: {exc}") from None
+
+
+def _read_model_bytes(f):
+    if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        return f.read()
+    data = f.read(_PREFIX.size)
+    if len(data) < _PREFIX.size or data[:len(MAGIC)] != MAGIC:
+        return data
+    head_len = _PREFIX.unpack_from(data, 0)[2]
+    if head_len > _MAX_HEADER:
+        return data
+    data += f.read(head_len)
+    try:
+        header = json.loads(data[_PREFIX.size:].decode("utf-8"))
+        end = _payload_end(header["arrays"])
+    except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
+        return data
+    return data + f.read(max(end, 0) + _TRAILER.size) if end >= 0 else data
 
 
 class Stored:

@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 from ._core import AveragedVector, WeightTable
-from ._sequence import Search, transition_size
-from .errors import ModelFormatError
+from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
+from .errors import InputError, ModelFormatError
 from .features import Templates
 from .tables import table_from_arrays, table_to_arrays
 
@@ -45,13 +45,25 @@ class SequenceModel:
         if decoder not in ("viterbi", "greedy"):
             raise ValueError(f"decoder must be 'viterbi' or 'greedy', not {decoder!r}")
         self.tags = list(tags)
+        try:
+            T = check_n_tags(len(self.tags))    # before any (T + 2) * T allocation
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
         self.tag_index = {t: i for i, t in enumerate(self.tags)}
+        if len(self.tag_index) != T:
+            raise ValueError("the tag set lists a tag twice")
         self.featurizer = featurizer
         self.templates = Templates(templates, featurizer.attribute_names)
         self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
         self.tagdict = dict(tagdict or {})
         self.tagdict_classes = [tuple(sorted(c)) for c in tagdict_classes]
-        self.prune_k = prune_k
+        for c in self.tagdict_classes:
+            if not c or c[0] < 0 or c[-1] >= T or len(set(c)) != len(c):
+                raise ValueError("a tag dictionary class must list distinct tags in range")
+        if isinstance(prune_k, bool) or not isinstance(prune_k, (int, np.integer)) \
+                or not 0 <= prune_k <= MAX_TAGS:
+            raise ValueError(f"prune_k must be an integer from 0 to {MAX_TAGS}, not {prune_k!r}")
+        self.prune_k = int(prune_k)
         self.decoder = decoder
         self.emit = WeightTable()          # averaged weights used to predict
         self.trans = np.zeros(transition_size(len(self.tags)))
@@ -260,40 +272,63 @@ class SequenceModel:
     def from_parts(cls, header, arrays, featurizer):
         """Rebuild from :meth:`to_parts` output; ModelFormatError if it does
         not add up."""
+        tags = _str_list(header.get("tags"), "tags")
+        templates = _str_list(header.get("templates"), "templates")
+        words = _str_list(header.get("tagdict_words", []), "tagdict_words")
+        classes = header.get("tagdict_classes", [])
+        if not isinstance(classes, list) or not all(
+                isinstance(c, list) and all(_is_int(t) for t in c) for c in classes):
+            raise ModelFormatError("corrupt fasttag model: tagdict_classes is not a list of tag-id lists")
+        prune_k = header.get("prune_k", 0)
+        if not _is_int(prune_k):
+            raise ModelFormatError("corrupt fasttag model: prune_k is not an integer")
+        decoder = header.get("decoder", "viterbi")
+        training = header.get("training", {})
+        if not isinstance(training, dict):
+            raise ModelFormatError("corrupt fasttag model: training info is not an object")
         try:
-            tags = [str(t) for t in header["tags"]]
-            templates = [str(t) for t in header["templates"]]
-            classes = [tuple(int(t) for t in c) for c in header.get("tagdict_classes", [])]
-            words = [str(w) for w in header.get("tagdict_words", [])]
-            decoder = header.get("decoder", "viterbi")
-            prune_k = int(header.get("prune_k", 0))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError(f"corrupt fasttag model: bad sequence header ({exc})") from None
-        T = len(tags)
-        if any(t < 0 or t >= T for c in classes for t in c) or any(not c for c in classes):
-            raise ModelFormatError("corrupt fasttag model: tag dictionary out of range")
+            T = check_n_tags(len(tags))
+        except ValueError as exc:
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
         tagdict = {}
         if words:
             cls_ids = arrays.get("tagdict_class")
-            if cls_ids is None or cls_ids.shape != (len(words),) or \
+            if cls_ids is None or cls_ids.dtype.kind not in "iu" or cls_ids.shape != (len(words),) or \
                     (len(cls_ids) and (cls_ids.min() < 0 or cls_ids.max() >= len(classes))):
                 raise ModelFormatError("corrupt fasttag model: tag dictionary does not match")
             tagdict = dict(zip(words, cls_ids.tolist()))
+            if len(tagdict) != len(words):
+                raise ModelFormatError("corrupt fasttag model: the tag dictionary lists a word twice")
+        elif "tagdict_class" in arrays:
+            raise ModelFormatError("corrupt fasttag model: tag dictionary classes without words")
         allowed = arrays.get("allowed")
         trans = arrays.get("transitions")
-        if trans is None or trans.shape != (transition_size(T),) or not np.all(np.isfinite(trans)):
+        if trans is None or trans.dtype.kind != "f" or trans.shape != (transition_size(T),) \
+                or not np.all(np.isfinite(trans)):
             raise ModelFormatError("corrupt fasttag model: transition weights do not match the tags")
-        if allowed is not None and allowed.shape != (transition_size(T),):
+        if allowed is not None and (allowed.dtype != np.uint8 or allowed.shape != (transition_size(T),)):
             raise ModelFormatError("corrupt fasttag model: transition mask does not match the tags")
         try:
             model = cls(tags, featurizer, templates, allowed=allowed, tagdict=tagdict,
                         tagdict_classes=classes, prune_k=prune_k, decoder=decoder)
-        except ValueError as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
         model.emit = table_from_arrays(arrays, "emit", T)
         model.trans = trans.astype(np.float64)
-        model.training_info = header.get("training", {})
+        model.training_info = training
         return model
+
+
+def _is_int(value):
+    """A JSON integer (not a bool, not a float)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _str_list(value, name):
+    """A header list of strings, or ModelFormatError naming the key."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ModelFormatError(f"corrupt fasttag model: {name} is not a list of strings")
+    return value
 
 
 def _chunks(sentences, max_tokens):

@@ -44,6 +44,11 @@ def table_from_arrays(arrays, prefix, n_classes):
     keys, counts, labels, weights = parts
     if any(a.ndim != 1 for a in parts):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} arrays are not vectors")
+    if keys.dtype != np.uint64 or counts.dtype.kind != "u" or labels.dtype.kind not in "iu" \
+            or weights.dtype.kind != "f":
+        raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} arrays have the wrong types")
+    if len(labels) and (labels.min() < 0 or labels.max() >= max(n_classes, 1)):
+        raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} has labels out of range")
     if not np.all(np.isfinite(weights)):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} holds non-finite weights")
     try:
