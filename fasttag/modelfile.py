@@ -104,7 +104,11 @@ def loads(data):
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
         raise ModelFormatError("corrupt fasttag model: header lacks its array table")
     payload = body[_PREFIX.size + head_len:]
-    if len(payload) != _payload_end(header["arrays"]):
+    end = _payload_end(header["arrays"])
+    if end > len(payload):
+        raise ModelFormatError(
+            f"corrupt fasttag model: the array table claims {end} bytes that the file does not hold")
+    if 0 <= end < len(payload):
         raise ModelFormatError("corrupt fasttag model: the payload's size does not match the array table")
     arrays = {}
     for spec in header.pop("arrays"):

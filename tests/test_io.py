@@ -453,7 +453,9 @@ def test_writers_check_tags_and_write_binary():
 
 
 token = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
-                min_size=1, max_size=6).filter(lambda t: not t.startswith(("#", "-DOCSTART-")))
+                min_size=1, max_size=6).filter(
+    # a byte-order mark opening a file is read as one, not as a token
+    lambda t: not t.startswith(("#", "-DOCSTART-", "\ufeff")))
 sentence = st.lists(st.tuples(token, token), min_size=1, max_size=8)
 
 
