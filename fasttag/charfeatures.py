@@ -124,7 +124,40 @@ def _horner(h, cp):
 
 
 def _finish(h, length):
-    return mix(h ^ np.uint64(length << 56))
+    # the length's low byte goes into the top byte (words of 256 or more
+    # characters fold their length modulo 256: the hash of the characters
+    # still tells them apart)
+    return mix(h ^ np.uint64((int(length) & 0xFF) << 56))
+
+
+_P_INV = np.uint64(pow(int(_P), -1, 1 << 64))     # _P is odd: invertible modulo 2**64
+
+
+def _powers(base, n):
+    """base**0 .. base**(n-1) modulo 2**64."""
+    out = np.empty(n, dtype=np.uint64)
+    if n:
+        out[0] = 1
+        np.cumprod(np.full(n - 1, base, dtype=np.uint64), out=out[1:])
+    return out
+
+
+def _window_hashes(cp, lengths):
+    """{L: rolling hash of cp[i:i+L] for every i <= len(cp) - L}: the same
+    values as L steps of :func:`_horner`, in a few passes whatever L is.
+    With S[j] = sum(cp[k] * P**-k for k < j) (all modulo 2**64),
+    hash(cp[i:i+L]) = P**(i+L-1) * (S[i+L] - S[i])."""
+    if not lengths:
+        return {}
+    n = len(cp)
+    powers = _powers(_P, n)
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(cp.astype(np.uint64) * _powers(_P_INV, n), out=prefix[1:])
+    out = {}
+    for L in lengths:
+        m = n - L + 1
+        out[L] = powers[L - 1: L - 1 + m] * (prefix[L: L + m] - prefix[:m])
+    return out
 
 
 def word_hashes(words):
@@ -138,9 +171,12 @@ def word_hashes(words):
             continue
         idx = np.flatnonzero(lengths == L)
         cp = fold_codepoints(codepoints("".join(words[i] for i in idx))).reshape(len(idx), L)
-        h = np.zeros(len(idx), dtype=np.uint64)
-        for k in range(L):
-            h = _horner(h, cp[:, k])
+        if L <= MAX_WORD:
+            h = np.zeros(len(idx), dtype=np.uint64)
+            for k in range(L):
+                h = _horner(h, cp[:, k])
+        else:           # the same sum of cp[k] * P**(L-1-k), without L steps
+            h = (cp.astype(np.uint64) * _powers(_P, int(L))[::-1]).sum(axis=1, dtype=np.uint64)
         hashes[idx] = _finish(h, int(L))
     return hashes, lengths
 
@@ -204,19 +240,22 @@ def match_lengths(cp, sent_end, wordset, lengths, groups=None, with_hashes=False
     id, with ``wordset`` then a list of WordSets indexed by id.
     """
     n = len(cp)
-    pos = np.arange(n, dtype=np.int64)
+    want = sorted(L for L in set(lengths) if 1 <= L <= n)
+    # the dictionary features' short lengths by the rolling hash, one step
+    # per length; longer ones (force words) directly, so that a very long
+    # word costs a few passes, not one per character
+    rolled = {L for L in want if L <= MAX_WORD}
+    hashes = _window_hashes(cp, [L for L in want if L not in rolled])
     h = np.zeros(n, dtype=np.uint64)
-    out = {}
-    maxL = max(lengths) if lengths else 0
-    want = set(lengths)
-    for L in range(1, maxL + 1):
-        if L > n:
-            break
+    for L in range(1, max(rolled, default=0) + 1):
         # h[i] = hash of cp[i:i+L]  (valid for i <= n - L)
         h = _horner(h[: n - L + 1], cp[L - 1:])
-        if L not in want:
-            continue
-        fin = _finish(h, L)
+        if L in rolled:
+            hashes[L] = h
+    pos = np.arange(n, dtype=np.int64)
+    out = {}
+    for L in want:
+        fin = _finish(hashes[L], L)
         valid = pos[: n - L + 1] + L <= sent_end[: n - L + 1]
         hit = np.zeros(n, dtype=bool)
         if groups is None:

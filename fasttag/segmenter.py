@@ -46,7 +46,20 @@ semantics:
     then leftmost first; an occurrence that overlaps no other is always kept
     whole.  Force words take precedence over Latin/digit runs (a force word
     "iPhone" splits "iPhone12"), never over whitespace (a word is not
-    matched across whitespace).
+    matched across whitespace).  A force word may be of any length (words
+    longer than the model's longest dictionary word, even thousands of
+    characters, are matched and kept whole); feature words of other
+    lengths than 2 to ``MAX_WORD`` (7) characters are accepted and have no
+    effect, since the features only know those lengths.
+
+:meth:`Segmenter.add_words` is atomic: when it raises (a bad weight on
+line 300 of a dictionary file, a non-str word), the segmenter is as it was.
+In Python a str argument is a dictionary file's path; a list of words is
+what adds words (see :mod:`fasttag.userdict`).
+
+Segmenting (:meth:`Segmenter.segment`, :meth:`Segmenter.segment_lines`)
+changes no state, so one segmenter may be shared by threads; changing it
+(``add_words``, ``runs``) while other threads segment is not supported.
 
 (For comparison: jieba's user dictionary only adds words and frequencies to
 its own dictionary, so whether a word is kept depends on its frequency and
@@ -60,6 +73,7 @@ import os
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -126,14 +140,61 @@ def _is_path(x):
     return isinstance(x, (str, bytes)) or hasattr(x, "__fspath__")
 
 
-def _read_training(data):
+def _not_str(what, value):
+    """The message of a TypeError for a text argument that is not a str."""
+    hint = ""
+    if isinstance(value, (bytes, bytearray)):
+        hint = " (decode bytes to str first)"
+    elif isinstance(value, (list, tuple)) and what == "segment()":
+        hint = " (segment_lines() takes several lines)"
+    return f"{what} takes a str, not {type(value).__name__}{hint}"
+
+
+def _str_lines(lines, what):
+    """A list of the str lines of an iterable (TypeError otherwise)."""
+    if isinstance(lines, (bytes, bytearray)) or not hasattr(lines, "__iter__"):
+        raise TypeError(f"{what} must be a file's path or str lines, not {type(lines).__name__}")
+    out = list(lines)
+    for number, line in enumerate(out, start=1):
+        if not isinstance(line, str):
+            raise TypeError(_not_str(f"{what} line {number}", line))
+    return out
+
+
+def _read_segmented_file(path):
+    """read_segmented of a path, with an unreadable file as an InputError."""
+    path = os.fsdecode(path)
+    try:
+        return read_segmented(path)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
+
+
+def _read_training(data, what="training data"):
     """Word lists of a segmented corpus: a path (one sentence per line, words
-    separated by whitespace), an iterable of such lines, or of word lists."""
+    separated by whitespace), an iterable of such lines, or of word lists.
+    TypeError for anything else (a number, a list of numbers, ...)."""
     if _is_path(data):
-        return [ws for ws in read_segmented(os.fspath(data)) if ws]
+        return [ws for ws in _read_segmented_file(data) if ws]
+    try:
+        items = iter(data)
+    except TypeError:
+        raise TypeError(f"{what} must be a file's path, lines or word lists, not {type(data).__name__}") from None
     out = []
-    for item in data:
-        ws = item.split() if isinstance(item, str) else [w for w in item if w and not w.isspace()]
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, str):
+            ws = item.split()
+        elif isinstance(item, (bytes, bytearray)) or not hasattr(item, "__iter__"):
+            raise TypeError(f"{what}: sentence {number} is a {type(item).__name__}, "
+                            f"not a str line or a list of str words")
+        else:
+            ws = []
+            for w in item:
+                if not isinstance(w, str):
+                    raise TypeError(f"{what}: sentence {number} holds a {type(w).__name__} ({w!r:.40}), "
+                                    f"not a str word")
+                if w and not w.isspace():
+                    ws.append(w)
         if ws:
             out.append(["".join(w.split()) for w in ws])
     return out
@@ -227,11 +288,17 @@ class Segmenter(modelfile.Stored):
             self._runs = None
         elif value is True:
             self._runs = dict(DEFAULT_RUNS)
-        else:
+        elif isinstance(value, dict):
             unknown = set(value) - set(DEFAULT_RUNS)
             if unknown:
-                raise ValueError(f"unknown run kinds: {', '.join(sorted(unknown))}")
+                raise ValueError(f"unknown run kinds: {', '.join(sorted(map(str, unknown)))} "
+                                 f"(known: {', '.join(DEFAULT_RUNS)})")
+            for k, v in value.items():
+                if not isinstance(v, (bool, np.bool_)):
+                    raise TypeError(f"runs[{k!r}] must be True or False, not {v!r}")
             self._runs = {**{k: False for k in DEFAULT_RUNS}, **{k: bool(v) for k, v in value.items()}}
+        else:
+            raise TypeError(f"runs must be True, False, None or a dict of run kinds, not {type(value).__name__}")
         self.model.featurizer.runs = self._runs
 
     def add_words(self, words, mode="force"):
@@ -239,32 +306,48 @@ class Segmenter(modelfile.Stored):
         dict, or an iterable of words.  ``mode`` is "force" (every
         occurrence is kept whole) or "feature" (the words join the model's
         feature dictionary: a hint the model may overrule); see the module
-        documentation.  Returns the number of words read."""
+        documentation.  Returns the number of words read.
+
+        Atomic: on any error (TypeError for a bare str that names no file
+        or a non-str word, InputError for a bad dictionary line) nothing
+        is added and the segmenter works as before."""
         if mode not in ("force", "feature"):
             raise ValueError(f"mode must be 'force' or 'feature', not {mode!r}")
         entries = read_userdict(words)
-        entries = {w: v for w, v in entries.items() if w and not any(c.isspace() for c in w)}
-        target = self._force_words if mode == "force" else self._feature_words
+        merged = dict(self._force_words if mode == "force" else self._feature_words)
         for w, v in entries.items():
-            target[w] = max(v, target.get(w, 0.0))
-        self._rebuild()
+            merged[w] = max(v, merged.get(w, 0.0))
+        if mode == "force":
+            self._rebuild(force_words=merged)
+        else:
+            self._rebuild(feature_words=merged)
         return len(entries)
 
     def clear_words(self):
         """Forget the words added with :meth:`add_words`."""
-        self._feature_words.clear()
-        self._force_words.clear()
-        self._rebuild()
+        self._rebuild(feature_words={}, force_words={})
 
     def _dictionary_words(self, extra=()):
         return set(itertools.chain((w for w in self.vocab if 2 <= len(w) <= MAX_WORD),
                                    self.train_dict, extra))
 
-    def _rebuild(self):
+    def _rebuild(self, feature_words=None, force_words=None):
+        """Build the featurizer's word sets for new user words (None: keep
+        those words and their built set; no argument: rebuild both), and only
+        then switch to them, so that an error leaves everything as it was."""
         fz = self.model.featurizer
-        fz.dictionary = WordSet(self._dictionary_words(self._feature_words), min_length=2)
-        fz.force = WordSet(self._force_words, weights=self._force_words) if self._force_words else None
-        fz.runs = self._runs
+        everything = feature_words is None and force_words is None
+        dictionary, force = fz.dictionary, fz.force
+        if feature_words is None:
+            feature_words = self._feature_words
+        if force_words is None:
+            force_words = self._force_words
+        if everything or feature_words is not self._feature_words:
+            dictionary = WordSet(self._dictionary_words(feature_words), min_length=2)
+        if everything or force_words is not self._force_words:
+            force = WordSet(force_words, weights=force_words) if force_words else None
+        self._feature_words, self._force_words = feature_words, force_words
+        fz.dictionary, fz.force, fz.runs = dictionary, force, self._runs
 
     # ------------------------------------------------------------ training
 
@@ -304,7 +387,7 @@ class Segmenter(modelfile.Stored):
         data = [("".join(ws), f, g) for ws, f, g in zip(sents, fold_of, gold)]
         dev_data = None
         if dev is not None:
-            dev_sents = _read_training(dev)
+            dev_sents = _read_training(dev, "dev data")
             dev_gold = _split(_gold_tags(dev_sents), dev_sents)
             # the dev set is segmented as new text is: with the full dictionary
             dev_data = [("".join(ws), None, g) for ws, g in zip(dev_sents, dev_gold)]
@@ -348,14 +431,28 @@ class Segmenter(modelfile.Stored):
     def segment(self, text):
         """The words of ``text`` (a str): whitespace separates words and is
         dropped; ``"".join(words) == "".join(text.split())``."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str("segment()", text))
         return self._segment_batch([text])[0]
 
     def segment_lines(self, lines):
         """Segment an iterable of lines lazily, yielding one word list per
         line (empty lines give empty lists).  Batching lines this way is
         much faster than calling :meth:`segment` per line."""
+        if isinstance(lines, (str, bytes, bytearray)):
+            raise TypeError(f"segment_lines() takes an iterable of lines, not one {type(lines).__name__}: "
+                            f"use segment() for one text")
+        try:
+            lines = iter(lines)
+        except TypeError:
+            raise TypeError(f"segment_lines() takes an iterable of str lines, not {type(lines).__name__}") from None
+        return self._segment_lines(lines)
+
+    def _segment_lines(self, lines):
         batch, size = [], 0
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
+            if not isinstance(line, str):
+                raise TypeError(_not_str(f"segment_lines(): line {number}", line))
             batch.append(line)
             size += len(line)
             if size >= BATCH_CHARS:
@@ -365,7 +462,6 @@ class Segmenter(modelfile.Stored):
             yield from self._segment_batch(batch)
 
     def _segment_batch(self, lines):
-        lines = [str(s) for s in lines]
         model = self.model
         batch = model.featurizer.batch(lines)
         bounds = batch.bounds
@@ -395,12 +491,18 @@ class Segmenter(modelfile.Stored):
         respect to ``words``, a word-list path or an iterable of words,
         default the model's training vocabulary), ``chars``, ``seconds``,
         ``chars_per_second``."""
-        gold_words = read_segmented(os.fspath(gold) if _is_path(gold) else gold)
+        if _is_path(gold):
+            gold_words = _read_segmented_file(gold)
+        else:
+            gold_words = read_segmented(_str_lines(gold, "evaluate(): the gold"))
         raw = ["".join(ws) for ws in gold_words]
         if words is None:
             vocab = self.vocabulary()
         elif _is_path(words):
-            vocab = read_word_list(os.fspath(words))
+            try:
+                vocab = read_word_list(os.fsdecode(words))
+            except OSError as exc:
+                raise InputError(f"cannot read the word list ({exc.strerror})", path=os.fsdecode(words)) from None
         else:
             vocab = set(words)
         t0 = time.perf_counter()
@@ -431,20 +533,84 @@ class Segmenter(modelfile.Stored):
 
     @classmethod
     def _from_parts(cls, header, arrays):
+        """Validate, then build.  Everything the featurizer and the decoder
+        will index is checked here, so a file that loads also segments:
+        anything else raises ModelFormatError."""
         if header.get("kind") != KIND:
             raise ModelFormatError(f"not a segmenter model (kind {header.get('kind')!r})")
-        fz_info = header.get("featurizer") or {}
-        if fz_info.get("name") != "chars" or fz_info.get("max_word") != MAX_WORD:
+        fz_info = header.get("featurizer")
+        if not isinstance(fz_info, dict) or fz_info.get("name") != "chars" \
+                or not _is_int(fz_info.get("max_word"), MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
-        model = _CharModel.from_parts(header, arrays, CharFeaturizer())
-        if model.tags != list(TAGS):
-            raise ModelFormatError("corrupt fasttag model: segmenter tags are not B M E S")
-        runs = fz_info.get("runs")
-        if runs is not None and (not isinstance(runs, dict) or set(runs) - set(DEFAULT_RUNS)):
-            raise ModelFormatError("corrupt fasttag model: bad run options")
-        vocab = _unpack_words(arrays.get("vocab"))
-        train_dict = _unpack_words(arrays.get("train_dict"))
-        return cls(model, vocab, train_dict, header.get("meta") or {}, runs=runs if runs else False)
+        runs = _stored_runs(fz_info.get("runs"))
+        _check_header(header, arrays)
+        try:
+            model = _CharModel.from_parts(header, arrays, CharFeaturizer())
+        except ModelFormatError:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+            # whatever the generic reader lets through: still a format error
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        allowed = arrays.get("allowed")
+        if allowed is None or allowed.shape != (len(_ALLOWED),) or not np.array_equal(allowed, _ALLOWED):
+            raise ModelFormatError("corrupt fasttag model: the transition mask is not that of B/M/E/S tagging")
+        vocab = _unpack_words(arrays.get("vocab"), "vocab")
+        train_dict = _unpack_words(arrays.get("train_dict"), "train_dict")
+        meta = header.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        return cls(model, vocab, train_dict, meta or {}, runs=runs if runs else False)
+
+
+_ALLOWED = bmes_allowed()
+
+
+def _is_int(value, expected):
+    """``value`` is the JSON integer ``expected`` (not a float, not a bool)."""
+    return type(value) is int and value == expected
+
+
+def _stored_runs(runs):
+    """The run options of a model file: null or {kind: bool}."""
+    if runs is None:
+        return None
+    if not isinstance(runs, dict) or set(runs) - set(DEFAULT_RUNS) \
+            or not all(isinstance(v, bool) for v in runs.values()):
+        raise ModelFormatError("corrupt fasttag model: bad run options")
+    return runs
+
+
+def _check_header(header, arrays):
+    """The sequence-model header of a segmenter, as the segmenter uses it:
+    B/M/E/S tags, exactly the candidate classes CharFeaturizer produces
+    indices into (their order is their meaning), Viterbi without pruning,
+    no tag dictionary, and the JSON types of everything read."""
+    if header.get("tags") != list(TAGS):
+        raise ModelFormatError("corrupt fasttag model: segmenter tags are not B M E S")
+    classes = header.get("tagdict_classes")
+    expected = [list(c) for c in CANDIDATE_CLASSES]
+    if not isinstance(classes, list) or len(classes) != len(expected):
+        n = len(classes) if isinstance(classes, list) else type(classes).__name__
+        raise ModelFormatError(f"corrupt fasttag model: {n} segmenter candidate classes, "
+                               f"not the {len(expected)} the featurizer uses")
+    for i, (got, want) in enumerate(zip(classes, expected)):
+        if not isinstance(got, list) or len(got) != len(want) or any(type(t) is not int for t in got) \
+                or got != want:
+            shown = repr(got)
+            shown = shown if len(shown) <= 40 else shown[:36] + " ..."
+            raise ModelFormatError(f"corrupt fasttag model: segmenter candidate class {i} is {shown}, "
+                                   f"not {want}")
+    templates = header.get("templates")
+    if not isinstance(templates, list) or not all(isinstance(t, str) for t in templates):
+        raise ModelFormatError("corrupt fasttag model: the templates are not a list of names")
+    if header.get("decoder", "viterbi") != "viterbi":
+        raise ModelFormatError("corrupt fasttag model: segmenters decode with Viterbi")
+    if not _is_int(header.get("prune_k", 0), 0):
+        raise ModelFormatError("corrupt fasttag model: segmenters do not prune candidates")
+    if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+        raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
+    if not isinstance(header.get("training", {}), dict):
+        raise ModelFormatError("corrupt fasttag model: the training information is not an object")
 
 
 def _fold_dictionaries(sents, folds, extra):
@@ -475,22 +641,39 @@ def _pack_words(words):
     return np.frombuffer("\n".join(words).encode("utf-8", "surrogatepass"), dtype=np.uint8).copy()
 
 
-def _unpack_words(arr):
-    if arr is None or not len(arr):
+def _unpack_words(arr, name):
+    """The words of a :func:`_pack_words` array: UTF-8 bytes, one word a
+    line, no word empty or holding whitespace (none of those ever comes
+    out of training or a user dictionary)."""
+    if arr is None:
+        return []
+    if arr.dtype != np.uint8 or arr.ndim != 1:
+        raise ModelFormatError(f"corrupt fasttag model: the {name} word list is not a byte string")
+    if not len(arr):
         return []
     try:
-        return bytes(np.asarray(arr, dtype=np.uint8)).decode("utf-8", "surrogatepass").split("\n")
+        text = arr.tobytes().decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
-        raise ModelFormatError("corrupt fasttag model: word list is not UTF-8") from None
+        raise ModelFormatError(f"corrupt fasttag model: the {name} word list is not UTF-8") from None
+    words = text.split("\n")
+    if text.split() != words:
+        raise ModelFormatError(f"corrupt fasttag model: the {name} word list holds an empty word "
+                               f"or one with whitespace")
+    return words
 
 
 # ---------------------------------------------------------------- CLI
 
 def train_command(args):
-    seg = Segmenter.train(args.train, dev=args.dev, epochs=args.epochs or DEFAULT_EPOCHS, seed=args.seed,
-                          dictionary=args.dict, algorithm=args.algorithm, k=args.k, C=args.C,
+    seg = Segmenter.train(Path(args.train), dev=None if args.dev is None else Path(args.dev),
+                          epochs=args.epochs or DEFAULT_EPOCHS, seed=args.seed,
+                          dictionary=None if args.dict is None else Path(args.dict),
+                          algorithm=args.algorithm, k=args.k, C=args.C,
                           verbose=None if not args.quiet else False)
-    seg.save(args.output)
+    try:
+        seg.save(args.output)
+    except OSError as exc:
+        raise InputError(f"cannot write the model ({exc.strerror})", path=args.output) from None
     info = seg.model.training_info
     print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
           + (f", dev word F1 {100 * info['dev_score']:.2f}" if info.get("dev_score") is not None else ""),
@@ -505,7 +688,9 @@ def segment_command(args):
     if not isinstance(seg, Segmenter):
         raise FasttagError(f"{path} is not a segmenter model: use 'fasttag tag'")
     if args.dict:
-        seg.add_words(args.dict, mode="force")
+        # a Path: the file's name, never words (see read_userdict); a bad
+        # line is an InputError naming the file and the line
+        seg.add_words(Path(args.dict), mode="force")
     if args.input:
         try:
             source = open(args.input, encoding="utf-8", errors="surrogateescape", newline=None)
@@ -514,7 +699,12 @@ def segment_command(args):
     else:
         source = _io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
     if args.output:
-        out = open(args.output, "w", encoding="utf-8", errors="surrogateescape", newline="\n")
+        try:
+            out = open(args.output, "w", encoding="utf-8", errors="surrogateescape", newline="\n")
+        except OSError as exc:
+            if args.input:
+                source.close()
+            raise InputError(f"cannot write the output ({exc.strerror})", path=args.output) from None
     else:
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogateescape",
                                 newline="\n", write_through=False)

@@ -11,7 +11,14 @@ anything else (jieba's ``word freq tag`` lines read as they are)::
 Blank lines are skipped.  A second field that is not a number is ignored
 (``word tag`` lines work too).  Weights must be positive; a word without one
 weighs 1.0.  See :class:`fasttag.Segmenter` for what the words do (the
-"feature" and "force" semantics) and what weights change.
+"feature" and "force" semantics) and what weights change.  A word may be
+of any length: force mode keeps even a word of thousands of characters
+whole (as jieba's ``add_word`` accepts any word); feature mode uses the
+words of 2 to ``MAX_WORD`` (7) characters, the lengths its features know.
+
+From Python, a str is a file's path: ``add_words("区块链")`` names no file
+and raises TypeError (pass a list of words), while a missing file whose
+name looks like a path (a folder separator or a ".") is an InputError.
 """
 import math
 import os
@@ -21,17 +28,22 @@ from .errors import InputError
 
 def read_userdict(source):
     """{word: weight} from a path, an iterable of lines, a dict (returned as
-    floats) or an iterable of words.  Raises InputError for unreadable files
-    and bad weights."""
+    floats) or an iterable of words.  Raises InputError for unreadable files,
+    bad weights and dict words that are empty or hold whitespace, TypeError
+    for anything that is not one of those forms."""
     if isinstance(source, dict):
-        return {str(w): _weight(v, None, None) for w, v in source.items() if str(w).strip()}
+        return {_dict_word(w): _weight(v, None, None) for w, v in source.items()}
     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
         path = os.fspath(source)
+        if isinstance(source, str) and not os.path.exists(path) and not _looks_like_path(path):
+            raise TypeError(f"a str is read as a dictionary file's path, and there is no file {path!r}; "
+                            f"to add words pass a list of them, e.g. [{path!r}]")
         try:
             with open(path, "rb") as f:
                 data = f.read()
-        except OSError as exc:
-            raise InputError(f"cannot read the dictionary ({exc.strerror})", path=path) from None
+        except (OSError, ValueError) as exc:       # ValueError: a NUL in the name
+            raise InputError(f"cannot read the dictionary ({getattr(exc, 'strerror', None) or exc})",
+                             path=path) from None
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         lines = []
@@ -41,7 +53,24 @@ def read_userdict(source):
             except UnicodeDecodeError as exc:
                 raise InputError(f"not valid UTF-8 ({exc.reason})", path=path, line=i) from None
         return _parse(lines, path)
-    return _parse(source, None)
+    try:
+        items = iter(source)
+    except TypeError:
+        raise TypeError(f"user words must be a file's path, a {{word: weight}} dict or an iterable of "
+                        f"words, not {type(source).__name__}") from None
+    return _parse(items, None)
+
+
+def _looks_like_path(text):
+    return "." in text or "/" in text or os.sep in text or bool(os.altsep and os.altsep in text)
+
+
+def _dict_word(word):
+    if not isinstance(word, str):
+        raise TypeError(f"user words must be str, not {type(word).__name__} ({word!r})")
+    if not word or any(c.isspace() for c in word):
+        raise InputError(f"user word {word!r} is empty or holds whitespace (whitespace always separates words)")
+    return word
 
 
 def _weight(value, path, line):
@@ -57,6 +86,8 @@ def _weight(value, path, line):
 def _parse(lines, path):
     words = {}
     for i, line in enumerate(lines, start=1):
+        if not isinstance(line, str):
+            raise TypeError(f"user words must be str, not {type(line).__name__} (item {i}: {line!r:.60})")
         fields = line.split()
         if not fields:
             continue
