@@ -18,10 +18,11 @@ featurizer (``WordFeaturizer.ATTRIBUTES`` plus ``col<N>`` for extra
 columns).
 """
 import re
+import threading
 
 import numpy as np
 
-from ._core import hash_string, hash_strings
+from ._core import hash_bytes, hash_string, hash_strings
 from ._features import extract
 
 MAX_PARTS = 4
@@ -119,8 +120,96 @@ def word_flags(word):
 _DIGITS = re.compile(r"\d+")
 
 
+def hash_texts(values):
+    """``hash_strings(values)``, except that a str with lone surrogates
+    (which has no strict UTF-8 form) hashes its 'surrogatepass' UTF-8
+    bytes; every other str hashes as before, so models are unchanged."""
+    try:
+        return hash_strings(values)
+    except UnicodeEncodeError:
+        return np.array([hash_bytes(v.encode("utf-8", "surrogatepass")) for v in values],
+                        dtype=np.uint64)
+
+
+class TokenTypeError(TypeError):
+    """A token that is not a str.  Raised where new word types are added
+    (off the hot path); the taggers catch it and say where the token is."""
+
+
+def _not_a_token(token):
+    return TokenTypeError(f"a token must be a str, not {type(token).__name__}")
+
+
+def token_lists(sentences, keep_sentences=False):
+    """The sentences as lists, with a TypeError where a str stands for a
+    sentence or for the list of sentences (a str would otherwise be tagged
+    character by character).  With ``keep_sentences``, objects with a
+    ``words`` attribute (:class:`fasttag.io.Sentence`) are kept as they
+    are.  One check per sentence, none per token."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(f"expected a list of sentences (each a list of token strings), got "
+                        f"{type(sentences).__name__}; split the text into tokens first")
+    out = []
+    for i, s in enumerate(sentences):
+        if isinstance(s, (str, bytes)):
+            raise TypeError(f"sentence {i}: expected a list of token strings, got "
+                            f"{type(s).__name__} (to tag one sentence, pass its token list to "
+                            "tag())")
+        if keep_sentences and hasattr(s, "words"):
+            out.append(s)
+            continue
+        try:
+            out.append(list(s))
+        except TypeError:
+            raise TypeError(f"sentence {i}: expected a list of token strings, got "
+                            f"{type(s).__name__}") from None
+    return out
+
+
+def one_sentence(tokens, method):
+    """``tokens`` unless it is a str (a TypeError: ``method`` takes a list
+    of token strings)."""
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{method}() takes one sentence as a list of token strings, not a "
+                        f"{type(tokens).__name__}; split the text into tokens first")
+    return tokens
+
+
+def bad_token(sentences):
+    """A TypeError naming the first token that is not a str (sentence i,
+    token j) and its type, or None.  The slow check, for after tagging has
+    failed."""
+    for i, tokens in enumerate(sentences):
+        for j, t in enumerate(tokens):
+            if not isinstance(t, str):
+                return TypeError(f"sentence {i}, token {j}: a token must be a str, not "
+                                 f"{type(t).__name__} ({t!r:.60})")
+    return None
+
+
+class _TypeTable:
+    """One generation of the word-type cache: ``index`` (word -> type id)
+    and ``rows`` (row id = the word's hashed attributes).
+
+    Readers take no lock, so a table only ever changes in ways a reader
+    cannot see: rows are appended and never overwritten, ``rows`` is only
+    replaced by a larger copy, and an id is published in ``index`` after its
+    row is in ``rows``.  Ids read from ``index`` therefore stay valid in any
+    later ``rows`` of the same table.  Clearing the cache starts a new table
+    instead (a reader may still hold the old one)."""
+
+    __slots__ = ("index", "rows")
+
+    def __init__(self, width, capacity=1024):
+        self.index = {}
+        self.rows = np.zeros((capacity, width), dtype=np.uint64)
+
+
 class WordFeaturizer:
     """Word-level attributes, hashed once per word type and cached.
+
+    One featurizer may serve many threads: known words are read without a
+    lock; new types are added under one (see :class:`_TypeTable`).
 
     ``n_columns`` extra per-token columns (POS tags, chunk tags, ...) become
     attributes ``col1 .. colN``.
@@ -137,8 +226,8 @@ class WordFeaturizer:
         self.n_columns = n_columns
         self.n_type_attributes = len(self.ATTRIBUTES)
         self.attribute_names = list(self.ATTRIBUTES) + [f"col{i + 1}" for i in range(n_columns)]
-        self._index = {}
-        self._rows = np.zeros((1024, len(self.ATTRIBUTES)), dtype=np.uint64)
+        self._table = _TypeTable(len(self.ATTRIBUTES))
+        self._lock = threading.Lock()      # taken only to add types
         self._seeds = [hash_string(f"attr:{name}") for name in self.ATTRIBUTES]
 
     @staticmethod
@@ -154,54 +243,97 @@ class WordFeaturizer:
                 str(min(len(word), 8)),
                 first if rest else "", last)
 
-    def _add_types(self, words):
-        if len(self._index) + len(words) > self.MAX_CACHE:
-            self._index.clear()
-        start = len(self._index)
-        need = start + len(words)
-        if need > len(self._rows):
-            grown = np.zeros((max(need, 2 * len(self._rows)), self._rows.shape[1]), dtype=np.uint64)
-            grown[:start] = self._rows[:start]
-            self._rows = grown
+    def lookup(self, words):
+        """(ids, rows): each word's type id (adding new types) and an array
+        whose row ``id`` holds that type's hashed attributes.  Take both from
+        one call: ``rows`` stays right for these ids even if another thread
+        clears the cache meanwhile.  Known words take no lock."""
+        table = self._table
+        get = table.index.get
+        try:
+            ids = [get(w, -1) for w in words]
+        except TypeError:           # an unhashable token
+            for w in words:
+                if not isinstance(w, str):
+                    raise _not_a_token(w) from None
+            raise
+        if -1 in ids:
+            return self._add_types(words, ids, table)
+        return np.array(ids, dtype=np.int64), table.rows
+
+    def _add_types(self, words, ids, seen):
+        """``lookup`` for a batch with new types: ``ids`` were read from the
+        table ``seen`` (-1: not there)."""
+        new = list(dict.fromkeys(w for w, i in zip(words, ids) if i < 0))
+        for w in new:               # only the new types are checked
+            if not isinstance(w, str):
+                raise _not_a_token(w)
+        with self._lock:
+            table = self._table
+            if table is not seen:   # cleared meanwhile: the words found may be gone
+                new = list(dict.fromkeys(words))
+            index = table.index
+            missing = [w for w in new if w not in index]
+            if len(index) + len(missing) > self.MAX_CACHE:
+                # a new table for this batch's types; readers keep the old one
+                table = _TypeTable(table.rows.shape[1])
+                self._append(table, list(dict.fromkeys(words)))
+                self._table = table
+            elif missing:
+                self._append(table, missing)
+            rows = table.rows
+        index = table.index
+        return np.array([index[w] for w in words], dtype=np.int64), rows
+
+    def _append(self, table, words):
+        """Add new types to ``table`` (under the lock): rows first, then the
+        ids that point at them."""
         values = []
         for w in words:
             values.extend(self.word_attributes(w))
-        hashed = hash_strings(values).reshape(len(words), -1)
+        hashed = hash_texts(values).reshape(len(words), -1)
         # attribute name is part of the hash, so "s" as suffix1 and as
         # prefix1 are different values
         for a, seed in enumerate(self._seeds):
             hashed[:, a] ^= np.uint64(seed)
-        self._rows[start:need] = hashed
+        start = len(table.index)
+        need = start + len(words)
+        rows = table.rows
+        if need > len(rows):
+            grown = np.zeros((max(need, 2 * len(rows)), rows.shape[1]), dtype=np.uint64)
+            grown[:start] = rows[:start]
+            rows = grown
+        rows[start:need] = hashed
+        table.rows = rows
+        index = table.index
         for i, w in enumerate(words):
-            self._index[w] = start + i
+            index[w] = start + i
 
     def type_ids(self, words):
-        """Row index of each word's cached attributes (adding new types)."""
-        index = self._index
-        get = index.get
-        ids = [get(w, -1) for w in words]
-        if -1 in ids:
-            new = list(dict.fromkeys(w for w, i in zip(words, ids) if i < 0))
-            self._add_types(new)
-            ids = [index[w] for w in words]
-        return np.array(ids, dtype=np.int64)
+        """Row index of each word's cached attributes (adding new types).
+        Concurrent callers should use :meth:`lookup`, which also returns
+        the rows these ids index."""
+        return self.lookup(words)[0]
 
-    def type_rows(self, ids):
-        """The word-level attribute rows of the given type ids."""
-        return np.ascontiguousarray(self._rows[ids])
+    def type_rows(self, ids, rows=None):
+        """The word-level attribute rows of the given type ids (``rows``:
+        from the :meth:`lookup` that gave the ids)."""
+        return np.ascontiguousarray((self._table.rows if rows is None else rows)[ids])
 
-    def attributes(self, words, columns=None, ids=None):
+    def attributes(self, words, columns=None, ids=None, rows=None):
         """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
         ``columns`` is a list of per-token column lists (n_columns each);
-        ``ids``: the words' :meth:`type_ids`, when already known."""
+        ``ids``, ``rows``: the words' :meth:`lookup`, when already known."""
         if ids is None:
-            ids = self.type_ids(words)      # may grow self._rows: index after
-        rows = self._rows[ids]
+            ids, rows = self.lookup(words)
+        elif rows is None:
+            rows = self._table.rows
+        rows = rows[ids]
         if not self.n_columns:
             return np.ascontiguousarray(rows)
         if columns is None or len(columns) != len(words):
             raise ValueError(f"this featurizer needs {self.n_columns} extra columns per token")
-        extra = hash_strings([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
+        extra = hash_texts([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
         return np.ascontiguousarray(np.hstack([rows, extra.reshape(len(words), self.n_columns)]))
 
 

@@ -116,13 +116,16 @@ class SequenceModel:
     def _batch_split(self, sentences, emit):
         """Like :meth:`_batch_keys`, but the type-only templates are scored
         once per distinct word type: (context keys, bounds, candidates,
-        per-type base scores, type index per token)."""
+        per-type base scores, type index per token).  The featurizer's
+        ``lookup(tokens) -> (type ids, rows)`` gives the type rows."""
         type_templates, context_templates = self._split
         bounds, tokens, columns = self._flatten(sentences)
-        ids = self.featurizer.type_ids(tokens)
-        attrs = self.featurizer.attributes(tokens, columns, ids=ids)
+        # ids and the rows they index come from one lookup: another thread
+        # may clear the type cache between two calls
+        ids, rows = self.featurizer.lookup(tokens)
+        attrs = self.featurizer.attributes(tokens, columns, ids=ids, rows=rows)
         unique, index = np.unique(ids, return_inverse=True)
-        type_keys = type_templates.keys(self.featurizer.type_rows(unique),
+        type_keys = type_templates.keys(self.featurizer.type_rows(unique, rows),
                                         np.array([0, len(unique)], dtype=np.int64))
         F = type_keys.shape[1]
         offsets = np.arange(0, len(unique) * F + 1, max(F, 1), dtype=np.int64) if F else \

@@ -38,9 +38,8 @@ import numpy as np
 from . import io as ftio
 from . import modelfile
 from . import spans as ftspans
-from ._core import hash_strings
 from .errors import FasttagError, InputError, ModelFormatError
-from .features import WordFeaturizer
+from .features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from .sequence import SequenceModel
 
 KIND = "spans"
@@ -60,6 +59,8 @@ class SpanFeaturizer:
     columns ``c1 .. cN``, then the derived ``extras`` (``doc``, ``headline``,
     ``docrun``, ``caprole``, ``gaz``), in that order."""
 
+    MAX_CACHE = 100_000        # values per column cache before it starts over
+
     def __init__(self, n_input_columns=0, extras=()):
         self.words = WordFeaturizer()
         self.n_input_columns = int(n_input_columns)
@@ -73,29 +74,38 @@ class SpanFeaturizer:
         # the sequence model scores their offset-0 templates once per type
         self.n_type_attributes = len(WordFeaturizer.ATTRIBUTES)
 
+    def lookup(self, words):
+        return self.words.lookup(words)
+
     def type_ids(self, words):
         return self.words.type_ids(words)
 
-    def type_rows(self, ids):
-        return self.words.type_rows(ids)
+    def type_rows(self, ids, rows=None):
+        return self.words.type_rows(ids, rows)
 
-    def attributes(self, words, columns=None, ids=None):
-        rows = self.words.attributes(words, ids=ids)
+    def attributes(self, words, columns=None, ids=None, rows=None):
+        rows = self.words.attributes(words, ids=ids, rows=rows)
         if not self.n_columns:
             return rows
         if columns is None or len(columns) != len(words):
             raise ValueError(f"this featurizer needs {self.n_columns} columns per token")
         extra = np.empty((len(words), self.n_columns), dtype=np.uint64)
         for j in range(self.n_columns):
+            # a cache is never cleared while in use, only replaced (other
+            # threads may be reading it); entries only ever get added
             cache = self._caches[j]
             values = [c[j] for c in columns]
             missing = [v for v in set(values) if v not in cache]
             if missing:
-                if len(cache) > 100_000:
-                    cache.clear()
+                for v in missing:
+                    if not isinstance(v, str):
+                        raise TypeError(f"feature column {self.column_names[j]}: a value must "
+                                        f"be a str, not {type(v).__name__}")
+                if len(cache) > self.MAX_CACHE:
+                    cache = self._caches[j] = {}
                     missing = list(set(values))
                 seed = self._seeds[j]
-                cache.update(zip(missing, hash_strings([seed + v for v in missing]).tolist()))
+                cache.update(zip(missing, hash_texts([seed + v for v in missing]).tolist()))
             extra[:, j] = [cache[v] for v in values]
         return np.ascontiguousarray(np.hstack([rows, extra]))
 
@@ -377,6 +387,26 @@ def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
     return out
 
 
+def _bad_input(sentences, columns=None):
+    """A TypeError naming the first token or feature column value that is
+    not a str (sentence i, token j) and its type, or None.  The slow check,
+    for after tagging has failed."""
+    words = [s.words if hasattr(s, "words") else s for s in sentences]
+    err = bad_token(words)
+    if err is not None or columns is None:
+        return err
+    for i, cs in enumerate(columns):
+        try:
+            for j, c in enumerate(cs):
+                for k, v in enumerate(c):
+                    if not isinstance(v, str):
+                        return TypeError(f"sentence {i}, token {j}: feature column value {k} must "
+                                         f"be a str, not {type(v).__name__} ({v!r:.60})")
+        except TypeError:
+            return None
+    return None
+
+
 # ---------------------------------------------------------------- the tagger
 
 class SpanTagger(modelfile.Stored):
@@ -574,7 +604,7 @@ class SpanTagger(modelfile.Stored):
         (when the sentences are token lists and the model has feature
         columns).  ``documents``: a document id per sentence (default: each
         sentence alone, or ``-DOCSTART-`` lines of Sentence objects)."""
-        sentences = list(sentences)
+        sentences = token_lists(sentences, keep_sentences=True)
         if documents is None and sentences and all(isinstance(s, ftio.Sentence) for s in sentences):
             _, documents = _read_sentences(sentences)
         out = [[] for _ in sentences]
@@ -584,14 +614,22 @@ class SpanTagger(modelfile.Stored):
         sub = [sentences[i] for i in idx]
         docs = None if documents is None else [documents[i] for i in idx]
         cols = None if columns is None else [columns[i] for i in idx]
-        pred = self._predict_internal(sub, docs, cols)
+        try:
+            pred = self._predict_internal(sub, docs, cols)
+        except (TypeError, AttributeError):
+            # inputs are checked only where a failure shows: find the culprit
+            err = _bad_input(sentences, columns)
+            if err is None:
+                raise
+            raise err from None
         for i, p in zip(idx, pred):
             out[i] = to_scheme(p, self.internal_scheme, self.scheme)
         return out
 
     def tag(self, tokens, columns=None):
-        """Tags of one sentence (in :attr:`scheme`)."""
-        return self.tag_sents([tokens], None if columns is None else [columns])[0]
+        """Tags of one sentence (in :attr:`scheme`): a list of token
+        strings (a str is a TypeError) or a Sentence object."""
+        return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns])[0]
 
     def spans(self, tokens, columns=None):
         """The predicted spans of one sentence: (type, start, end) with end

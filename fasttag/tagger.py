@@ -12,9 +12,8 @@ import numpy as np
 
 from . import io as ftio
 from . import modelfile
-from ._core import hash_strings
 from .errors import FasttagError, ModelFormatError
-from .features import POS_TEMPLATES, WordFeaturizer
+from .features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from .sequence import SequenceModel
 
 KIND = "tagger"
@@ -113,7 +112,7 @@ class Tagger(modelfile.Stored):
             meta["corpus"] = corpus
         if licence:
             meta["licence"] = licence
-        return cls(model, meta, vocab=np.unique(hash_strings(list(word_tags))))
+        return cls(model, meta, vocab=np.unique(hash_texts(list(word_tags))))
 
     # ------------------------------------------------------------ tagging
 
@@ -123,13 +122,24 @@ class Tagger(modelfile.Stored):
         return list(self.model.tags)
 
     def tag(self, tokens):
-        """Tags of one sentence (a list of token strings)."""
-        return self.tag_sents([tokens])[0]
+        """Tags of one sentence (a list of token strings).  A str is a
+        TypeError, not a sentence of characters."""
+        return self.tag_sents([one_sentence(tokens, "tag")])[0]
 
     def tag_sents(self, sentences):
-        """Tags of many sentences; batching them is much faster than
-        calling :meth:`tag` in a loop."""
-        return self.model.predict_tags([(list(s), None) for s in sentences])
+        """Tags of many sentences (lists of token strings); batching them is
+        much faster than calling :meth:`tag` in a loop.  Safe to call from
+        many threads on one tagger.  A token that is not a str is a
+        TypeError saying where it is."""
+        sents = token_lists(sentences)
+        try:
+            return self.model.predict_tags([(s, None) for s in sents])
+        except TypeError:
+            # only new word types are checked while tagging; find the culprit
+            err = bad_token(sents)
+            if err is None:
+                raise
+            raise err from None
 
     def evaluate(self, data, *, format=None, column=None, word_column=None):
         """Accuracy on a path or on (words, tags) pairs: ``accuracy``,
@@ -181,7 +191,7 @@ class _HashedVocab:
     def contains(self, words):
         if not len(self.hashes) or not words:
             return np.zeros(len(words), dtype=bool)
-        h = hash_strings(words)
+        h = hash_texts(words)
         i = np.searchsorted(self.hashes, h)
         i[i == len(self.hashes)] = 0
         return self.hashes[i] == h

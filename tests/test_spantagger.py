@@ -256,3 +256,43 @@ def test_conll2003_ner(shared_data):
     assert r["scheme"] == "iob1"
     assert r["f1"] > 85.0, r["f1"]
     assert set(r["per_type"]) == {"LOC", "MISC", "ORG", "PER"}
+
+
+# ---------------------------------------------------------------- inputs
+
+def test_a_token_that_is_not_a_str_is_a_type_error_saying_where(ner_tagger, chunk_tagger):
+    cols = [("NNP", "B-NP")] * 3
+    # document features and gazetteer read the words before the model does
+    with pytest.raises(TypeError, match=r"sentence 1, token 2: .*not NoneType"):
+        ner_tagger.tag_sents([["EU", "rejects", "German"], ["Peter", "Blackburn", None]],
+                             columns=[cols, cols])
+    with pytest.raises(TypeError, match=r"sentence 0, token 0: .*not int"):
+        chunk_tagger.tag([7, "pound"], [["DT"], ["NN"]])
+    with pytest.raises(TypeError, match=r"sentence 0, token 1: feature column value 0 .*not float"):
+        chunk_tagger.tag(["the", "pound"], [["DT"], [1.5]])
+    assert chunk_tagger.tag(["the", "pound"], [["DT"], ["NN"]]) == ["B-NP", "I-NP"]
+
+
+def test_a_str_where_a_list_of_tokens_belongs_is_a_type_error(chunk_tagger):
+    with pytest.raises(TypeError, match="list of token strings"):
+        chunk_tagger.tag("the pound", [["DT"], ["NN"]])
+    with pytest.raises(TypeError, match="list of token strings"):
+        chunk_tagger.spans("the pound", [["DT"], ["NN"]])
+    with pytest.raises(TypeError, match="list of sentences"):
+        chunk_tagger.tag_sents("the pound")
+    with pytest.raises(TypeError, match=r"sentence 0: expected a list of token strings, got str"):
+        chunk_tagger.tag_sents(["the", "pound"], columns=[[["DT"]], [["NN"]]])
+    # Sentence objects and token tuples still work
+    sents = list(fasttag.io.read_conll(CHUNK))
+    assert chunk_tagger.tag_sents(sents) == [s.tags for s in sents]
+    assert chunk_tagger.tag_sents([("the", "pound")], [[["DT"], ["NN"]]]) == [["B-NP", "I-NP"]]
+
+
+def test_lone_surrogates_in_words_and_columns_are_tagged(ner_tagger):
+    words = ["Peter", "Blackburn", "\udcff", "in", "Bonn", "\ud800x"]
+    cols = [("NNP", "B-NP"), ("NNP", "I-NP"), ("\udcff", "O"), ("IN", "B-PP"), ("NNP", "B-NP"),
+            ("NN", "B-NP")]
+    tags = ner_tagger.tag(words, cols)
+    assert len(tags) == len(words)
+    assert ftspans.convert(tags, "iob1", "iob1") == tags
+    assert SpanTagger.from_bytes(ner_tagger.to_bytes()).tag(words, cols) == tags

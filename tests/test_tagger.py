@@ -141,3 +141,56 @@ def test_per_type_scoring_equals_per_token_scoring(tiny):
     fast = model.predict_ids(pairs)
     assert [row.tolist() for row in fast] == [full[bounds[i]:bounds[i + 1]].tolist() for i in range(len(sents))]
     assert model._split is not None and len(model._split[0]) > 10
+
+
+# ---------------------------------------------------------------- inputs
+
+@pytest.mark.parametrize("bad, found", [(None, "NoneType"), (3, "int"), (b"dog", "bytes"),
+                                        (["dog"], "list")])
+def test_a_token_that_is_not_a_str_is_a_type_error_saying_where(tiny, bad, found):
+    sents = [["Zoë", "likes", "the", "café", "."], ["The", "café", bad, "!"]]
+    with pytest.raises(TypeError, match=rf"sentence 1, token 2: .*not {found}\b"):
+        tiny.tag_sents(sents)
+    with pytest.raises(TypeError, match=rf"sentence 0, token 2: .*not {found}\b"):
+        tiny.tag(sents[1])
+    # nothing half-added: the same words still tag as on a fresh tagger
+    fresh = Tagger.from_bytes(tiny.to_bytes())
+    good = [["The", "café", "newword", "!"]]
+    assert tiny.tag_sents(good) == fresh.tag_sents(good)
+
+
+def test_a_lone_surrogate_is_tagged_like_any_unseen_word(tiny):
+    """The segmenter accepts lone surrogates (from surrogateescape input);
+    the tagger hashes them as 'surrogatepass' UTF-8 instead of failing."""
+    words = ["The", "café", "\udcff\udcfe", "likes", "Zoë", "!"]
+    tags = tiny.tag(words)
+    assert len(tags) == len(words) and set(tags) <= set(tiny.tags)
+    assert tags[0] == "DET" and tags[-1] == "PUNCT"
+    assert Tagger.from_bytes(tiny.to_bytes()).tag(words) == tags     # deterministic
+    result = tiny.evaluate([(words, ["DET", "NOUN", "NOUN", "VERB", "PROPN", "PUNCT"])])
+    assert result["tokens"] == 6 and result["unknown_tokens"] == 1
+
+
+def test_ordinary_words_hash_as_before(tiny):
+    """Model files depend on the hash of every str; only strings without a
+    strict UTF-8 form take the 'surrogatepass' path."""
+    from fasttag._core import hash_bytes, hash_strings
+    from fasttag.features import hash_texts
+    words = ["", "a", "Zoë", "我爱北京", "emoji\U0001F600", "x" * 100]
+    assert hash_texts(words).tolist() == hash_strings(words).tolist()
+    assert hash_texts(["a", "\ud800"]).tolist() == [hash_strings(["a"])[0],
+                                                   hash_bytes("\ud800".encode("utf-8", "surrogatepass"))]
+
+
+def test_a_str_where_a_list_of_tokens_belongs_is_a_type_error(tiny):
+    """A str would otherwise be tagged one character at a time."""
+    with pytest.raises(TypeError, match="list of token strings"):
+        tiny.tag("The café likes Zoë .")
+    with pytest.raises(TypeError, match="list of sentences"):
+        tiny.tag_sents("The café likes Zoë .")
+    with pytest.raises(TypeError, match=r"sentence 0: expected a list of token strings, got str"):
+        tiny.tag_sents(["The", "café"])
+    with pytest.raises(TypeError, match=r"sentence 1: expected a list of token strings, got NoneType"):
+        tiny.tag_sents([["The"], None])
+    # any iterable of token iterables still works
+    assert tiny.tag_sents(iter([("The", "café"), ["Zoë"]])) == [tiny.tag(["The", "café"]), tiny.tag(["Zoë"])]
