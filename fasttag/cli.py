@@ -207,6 +207,10 @@ def main(argv=None):
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:                 # a missing or unreadable file the user named
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"fasttag: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -26,6 +26,7 @@ from ._core import hash_bytes, hash_string, hash_strings
 from ._features import extract
 
 MAX_PARTS = 4
+MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
 
 
@@ -68,7 +69,10 @@ class Templates:
                     raise ValueError(f"template {name!r}: unknown attribute {m.group(1)!r} "
                                      f"(known: {', '.join(attribute_names)})")
                 self.attr_ids[t, p] = index[m.group(1)]
-                self.offsets[t, p] = int(m.group(2))
+                offset = int(m.group(2))
+                if not -MAX_OFFSET <= offset <= MAX_OFFSET:
+                    raise ValueError(f"template {name!r}: offset {offset} is beyond +-{MAX_OFFSET}")
+                self.offsets[t, p] = offset
             self.n_parts[t] = len(parts)
         self.seeds = hash_strings([f"template:{name}" for name in self.names])
 

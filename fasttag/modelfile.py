@@ -287,6 +287,17 @@ def _read_model_bytes(f):
     return data + f.read(max(end, 0) + _TRAILER.size) if end >= 0 else data
 
 
+RUN_ONLY_META = ("history", "train_seconds")
+"""Meta keys that describe one training run's timing: kept on the object,
+never written, so that training with the same data, options and seed gives
+byte-identical model files."""
+
+
+def stored_meta(meta):
+    """The part of a model's ``meta`` dict that goes into its file."""
+    return {k: v for k, v in meta.items() if k not in RUN_ONLY_META}
+
+
 class Stored:
     """``to_bytes``/``save``/``from_bytes`` for a model class that defines
     ``_parts() -> (header, arrays)`` and the classmethod

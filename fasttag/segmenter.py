@@ -526,7 +526,7 @@ class Segmenter(modelfile.Stored):
         header, arrays = self.model.to_parts()
         header["kind"] = KIND
         header["featurizer"] = {"name": "chars", "max_word": MAX_WORD, "runs": self._runs}
-        header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
+        header["meta"] = modelfile.stored_meta(self.meta)
         arrays["vocab"] = _pack_words(self.vocab)
         arrays["train_dict"] = _pack_words(self.train_dict)
         return header, arrays

@@ -37,7 +37,11 @@ class SequenceModel:
     ``tagdict_classes`` (tuples of tag ids).  A featurizer may also define
     ``candidate_classes(tokens, columns) -> int32 array or None``: per-token
     class indices into ``tagdict_classes`` (-1: open), used instead of the
-    tag dictionary (segmentation constrains positions this way).
+    tag dictionary (segmentation constrains positions this way).  A
+    featurizer with ``n_type_attributes`` (a per-word-type cache) also
+    provides ``lookup(tokens) -> (type ids, their rows)``, taken in one step
+    so that threads sharing the model never read rows another thread is
+    replacing.
     """
 
     def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
@@ -280,8 +284,9 @@ class SequenceModel:
         words = _str_list(header.get("tagdict_words", []), "tagdict_words")
         classes = header.get("tagdict_classes", [])
         if not isinstance(classes, list) or not all(
-                isinstance(c, list) and all(_is_int(t) for t in c) for c in classes):
-            raise ModelFormatError("corrupt fasttag model: tagdict_classes is not a list of tag-id lists")
+                isinstance(c, list) and all(_is_int(t) for t in c) and c == sorted(set(c)) for c in classes):
+            raise ModelFormatError(
+                "corrupt fasttag model: tagdict_classes is not a list of ascending tag-id lists")
         prune_k = header.get("prune_k", 0)
         if not _is_int(prune_k):
             raise ModelFormatError("corrupt fasttag model: prune_k is not an integer")

@@ -673,7 +673,7 @@ class SpanTagger(modelfile.Stored):
         header["kind"] = KIND
         header["featurizer"] = {"name": "spans", "n_input_columns": len(self.feature_columns),
                                 "extras": list(self.meta.get("extras", []))}
-        header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
+        header["meta"] = modelfile.stored_meta(self.meta)
         if self.gazetteer is not None:
             header["gazetteers"] = self.gazetteer.lists
         return header, arrays

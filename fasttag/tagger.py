@@ -164,7 +164,7 @@ class Tagger(modelfile.Stored):
         header, arrays = self.model.to_parts()
         header["kind"] = KIND
         header["featurizer"] = {"name": "word", "n_columns": 0}
-        header["meta"] = {k: v for k, v in self.meta.items() if k != "history"}
+        header["meta"] = modelfile.stored_meta(self.meta)
         arrays["vocab"] = self._vocab.hashes
         return header, arrays
 

@@ -122,7 +122,7 @@ def test_repeated_tags_in_a_tag_dictionary_class_are_refused(tagger_parts):
     h2, a2 = mutated(tagger_parts, {"tagdict_classes": [[3] * 100_000],
                                     "tagdict_words": [f"w{i}" for i in range(n_words)]},
                      {"tagdict_class": np.zeros(n_words, np.int32)})
-    with pytest.raises(ModelFormatError, match="distinct"):
+    with pytest.raises(ModelFormatError, match="ascending tag-id lists"):
         reload((h2, a2))
 
 
@@ -343,3 +343,36 @@ def test_save_leaves_a_program_sigterm_handler_in_place(tmp_path):
         signal.signal(signal.SIGTERM, old)
     modelfile.write(tmp_path / "m.ftm", {"kind": "test"}, {})
     assert signal.getsignal(signal.SIGTERM) is old         # restored after the save
+
+
+# ---------------------------------------------------------------- determinism
+
+def _train_twice(train):
+    first, second = train(), train()
+    return first.to_bytes(), second.to_bytes()
+
+
+@pytest.mark.parametrize("task", ["pos", "pos-mira", "seg", "ner"])
+def test_identical_training_gives_identical_files(tmp_path, task):
+    # timings (train_seconds, per-epoch history) stay on the object, out of the file
+    from fasttag import Segmenter, SpanTagger
+    trainers = {
+        "pos": lambda: Tagger.train(str(DATA / "sample.conllu"), dev=str(DATA / "sample.conllu"),
+                                    epochs=3, seed=7, verbose=False),
+        "pos-mira": lambda: Tagger.train(str(DATA / "sample.conllu"), epochs=2, seed=1,
+                                         algorithm="mira", k=2, verbose=False),
+        "seg": lambda: Segmenter.train(str(DATA / "sample_zh_train.txt"), epochs=2, seed=3, verbose=False),
+        "ner": lambda: SpanTagger.train(str(DATA / "sample_ner.conll"), task="ner", epochs=2, seed=5,
+                                        verbose=False),
+    }
+    a, b = _train_twice(trainers[task])
+    assert a == b
+    model = fasttag.loads(a)
+    assert "train_seconds" not in modelfile.loads(a)[0].get("meta", {})
+    model.save(tmp_path / "m.ftm")
+    assert (tmp_path / "m.ftm").read_bytes() == a
+
+
+def test_timings_stay_on_the_trained_object():
+    t = Tagger.train(str(DATA / "sample.conllu"), epochs=2, verbose=False)
+    assert t.meta["train_seconds"] > 0 and len(t.meta["history"]) == 2
