@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ._base import LinearModel
+from ._base import LinearModel, check_choice, check_real
 from ._compat import ConvergenceWarning, RegressorMixin, check_is_fitted, check_random_state
 
 
@@ -78,12 +78,9 @@ class Neuron(RegressorMixin, LinearModel):
 
     def _check_params(self):
         self._check_common()
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
-        if self.solver not in ("gd", "sgd"):
-            raise ValueError(f"solver must be 'gd' or 'sgd', got {self.solver!r}")
-        if not self.eta0 > 0:
-            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
+        check_choice(self, "activation", ACTIVATIONS)
+        check_choice(self, "solver", ("gd", "sgd"))
+        check_real(self, "eta0", 0, lo_open=True)
 
     def _forward(self, design, rows, w, b):
         z = np.bincount(rows, weights=design.val * w[design.idx], minlength=design.n_samples) + b
