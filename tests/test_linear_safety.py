@@ -585,3 +585,30 @@ def test_random_corruptions_never_crash_or_load_garbage():
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     loaded, rejected, diverged = (int(w) for w in proc.stdout.split()[1::2])
     assert rejected > 300 and loaded > 10 and diverged < loaded, proc.stdout
+
+
+# ---------------------------------------------------------------- the compiled loops' edge cases
+
+@pytest.mark.parametrize("make", [lambda: AveragedPerceptron(random_state=0, max_iter=3, tol=None),
+                                  lambda: PassiveAggressiveClassifier(variant="MIRA", random_state=0,
+                                                                      max_iter=3, tol=None),
+                                  lambda: SGDClassifier(average=True, random_state=0, max_iter=3,
+                                                        tol=None)])
+def test_samples_without_features_train_and_predict(make):
+    """Empty samples (trailing all-zero rows, or no known feature at all)
+    leave nothing to index: the loops must not take the address of an
+    element past the end (the debug build's bounds checks caught that)."""
+    import scipy.sparse as sp
+    X = sp.csr_matrix(np.vstack([np.eye(4)] * 3 + [np.zeros((12, 4))]))
+    y = np.array([0, 1, 2, 0] * 3 + [1] * 12)
+    est = make().fit(X, y)
+    assert est.predict(X).shape == (24,)
+    # only the intercepts separate samples without features
+    empty = est.decision_function(sp.csr_matrix((3, 4)))
+    np.testing.assert_array_equal(empty, np.tile(est.intercept_, (3, 1)))
+    F = [["w=a"], ["w=b"], ["w=c"]] * 3
+    est = make().fit(F, ["x", "y", "z"] * 3)
+    before = est.coef_.copy()
+    est.partial_fit([[]] * 10, ["x"] * 10)      # no features at all
+    np.testing.assert_array_equal(est.coef_.shape, before.shape)
+    assert est.predict([[], ["w=zzz"]]).shape == (2,)
