@@ -174,6 +174,10 @@ def test_loaded_model_works_and_resaves_identically(name, inputs, n_classes):
     assert again.get_params() == est.get_params()
     if hasattr(est, "decision_function"):
         np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+    if isinstance(est, (Perceptron, PassiveAggressiveClassifier)):
+        assert again.mistakes_curve_ == est.mistakes_curve_ and again.n_mistakes_ > 0
+    if isinstance(est, Neuron):
+        assert again.grad_norm_ == est.grad_norm_
     if hasattr(est, "partial_fit"):
         assert again.t_ == est.t_
         args = {} if name in REGRESSORS else {"classes": np.unique(y)}
@@ -181,6 +185,8 @@ def test_loaded_model_works_and_resaves_identically(name, inputs, n_classes):
         again.partial_fit(X, y, **args)
         np.testing.assert_array_equal(again.coef_, est.coef_)
         np.testing.assert_array_equal(again.intercept_, est.intercept_)
+        if isinstance(est, (Perceptron, PassiveAggressiveClassifier)):
+            assert again.n_mistakes_ == est.n_mistakes_
         assert again.to_bytes() == est.to_bytes()
         type(est).from_bytes(again.to_bytes())
 
@@ -473,6 +479,14 @@ def test_header_entries_are_checked(name):
         reject(cls, {**header, key: value}, arrays)
     for key in ("n_iter", "input_kind", "params"):
         reject(cls, {k: v for k, v in header.items() if k != key}, arrays)
+    extras = {"AveragedPerceptron": ("mistakes_curve", [[-1], [1.5], "3", [True], 3]),
+              "Neuron": ("grad_norm", [-1.0, "0", None, math.nan, [1.0], True])}
+    for other, (key, values) in extras.items():
+        for value in values:
+            reject(cls, {**header, key: value}, arrays, match=key)
+        if other != name:   # one class's extra entry is unknown to another
+            valid = parts(fitted(other)[0])[0][key]
+            reject(cls, {**header, key: valid}, arrays, match=key)
     reject(cls, header, {**arrays, "state.extra": np.zeros(3)}, match="state.extra")
     reject(cls, header, {**arrays, "extra": np.zeros(3)}, match="extra")
     reject(cls, {**header, "kind": "linear.Other"}, arrays, match="kind")

@@ -1,6 +1,7 @@
 """Shared machinery of the linear learners: inputs, epochs, stopping, saving."""
 import math
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -263,11 +264,16 @@ class LinearModel(BaseEstimator):
                 return 0.0
         else:
             col = int(feature)
+            if not 0 <= col < self._coef.shape[0]:      # no wrap-around from the end
+                raise ValueError(f"column {feature!r} is outside [0, {self._coef.shape[0]})")
         row = 0
         if self._coef.shape[1] > 1:
             if label is None:
                 raise ValueError("give the class label of the weight vector")
-            row = int(np.flatnonzero(self.classes_ == label)[0])
+            rows = np.flatnonzero(self.classes_ == label)
+            if len(rows) == 0:
+                raise ValueError(f"{label!r} is not one of classes_")
+            row = int(rows[0])
         return float(self._coef[col, row])
 
     # ------------------------------------------------------------ persistence
@@ -289,6 +295,16 @@ class LinearModel(BaseEstimator):
     def _restore(self):
         """Set the attributes derived from the state, after loading."""
 
+    _extra_keys = ()     # the header entries of _header_extras
+
+    def _header_extras(self):
+        """Fitted attributes beyond the common ones, as header entries."""
+        return {}
+
+    def _load_extras(self, header):
+        """Set (and check) the attributes of :meth:`_header_extras`;
+        raise ValueError for a malformed entry."""
+
     def to_bytes(self):
         """The fitted model as a fasttag model file (JSON header + arrays)."""
         check_is_fitted(self)
@@ -309,6 +325,7 @@ class LinearModel(BaseEstimator):
         if hasattr(self, "classes_"):
             header["classes"] = _classes_to_json(self.classes_)
             header["classes_dtype"] = self.classes_.dtype.str
+        header.update(self._header_extras())
         for name, value in self._state.items():
             arrays[f"state.{name}"] = np.asarray(value)
         for name, arr in arrays.items():    # never write a file that would not load
@@ -337,7 +354,7 @@ class LinearModel(BaseEstimator):
         try:
             return cls._from_parts(header, arrays)
         except ModelFormatError as exc:
-            raise ModelFormatError(f"{path}: {exc}") from None
+            raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def _from_parts(cls, header, arrays):
@@ -356,7 +373,7 @@ class LinearModel(BaseEstimator):
     def _checked_parts(cls, header, arrays):
         """:meth:`_from_parts` without the error wrapping: a ValueError names
         the first problem found."""
-        unknown = sorted(set(header) - _HEADER_KEYS)
+        unknown = sorted(set(header) - _HEADER_KEYS - set(cls._extra_keys))
         if unknown:
             raise ValueError(f"unknown header entries {_short(unknown)}")
         est = cls(**_checked_params(cls, header.get("params")))
@@ -436,6 +453,7 @@ class LinearModel(BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"training state: {exc}") from None
         est._restore()
+        est._load_extras(header)
         return est
 
 

@@ -151,6 +151,18 @@ class Neuron(RegressorMixin, LinearModel):
         self._state = {}
         return self
 
+    _extra_keys = ("grad_norm",)
+
+    def _header_extras(self):
+        return {"grad_norm": float(self.grad_norm_)} if hasattr(self, "grad_norm_") else {}
+
+    def _load_extras(self, header):
+        if "grad_norm" in header:
+            norm = header["grad_norm"]
+            if type(norm) not in (int, float) or not norm >= 0:
+                raise ValueError(f"grad_norm must be a number >= 0, got {norm!r}")
+            self.grad_norm_ = float(norm)
+
     def decision_function_raw(self, X):
         """The neuron's pre-activation w.x + b."""
         return self._raw_scores(X)[:, 0]

@@ -67,6 +67,19 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
     def _restore(self):
         self.t_ = int(self._state["step"][0])
 
+    _extra_keys = ("mistakes_curve",)
+
+    def _header_extras(self):
+        if not hasattr(self, "mistakes_curve_"):
+            return {}
+        return {"mistakes_curve": [int(m) for m in self.mistakes_curve_]}
+
+    def _load_extras(self, header):
+        curve = header.get("mistakes_curve", [])
+        if not (isinstance(curve, list) and all(type(m) is int and 0 <= m <= MAX_COUNT for m in curve)):
+            raise ValueError("mistakes_curve must be a list of counts")
+        self.mistakes_curve_ = curve
+
     def _grow_state(self, positions, n_columns, rng):
         st = self._state
         K = st["W"].shape[1]
