@@ -386,7 +386,7 @@ class LinearModel(BaseEstimator):
             raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
         n_iter = header.get("n_iter")
         if type(n_iter) is not int or not 1 <= n_iter <= MAX_COUNT:
-            raise ValueError(f"n_iter must be an int >= 1, got {_short(n_iter)}")
+            raise ValueError(f"n_iter must be an int in [1, 2**62], got {_short(n_iter)}")
         curve = header.get("loss_curve", [])
         if not (isinstance(curve, list) and all(_is_real(v) for v in curve)):
             raise ValueError("loss_curve must be a list of numbers")
