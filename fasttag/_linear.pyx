@@ -8,7 +8,11 @@ identity order over a shuffled copy made by :func:`take_rows`, so that
 samples are read in memory order).  Weights are dense
 (n_columns, n_vectors) float64 arrays, one row per feature so that a
 feature's class weights are contiguous; the Python layer validates every
-argument before calling in (bounds are not checked here).
+argument before calling in.  Each function checks that its arrays' shapes
+agree (once per call); the per-element indices (column numbers, labels,
+rows) are not checked in the release build.  The debug build
+(FASTTAG_DEBUG=1, see setup.py) checks every memoryview access and, with
+``check_index`` of ``_check.pxd``, every raw-pointer access of the loops.
 
 Averaging of the perceptron family uses the lazy per-weight timestamps of
 ``fasttag._core``: the averaged weight after T steps is (1/T) sum_{s<=T} w_s,
@@ -37,6 +41,7 @@ from libc.math cimport exp, log, log1p, fabs, sqrt, pow
 from libc.stdint cimport int64_t, int32_t, uint64_t
 from libc.string cimport memcpy
 
+from ._check cimport check_index
 from ._hashing cimport murmurhash64a
 
 cdef extern from *:
@@ -50,8 +55,6 @@ cdef extern from *:
     void FT_PREFETCH(const void* p) noexcept nogil
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def hash_feature_lists(X):
     """The common case of feature-string inputs, in one compiled pass: X a
     list of lists (or tuples) of str.  Returns ``(indptr, keys)`` (the
@@ -90,8 +93,6 @@ def hash_feature_lists(X):
     return indptr, keys
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     """Distinct keys ascending and each key's position among them (int64):
     ``np.unique(keys, return_inverse=True)`` by hashing instead of sorting
@@ -160,8 +161,6 @@ def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     return uniq[order], rank[ids]
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
               const int64_t[::1] order, int64_t[::1] out_indptr, int64_t[::1] out_idx,
               double[::1] out_val):
@@ -169,21 +168,28 @@ def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     ``out_*`` arrays (sized by the caller): an epoch then reads its samples
     in memory order instead of jumping around the whole set."""
     cdef Py_ssize_t n = order.shape[0], t, i, a, m, pos = 0, ahead
+    cdef Py_ssize_t nnz = idx.shape[0]
+    if out_indptr.shape[0] != n + 1 or val.shape[0] != nnz:
+        raise ValueError("take_rows: inconsistent array sizes")
     with nogil:
         out_indptr[0] = 0
         for t in range(n):
             if t + 8 < n:
                 ahead = indptr[order[t + 8]]
-                FT_PREFETCH(&idx[ahead])
-                FT_PREFETCH(&val[ahead])
-                FT_PREFETCH(&idx[ahead] + 8)
-                FT_PREFETCH(&val[ahead] + 8)
+                if ahead < nnz:     # an empty last row starts at nnz
+                    FT_PREFETCH(&idx[ahead])
+                    FT_PREFETCH(&val[ahead])
+                    FT_PREFETCH(&idx[ahead] + 8)
+                    FT_PREFETCH(&val[ahead] + 8)
             if t + 16 < n:
                 FT_PREFETCH(&indptr[order[t + 16]])
             i = order[t]
             a = indptr[i]
             m = indptr[i + 1] - a
             if m > 0:
+                check_index(a + m - 1, nnz)                    # the copied spans
+                check_index(pos + m - 1, out_idx.shape[0])
+                check_index(pos + m - 1, out_val.shape[0])
                 memcpy(&out_idx[pos], &idx[a], m * sizeof(int64_t))
                 memcpy(&out_val[pos], &val[a], m * sizeof(double))
             pos += m
@@ -304,6 +310,8 @@ cdef inline double _dloss(int kind, double p, double y, double eps) noexcept nog
 
 def loss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised loss (the compiled function the learners use)."""
+    if y.shape[0] != p.shape[0]:
+        raise ValueError("p and y differ in length")
     out = np.empty(p.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i
@@ -314,6 +322,8 @@ def loss_values(int kind, const double[::1] p, const double[::1] y, double eps=0
 
 def dloss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised d loss / d p (the compiled function the learners use)."""
+    if y.shape[0] != p.shape[0]:
+        raise ValueError("p and y differ in length")
     out = np.empty(p.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i
@@ -324,12 +334,12 @@ def dloss_values(int kind, const double[::1] p, const double[::1] y, double eps=
 
 # ------------------------------------------------------------------ scoring
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def csr_scores(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
                const double[:, ::1] W, const double[::1] b):
     """scores[i, k] = sum_j W[idx_j, k] * val_j + b[k] over row i."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, K = W.shape[1]
+    if b.shape[0] != K or val.shape[0] != idx.shape[0] or n < 0:
+        raise ValueError("csr_scores: the intercept or the sample arrays do not fit the weights")
     out = np.empty((n, K))
     cdef double[:, ::1] o = out
     cdef Py_ssize_t i, j, k
@@ -352,8 +362,6 @@ def csr_scores(const int64_t[::1] indptr, const int64_t[::1] idx, const double[:
 
 # ------------------------------------------------------------------ MIRA
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void _mira_tau(const double* s, Py_ssize_t K, Py_ssize_t g, double A, double C,
                     double* tau, double* buf) noexcept nogil:
     """Crammer & Singer's multiclass update: tau solving
@@ -369,6 +377,7 @@ cdef void _mira_tau(const double* s, Py_ssize_t K, Py_ssize_t g, double A, doubl
     """
     cdef Py_ssize_t r, k, m
     cdef double cum, th, theta, d, tmp
+    check_index(g, K)       # s, tau and buf hold K entries
     for r in range(K):
         d = (s[r] + (0.0 if r == g else 1.0)) / A + (C if r == g else 0.0)
         buf[r] = d
@@ -378,6 +387,7 @@ cdef void _mira_tau(const double* s, Py_ssize_t K, Py_ssize_t g, double A, doubl
         tmp = buf[r]
         m = r
         while m > 0 and buf[m - 1] < tmp:
+            check_index(m - 1, K)
             buf[m] = buf[m - 1]
             m -= 1
         buf[m] = tmp
@@ -408,14 +418,17 @@ def mira_tau(const double[::1] scores, Py_ssize_t gold, double sqnorm, double C)
 
 # ------------------------------------------------------------------ perceptron family
 
-cdef inline void _prefetch_rows(const int64_t* idx, Py_ssize_t lo, Py_ssize_t hi,
-                                const double* base, Py_ssize_t K) noexcept nogil:
-    """Prefetch the weight rows (K doubles each) of the features idx[lo:hi]."""
+cdef inline void _prefetch_rows(const int64_t* idx, Py_ssize_t n_idx, Py_ssize_t lo,
+                                Py_ssize_t hi, const double* base, Py_ssize_t K) noexcept nogil:
+    """Prefetch the weight rows (K doubles each) of the features idx[lo:hi]
+    (idx holds n_idx entries).  A prefetch never faults, so the rows are
+    not checked; the reads of idx are."""
     cdef Py_ssize_t j, o
     cdef const double* row
     if base == NULL:
         return
     for j in range(lo, hi):
+        check_index(j, n_idx)
         row = base + idx[j] * K
         o = 0
         while o < K:
@@ -433,8 +446,6 @@ cdef inline void _avg_add(double* w, double* tot, int64_t* ts, double delta, int
     w[0] += delta
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
              const int32_t[::1] y, const int64_t[::1] order,
              double[:, ::1] W, double[:, ::1] TOT, int64_t[:, ::1] TS,
@@ -450,12 +461,18 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
     examples seen before this pass; each example is one averaging step.
     Returns (step, n_updates, n_mistakes, loss_sum).
     """
-    cdef Py_ssize_t K = W.shape[1], n = order.shape[0]
+    cdef Py_ssize_t K = W.shape[1], n = order.shape[0], F = W.shape[0], n_idx = idx.shape[0]
     cdef Py_ssize_t t, i, j, k, g, pred, riv, nnz, q, lo, hi
     cdef int64_t f
     cdef double v, xsq, loss, tau_scalar, yy, best, second
     cdef int64_t n_updates = 0, n_mistakes = 0
     cdef double loss_sum = 0.0
+    if (K < 1 or TOT.shape[0] != F or TOT.shape[1] != K or TS.shape[0] != F or TS.shape[1] != K
+            or B.shape[0] != 1 or B.shape[1] != K or BTOT.shape[0] != 1 or BTOT.shape[1] != K
+            or BTS.shape[0] != 1 or BTS.shape[1] != K or val.shape[0] != n_idx
+            or y.shape[0] < indptr.shape[0] - 1):
+        raise ValueError("pa_epoch: the shapes of the weights, the state and the samples disagree")
+    cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
     scores_arr = np.zeros(max(K, 1))
     tau_arr = np.zeros(max(K, 1))
     buf_arr = np.zeros(max(K, 1))
@@ -476,7 +493,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
             i = order[t]
             step += 1
             if t + 1 < n:
-                _prefetch_rows(&idx[0], indptr[order[t + 1]], indptr[order[t + 1] + 1], Wp, K)
+                _prefetch_rows(idxp, n_idx, indptr[order[t + 1]], indptr[order[t + 1] + 1], Wp, K)
             lo = indptr[i]
             hi = indptr[i + 1]
             # scores and squared norm
@@ -485,6 +502,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
                 s[k] = B[0, k] * bias_in
             for j in range(lo, hi):
                 v = val[j]
+                check_index(idx[j], F)
                 wr = Wp + idx[j] * K
                 xsq += v * v
                 for k in range(K):
@@ -492,6 +510,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
             for k in range(K):
                 tau[k] = 0.0
             g = y[i]
+            check_index(g, K if K > 1 else 2)     # indexes s and tau when K > 1
             if K == 1:
                 yy = 1.0 if g == 1 else -1.0
                 pred = 1 if s[0] > 0 else 0
@@ -567,6 +586,7 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
             for j in range(lo, hi):
                 f = idx[j]
                 v = val[j]
+                check_index(f, F)
                 for q in range(nnz):
                     k = nzk[q]
                     _avg_add(Wp + f * K + k, Tp + f * K + k, Sp + f * K + k,
@@ -578,14 +598,14 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
     return step, n_updates, n_mistakes, loss_sum
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
                      const int64_t[:, ::1] TS, int64_t step):
     """(TOT + (step - TS) * W) / step: the averages after ``step`` steps."""
+    cdef Py_ssize_t n = W.shape[0], K = W.shape[1], f, k
+    if TOT.shape[0] != n or TOT.shape[1] != K or TS.shape[0] != n or TS.shape[1] != K:
+        raise ValueError("averaged_weights: W, TOT and TS differ in shape")
     if step <= 0:
         return np.array(W, copy=True)
-    cdef Py_ssize_t n = W.shape[0], K = W.shape[1], f, k
     out = np.empty((n, K))
     cdef double[:, ::1] o = out
     with nogil:
@@ -597,12 +617,11 @@ def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
 
 # ------------------------------------------------------------------ SGD
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void _rescale(double[:, ::1] V, double[:, ::1] U, double* wscale, double* cavg,
                    Py_ssize_t k, bint averaging) noexcept nogil:
     """Fold wscale[k] into V[:, k] (and c[k] into U) so wscale becomes 1."""
     cdef Py_ssize_t f
+    check_index(k, V.shape[1])       # wscale and cavg hold one entry per column of V
     cdef double sc = wscale[k], c = cavg[k]
     for f in range(V.shape[0]):
         if averaging and c != 0.0:
@@ -612,8 +631,6 @@ cdef void _rescale(double[:, ::1] V, double[:, ::1] U, double* wscale, double* c
     wscale[k] = 1.0
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
               const int32_t[::1] yi, const double[::1] yf, const int64_t[::1] order,
               double[:, ::1] V, double[::1] wscale, double[::1] b,
@@ -633,12 +650,19 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     Returns the sum of the losses seen (before each update), or 0.0 when
     ``want_loss`` is false (the losses are then not computed).
     """
-    cdef Py_ssize_t K = V.shape[1], n = order.shape[0]
+    cdef Py_ssize_t K = V.shape[1], n = order.shape[0], F = V.shape[0], n_idx = idx.shape[0]
     cdef Py_ssize_t tt, i, j, k, q, nnz, lo, hi
     cdef int64_t f
-    cdef int64_t t = counters[0], n_avg = counters[1]
+    cdef int64_t t, n_avg
     cdef double v, eta, d, target, shrink, loss_sum = 0.0
     cdef bint averaging
+    if (K < 1 or U.shape[0] != F or U.shape[1] != K or wscale.shape[0] != K or b.shape[0] != K
+            or cavg.shape[0] != K or bsum.shape[0] != K or counters.shape[0] != 2
+            or val.shape[0] != n_idx or (yi.shape[0] if classify else yf.shape[0]) < indptr.shape[0] - 1):
+        raise ValueError("sgd_epoch: the shapes of the weights, the state and the samples disagree")
+    t = counters[0]
+    n_avg = counters[1]
+    cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
     p_arr = np.zeros(max(K, 1))
     u_arr = np.zeros(max(K, 1))
     s_arr = np.zeros(max(K, 1))
@@ -660,7 +684,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
             Vp = &V[0, 0] if V.shape[0] > 0 else NULL
             Up = &U[0, 0] if U.shape[0] > 0 else NULL
             if tt + 1 < n:
-                _prefetch_rows(&idx[0], indptr[order[tt + 1]], indptr[order[tt + 1] + 1], Vp, K)
+                _prefetch_rows(idxp, n_idx, indptr[order[tt + 1]], indptr[order[tt + 1] + 1], Vp, K)
             if lr_kind == LR_CONSTANT:
                 eta = eta0
             elif lr_kind == LR_OPTIMAL:
@@ -673,6 +697,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
                 p[k] = 0.0
             for j in range(lo, hi):
                 v = val[j]
+                check_index(idx[j], F)
                 vr = Vp + idx[j] * K
                 for k in range(K):
                     p[k] += vr[k] * v
@@ -710,6 +735,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
                 for j in range(lo, hi):
                     f = idx[j]
                     v = val[j]
+                    check_index(f, F)      # U has V's shape
                     vr = Vp + f * K
                     if averaging:
                         ur = Up + f * K
@@ -736,13 +762,13 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     return loss_sum
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def sgd_weights(const double[:, ::1] V, const double[::1] wscale, const double[:, ::1] U,
                 const double[::1] cavg, int64_t n_avg):
     """The weights SGD predicts with: (U + cavg V) / n_avg once averaging
     has begun (n_avg > 0), else wscale V; one pass, one new array."""
     cdef Py_ssize_t n = V.shape[0], K = V.shape[1], f, k
+    if U.shape[0] != n or U.shape[1] != K or wscale.shape[0] != K or cavg.shape[0] != K:
+        raise ValueError("sgd_weights: the shapes of V, U, wscale and cavg disagree")
     out = np.empty((n, K))
     cdef double[:, ::1] o = out
     with nogil:
@@ -755,8 +781,6 @@ def sgd_weights(const double[:, ::1] V, const double[::1] wscale, const double[:
     return out
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
                   const int32_t[::1] yi, const double[::1] yf,
                   const double[:, ::1] V, const double[::1] wscale, const double[::1] b,
@@ -765,9 +789,14 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
     """J = sum_k [(1/n) sum_i L(w_k.x_i + b_k, y_ik) + alpha/2 ||w_k||^2] for
     the weights :func:`sgd_weights` gives, computed on the fly (no copy of
     the weights): one pass over the samples and one over the weights."""
-    cdef Py_ssize_t n = indptr.shape[0] - 1, K = V.shape[1], F = V.shape[0]
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = V.shape[1], F = V.shape[0], n_idx = idx.shape[0]
     cdef Py_ssize_t i, j, k, f
     cdef double v, target, w, loss_sum = 0.0, sq = 0.0
+    if (U.shape[0] != F or U.shape[1] != K or wscale.shape[0] != K or b.shape[0] != K
+            or cavg.shape[0] != K or bsum.shape[0] != K or val.shape[0] != n_idx or n < 0
+            or (yi.shape[0] if classify else yf.shape[0]) < n):
+        raise ValueError("sgd_objective: the shapes of the weights, the state and the samples disagree")
+    cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
     p_arr = np.zeros(max(K, 1))
     q_arr = np.zeros(max(K, 1))
     a_arr = np.zeros(max(K, 1))
@@ -777,8 +806,8 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
     cdef double* q = &q_mv[0]      # U part of the averaged score
     cdef double* a = &a_mv[0]      # per-class factor of V
     cdef double* bb = &bb_mv[0]
-    cdef const double* Vp = &V[0, 0] if F > 0 else NULL
-    cdef const double* Up = &U[0, 0] if F > 0 else NULL
+    cdef const double* Vp = &V[0, 0] if F > 0 and K > 0 else NULL
+    cdef const double* Up = &U[0, 0] if F > 0 and K > 0 else NULL
     cdef const double* vr
     cdef const double* ur
     cdef bint avg = n_avg > 0
@@ -788,14 +817,15 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
     with nogil:
         for i in range(n):
             if i + 1 < n:
-                _prefetch_rows(&idx[0], indptr[i + 1], indptr[i + 2], Vp, K)
+                _prefetch_rows(idxp, n_idx, indptr[i + 1], indptr[i + 2], Vp, K)
                 if avg:
-                    _prefetch_rows(&idx[0], indptr[i + 1], indptr[i + 2], Up, K)
+                    _prefetch_rows(idxp, n_idx, indptr[i + 1], indptr[i + 2], Up, K)
             for k in range(K):
                 p[k] = 0.0
                 q[k] = 0.0
             for j in range(indptr[i], indptr[i + 1]):
                 v = val[j]
+                check_index(idx[j], F)       # U has V's shape
                 vr = Vp + idx[j] * K
                 for k in range(K):
                     p[k] += vr[k] * v

@@ -409,6 +409,18 @@ def test_dict_values_and_hash_space():
         est.predict(np.zeros((2, 3)))
 
 
+def test_get_weight_refuses_columns_and_labels_it_does_not_have():
+    """A negative column used to wrap around to the last column's weight."""
+    X = np.array([[1.0, 0, 2], [0, 1, 0], [2, 0, 1], [0, 2, 0]])
+    est = Perceptron(random_state=0).fit(X, [0, 1, 2, 1])
+    assert est.get_weight(2, label=1) == est.coef_[1, 2]
+    for col in (-1, 3):
+        with pytest.raises(ValueError, match="outside"):
+            est.get_weight(col, label=1)
+    with pytest.raises(ValueError, match="classes_"):
+        est.get_weight(0, label=7)
+
+
 # ---------------------------------------------------------------- persistence
 
 @pytest.mark.parametrize("make", [lambda: AveragedPerceptron(random_state=0),

@@ -1,9 +1,13 @@
 """Shared machinery of the linear learners: inputs, epochs, stopping, saving."""
+import math
+import numbers
+import os
 import warnings
 
 import numpy as np
 
 from .. import modelfile
+from ..errors import ModelFormatError
 from .._linear import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, check_classification_targets,
                       check_is_fitted, check_random_state, column_or_1d, validate_data)
@@ -31,6 +35,58 @@ def available_if(check):
     return lambda fn: _AvailableIf(fn, check)
 
 
+# ---------------------------------------------------------------- parameter checks
+# One set of checks for fit and for loading: a model that fits also loads,
+# and a loaded model's parameters are ones fit would have accepted.
+
+MAX_COUNT = 2 ** 62     # step counters: far beyond any run, far from int64 overflow
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def check_bool(est, name):
+    v = getattr(est, name)
+    if not isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {v!r}")
+
+
+def check_int(est, name, lo, hi=None, none=False):
+    v = getattr(est, name)
+    if v is None and none:
+        return
+    if not (_is_int(v) and v >= lo and (hi is None or v <= hi)):
+        what = f"an int >= {lo}" if hi is None else f"an int in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {v!r}")
+
+
+def check_real(est, name, lo=None, lo_open=False, none=False):
+    """A finite real (no NaN, no infinity: they make every weight NaN)."""
+    v = getattr(est, name)
+    if v is None and none:
+        return
+    try:
+        ok = _is_real(v) and math.isfinite(v)
+    except OverflowError:     # an int past the float range
+        ok = False
+    if ok and lo is not None:
+        ok = v > lo if lo_open else v >= lo
+    if not ok:
+        what = "a finite number" + ("" if lo is None else f" {'>' if lo_open else '>='} {lo}")
+        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {v!r}")
+
+
+def check_choice(est, name, choices):
+    v = getattr(est, name)
+    if not any(v is c or (isinstance(v, str) and v == c) for c in choices):
+        raise ValueError(f"{name} must be one of {list(choices)}, got {v!r}")
+
+
 class LinearModel(BaseEstimator):
     """Base of every learner in :mod:`fasttag.linear`.
 
@@ -38,7 +94,9 @@ class LinearModel(BaseEstimator):
     ``_epoch(design, y_int, y_float, order) -> dict(objective=..., updates=...)``,
     ``_finalize()`` (sets ``self._coef`` (n_columns, K) and ``intercept_``) and
     ``_grow_state(positions, n_columns, rng)`` (new feature columns).
-    Training state lives in ``self._state`` (a dict of numpy arrays).
+    Training state lives in ``self._state`` (a dict of numpy arrays);
+    ``_state_layout``, ``_check_state`` and ``_restore`` tell the loader what
+    a saved state must look like (model files may come from anyone).
     """
 
     _is_classifier = True
@@ -114,13 +172,17 @@ class LinearModel(BaseEstimator):
     # ------------------------------------------------------------ training
 
     def _check_common(self):
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
-        if self.tol is not None and not self.tol >= 0:
-            raise ValueError(f"tol must be None or >= 0, got {self.tol!r}")
-        nf = getattr(self, "n_features", None)
-        if nf is not None and not (isinstance(nf, (int, np.integer)) and nf >= 1):
-            raise ValueError(f"n_features must be None or an int >= 1, got {nf!r}")
+        """The parameters every learner has (fit and load both run this)."""
+        check_int(self, "max_iter", 1)
+        check_real(self, "tol", 0, none=True)
+        check_int(self, "n_features", 1, 2 ** 64 - 1, none=True)   # folds uint64 keys
+        check_bool(self, "fit_intercept")
+        check_bool(self, "shuffle")
+        rs = self.random_state
+        if not (rs is None or isinstance(rs, np.random.RandomState)
+                or (_is_int(rs) and 0 <= rs <= 2 ** 32 - 1)):
+            raise ValueError(f"random_state must be None, an int in [0, 2**32 - 1] or a "
+                             f"RandomState, got {rs!r}")
 
     def _order(self, n, rng):
         if self.shuffle:
@@ -202,20 +264,56 @@ class LinearModel(BaseEstimator):
                 return 0.0
         else:
             col = int(feature)
+            if not 0 <= col < self._coef.shape[0]:      # no wrap-around from the end
+                raise ValueError(f"column {feature!r} is outside [0, {self._coef.shape[0]})")
         row = 0
         if self._coef.shape[1] > 1:
             if label is None:
                 raise ValueError("give the class label of the weight vector")
-            row = int(np.flatnonzero(self.classes_ == label)[0])
+            rows = np.flatnonzero(self.classes_ == label)
+            if len(rows) == 0:
+                raise ValueError(f"{label!r} is not one of classes_")
+            row = int(rows[0])
         return float(self._coef[col, row])
 
     # ------------------------------------------------------------ persistence
+    # Model files may come from anyone.  Loading checks everything the
+    # compiled loops will index (dtypes, shapes, orderings, counters) and
+    # every parameter fit would have refused, so that a malformed file is a
+    # ModelFormatError at load: never a crash, garbage scores or an error
+    # later in predict or partial_fit.
+
+    def _state_layout(self, n_columns, n_vectors):
+        """name -> (dtype, shape) of every training-state array the epochs
+        read; learners with training state override it."""
+        return {}
+
+    def _check_state(self):
+        """Raise ValueError when the loaded state breaks an invariant of the
+        epochs (dtypes, shapes and finiteness are checked before)."""
+
+    def _restore(self):
+        """Set the attributes derived from the state, after loading."""
+
+    _extra_keys = ()     # the header entries of _header_extras
+
+    def _header_extras(self):
+        """Fitted attributes beyond the common ones, as header entries."""
+        return {}
+
+    def _load_extras(self, header):
+        """Set (and check) the attributes of :meth:`_header_extras`;
+        raise ValueError for a malformed entry."""
 
     def to_bytes(self):
         """The fitted model as a fasttag model file (JSON header + arrays)."""
         check_is_fitted(self)
-        params = {k: v for k, v in self.get_params().items()
-                  if v is None or isinstance(v, (bool, int, float, str))}
+        params = {}
+        for k, v in self.get_params().items():
+            if isinstance(v, np.generic):
+                v = v.item()      # numpy scalars (grid searches set them) save as Python values
+            if v is None or isinstance(v, (bool, int, float, str)):
+                params[k] = v
         header = {"kind": f"linear.{type(self).__name__}", "params": params,
                   "input_kind": self._input_kind, "n_iter": int(self.n_iter_),
                   "loss_curve": [float(v) for v in getattr(self, "loss_curve_", [])]}
@@ -225,18 +323,15 @@ class LinearModel(BaseEstimator):
         else:
             header["n_features_in"] = int(self.n_features_in_)
         if hasattr(self, "classes_"):
-            cls = self.classes_
-            if cls.dtype.kind in "iu":
-                header["classes"] = [int(c) for c in cls]
-            elif cls.dtype.kind == "b":
-                header["classes"] = [bool(c) for c in cls]
-            elif cls.dtype.kind == "f":
-                header["classes"] = [float(c) for c in cls]
-            else:
-                header["classes"] = [str(c) for c in cls]
-            header["classes_dtype"] = cls.dtype.str
+            header["classes"] = _classes_to_json(self.classes_)
+            header["classes_dtype"] = self.classes_.dtype.str
+        header.update(self._header_extras())
         for name, value in self._state.items():
             arrays[f"state.{name}"] = np.asarray(value)
+        for name, arr in arrays.items():    # never write a file that would not load
+            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+                raise ValueError(f"cannot save this {type(self).__name__}: {name} holds NaN or "
+                                 "infinity (training diverged; try a smaller eta0 or scaled inputs)")
         return modelfile.dumps(header, arrays)
 
     def save(self, path):
@@ -247,40 +342,229 @@ class LinearModel(BaseEstimator):
 
     @classmethod
     def from_bytes(cls, data):
-        """Rebuild an estimator written by :meth:`to_bytes`."""
+        """Rebuild an estimator written by :meth:`to_bytes`; raises
+        :class:`~fasttag.errors.ModelFormatError` for anything else."""
         header, arrays = modelfile.loads(data)
         return cls._from_parts(header, arrays)
 
     @classmethod
     def load(cls, path):
+        """Load a model file written by :meth:`save` (see :meth:`from_bytes`)."""
         header, arrays = modelfile.read(path)
-        return cls._from_parts(header, arrays)
+        try:
+            return cls._from_parts(header, arrays)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def _from_parts(cls, header, arrays):
-        from ..errors import ModelFormatError
-        if header.get("kind") != f"linear.{cls.__name__}":
-            raise ModelFormatError(f"not a linear.{cls.__name__} model: kind {header.get('kind')!r}")
+        """Rebuild from a model file's header and arrays, validating all of
+        it; every problem is a one-line ModelFormatError."""
+        kind = f"linear.{cls.__name__}"
+        if header.get("kind") != kind:
+            raise ModelFormatError(f"not a {kind} model: kind {_short(header.get('kind'))}")
         try:
-            est = cls(**header["params"])
-            est._coef = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
-            est.intercept_ = arrays["intercept"].astype(np.float64)
-            est._input_kind = header["input_kind"]
-            est.n_iter_ = header["n_iter"]
-            est.loss_curve_ = list(header.get("loss_curve", []))
-            if est._input_kind == "features":
-                est.feature_keys_ = arrays["feature_keys"].astype(np.uint64)
-                est.n_features_in_ = len(est.feature_keys_)
-            else:
-                est.n_features_in_ = header["n_features_in"]
-            if "classes" in header:
-                est.classes_ = np.asarray(header["classes"], dtype=np.dtype(header["classes_dtype"]))
-            est._state = {k[len("state."):]: v for k, v in arrays.items() if k.startswith("state.")}
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ModelFormatError(f"corrupt linear model: {exc}") from None
-        if est._coef.ndim != 2 or est._coef.shape[0] != est._n_columns():
-            raise ModelFormatError("corrupt linear model: coef has the wrong shape")
+            return cls._checked_parts(header, arrays)
+        except Exception as exc:   # even a failure no check foresaw is a format error, never another type
+            msg = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            raise ModelFormatError(_one_line(f"corrupt {kind} model: {msg}")) from None
+
+    @classmethod
+    def _checked_parts(cls, header, arrays):
+        """:meth:`_from_parts` without the error wrapping: a ValueError names
+        the first problem found."""
+        unknown = sorted(set(header) - _HEADER_KEYS - set(cls._extra_keys))
+        if unknown:
+            raise ValueError(f"unknown header entries {_short(unknown)}")
+        est = cls(**_checked_params(cls, header.get("params")))
+        try:
+            est._check_params()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"params: {exc}") from None
+        input_kind = header.get("input_kind")
+        if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
+            raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
+        n_iter = header.get("n_iter")
+        if type(n_iter) is not int or not 1 <= n_iter <= MAX_COUNT:
+            raise ValueError(f"n_iter must be an int in [1, 2**62], got {_short(n_iter)}")
+        curve = header.get("loss_curve", [])
+        if not (isinstance(curve, list) and all(_is_real(v) for v in curve)):
+            raise ValueError("loss_curve must be a list of numbers")
+
+        coef = _array(arrays, "coef", np.float64)
+        if coef.ndim != 2 or coef.shape[1] < 1:
+            raise ValueError(f"coef must be (n_columns, n_vectors >= 1), got shape {coef.shape}")
+        F, K = coef.shape
+        if input_kind == "features":
+            if "n_features_in" in header:
+                raise ValueError("n_features_in belongs to models of numeric inputs")
+            keys = _array(arrays, "feature_keys", np.uint64, (F,))
+            if F > 1 and not np.all(keys[1:] > keys[:-1]):   # searchsorted and the merges need this
+                raise ValueError("feature_keys must be strictly increasing")
+            if F and est.n_features is not None and int(keys[-1]) >= est.n_features:
+                raise ValueError(f"feature_keys lie outside the hash space n_features={est.n_features}")
+        else:
+            if "feature_keys" in arrays:
+                raise ValueError("feature_keys belong to models of feature-string inputs")
+            nfi = header.get("n_features_in")
+            if type(nfi) is not int or nfi != F:
+                raise ValueError(f"n_features_in must equal the {F} rows of coef, got {_short(nfi)}")
+        if est._is_classifier:
+            if "classes" not in header or "classes_dtype" not in header:
+                raise ValueError("a classifier needs classes and classes_dtype")
+            classes = _classes_from_json(header["classes"], header["classes_dtype"])
+            want = 1 if len(classes) == 2 else len(classes)
+            if K != want:
+                raise ValueError(f"{len(classes)} classes need {want} weight vector(s), coef has {K}")
+        else:
+            if "classes" in header or "classes_dtype" in header:
+                raise ValueError("a regressor has no classes")
+            if K != 1:
+                raise ValueError(f"a regressor has one weight vector, coef has {K}")
+        intercept = _array(arrays, "intercept", np.float64, (K,))   # csr_scores reads K entries
+
+        layout = est._state_layout(F, K)
+        state = {name: _array(arrays, f"state.{name}", dtype, shape)
+                 for name, (dtype, shape) in layout.items()}
+        expected = {"coef", "intercept"} | {f"state.{name}" for name in layout}
+        if input_kind == "features":
+            expected.add("feature_keys")
+        extra = sorted(set(arrays) - expected)
+        if extra:
+            raise ValueError(f"unknown arrays {_short(extra)}")
+        for name, arr in [("coef", coef), ("intercept", intercept)] + [
+                (f"state.{name}", arr) for name, arr in state.items()]:
+            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} holds NaN or infinity")
+
+        est._coef = np.ascontiguousarray(coef)
+        est.intercept_ = intercept
+        est._input_kind = input_kind
+        est.n_iter_ = n_iter
+        est.loss_curve_ = [float(v) for v in curve]
+        if input_kind == "features":
+            est.feature_keys_ = keys
+        est.n_features_in_ = F
+        if est._is_classifier:
+            est.classes_ = classes
+        est._state = state
+        try:
+            est._check_state()
+        except ValueError as exc:
+            raise ValueError(f"training state: {exc}") from None
+        est._restore()
+        est._load_extras(header)
         return est
+
+
+_HEADER_KEYS = frozenset({"kind", "params", "input_kind", "n_iter", "loss_curve", "n_features_in",
+                          "classes", "classes_dtype"})
+
+
+def _short(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(msg, limit=400):
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+
+
+def _checked_params(cls, params):
+    """The saved constructor arguments, if they are JSON scalars named like
+    the constructor's (ranges are checked by ``_check_params``)."""
+    if not isinstance(params, dict):
+        raise ValueError("params must be a JSON object")
+    unknown = sorted(set(params) - set(cls._get_param_names()))
+    if unknown:
+        raise ValueError(f"unknown params {_short(unknown)}")
+    for name, value in params.items():
+        if not (value is None or isinstance(value, (bool, int, float, str))):
+            raise ValueError(f"param {name} must be a JSON scalar, got {_short(value)}")
+    return params
+
+
+def _array(arrays, name, dtype, shape=None):
+    """arrays[name], which must exist with exactly this dtype (and shape)."""
+    if name not in arrays:
+        raise ValueError(f"missing array {name!r}")
+    arr = arrays[name]
+    if arr.dtype != np.dtype(dtype):
+        raise ValueError(f"array {name!r} must be {np.dtype(dtype).name}, got {arr.dtype.name}")
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"array {name!r} must have shape {tuple(shape)}, got {arr.shape}")
+    return arr
+
+
+def _classes_to_json(classes):
+    kind = classes.dtype.kind
+    items = classes.tolist()
+    if kind in "iu":
+        return [int(c) for c in items]
+    if kind == "b":
+        return [bool(c) for c in items]
+    if kind == "f":
+        return [float(c) for c in items]
+    if kind == "S":
+        return [c.decode("latin-1") for c in items]
+    if kind == "O" and items and all(_is_int(c) for c in items):
+        return [int(c) for c in items]
+    return [str(c) for c in items]
+
+
+def _classes_from_json(values, dtype_str):
+    """The classes_ array written by :func:`_classes_to_json`: at least two,
+    distinct and ascending (partial_fit maps labels by binary search), each
+    exactly representable in the stated dtype."""
+    if not isinstance(values, list) or not isinstance(dtype_str, str):
+        raise ValueError("classes must be a list and classes_dtype a dtype string")
+    try:
+        dt = np.dtype(dtype_str)
+    except (TypeError, ValueError):
+        raise ValueError(f"classes_dtype {_short(dtype_str)} is not a numpy dtype") from None
+    if dt.kind not in "biufUSO" or dt.fields is not None or dt.subdtype is not None:
+        raise ValueError(f"classes_dtype {_short(dtype_str)} cannot hold class labels")
+    n = len(values)
+    if n < 2:
+        raise ValueError(f"a classifier needs at least 2 classes, got {n}")
+    if n * max(dt.itemsize, 1) > 2 ** 26:
+        raise ValueError("the classes take more than 64 MiB")
+    kind = dt.kind
+    if kind == "b":
+        ok = all(type(v) is bool for v in values)
+    elif kind in "iu":
+        info = np.iinfo(dt)
+        ok = all(type(v) is int and info.min <= v <= info.max for v in values)
+    elif kind == "f":
+        ok = all(type(v) in (int, float) and math.isfinite(v) for v in values)
+    elif kind in "US":
+        ok = all(type(v) is str for v in values)
+        if ok and kind == "S":
+            try:
+                values = [v.encode("latin-1") for v in values]
+            except UnicodeEncodeError:
+                ok = False
+        width = dt.itemsize // (4 if kind == "U" else 1)
+        if ok and width and max(map(len, values)) > width:
+            raise ValueError(f"classes are longer than classes_dtype {dtype_str!r} holds")
+    else:
+        ok = all(type(v) is str for v in values) or all(type(v) is int for v in values)
+    if not ok:
+        raise ValueError(f"classes do not fit classes_dtype {_short(dtype_str)}")
+    if kind == "O":
+        arr = np.empty(n, dtype=object)
+        arr[:] = values
+    else:
+        with np.errstate(over="ignore"):
+            arr = np.array(values, dtype=dt)
+    if kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"classes overflow classes_dtype {dtype_str!r}")
+    if kind in "US" and arr.tolist() != values:     # numpy drops trailing NULs
+        raise ValueError("classes with trailing NUL characters")
+    if not np.all(arr[1:] > arr[:-1]):
+        raise ValueError("classes must be distinct and in ascending order")
+    return arr
 
 
 class LinearClassifierMixin:

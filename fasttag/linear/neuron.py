@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ._base import LinearModel
+from ._base import LinearModel, check_choice, check_real
 from ._compat import ConvergenceWarning, RegressorMixin, check_is_fitted, check_random_state
 
 
@@ -78,12 +78,9 @@ class Neuron(RegressorMixin, LinearModel):
 
     def _check_params(self):
         self._check_common()
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
-        if self.solver not in ("gd", "sgd"):
-            raise ValueError(f"solver must be 'gd' or 'sgd', got {self.solver!r}")
-        if not self.eta0 > 0:
-            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
+        check_choice(self, "activation", ACTIVATIONS)
+        check_choice(self, "solver", ("gd", "sgd"))
+        check_real(self, "eta0", 0, lo_open=True)
 
     def _forward(self, design, rows, w, b):
         z = np.bincount(rows, weights=design.val * w[design.idx], minlength=design.n_samples) + b
@@ -153,6 +150,18 @@ class Neuron(RegressorMixin, LinearModel):
         self.intercept_ = np.array([b], dtype=np.float64)
         self._state = {}
         return self
+
+    _extra_keys = ("grad_norm",)
+
+    def _header_extras(self):
+        return {"grad_norm": float(self.grad_norm_)} if hasattr(self, "grad_norm_") else {}
+
+    def _load_extras(self, header):
+        if "grad_norm" in header:
+            norm = header["grad_norm"]
+            if type(norm) not in (int, float) or not norm >= 0:
+                raise ValueError(f"grad_norm must be a number >= 0, got {norm!r}")
+            self.grad_norm_ = float(norm)
 
     def decision_function_raw(self, X):
         """The neuron's pre-activation w.x + b."""

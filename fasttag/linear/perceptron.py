@@ -17,7 +17,8 @@ The threshold is learned as the weight of a constant input 1
 import numpy as np
 
 from .._linear import averaged_weights, pa_epoch
-from ._base import LinearClassifierMixin, LinearModel
+from ._base import (MAX_COUNT, LinearClassifierMixin, LinearModel, check_choice, check_int,
+                    check_real)
 from ._compat import ClassifierMixin
 
 _ALGOS = {"perceptron": 0, "pa": 1, "pa1": 2, "pa2": 3, "mira": 4}
@@ -30,10 +31,9 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
 
     def _check_params(self):
         self._check_common()
-        if self.init not in ("zeros", "random"):
-            raise ValueError(f"init must be 'zeros' or 'random', got {self.init!r}")
-        if not self.eta0 > 0:
-            raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
+        check_int(self, "n_iter_no_change", 1)
+        check_choice(self, "init", ("zeros", "random"))
+        check_real(self, "eta0", 0, lo_open=True)
 
     def _use_average(self):
         return bool(self._averaged)
@@ -48,6 +48,37 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
             "W": W, "TOT": np.zeros((n_columns, K)), "TS": np.zeros((n_columns, K), np.int64),
             "B": B, "BTOT": np.zeros((1, K)), "BTS": np.zeros((1, K), np.int64),
             "step": np.zeros(1, np.int64)}
+
+    def _state_layout(self, n_columns, K):
+        f8, i8 = np.dtype(np.float64), np.dtype(np.int64)
+        return {"W": (f8, (n_columns, K)), "TOT": (f8, (n_columns, K)), "TS": (i8, (n_columns, K)),
+                "B": (f8, (1, K)), "BTOT": (f8, (1, K)), "BTS": (i8, (1, K)), "step": (i8, (1,))}
+
+    def _check_state(self):
+        st = self._state
+        step = int(st["step"][0])
+        if not 0 <= step <= MAX_COUNT:
+            raise ValueError(f"step {step} is outside [0, 2**62]")
+        for name in ("TS", "BTS"):      # the lazy averages weigh each weight by step - TS
+            ts = st[name]
+            if ts.size and (ts.min() < 0 or ts.max() > step):
+                raise ValueError(f"{name} holds timestamps outside [0, step={step}]")
+
+    def _restore(self):
+        self.t_ = int(self._state["step"][0])
+
+    _extra_keys = ("mistakes_curve",)
+
+    def _header_extras(self):
+        if not hasattr(self, "mistakes_curve_"):
+            return {}
+        return {"mistakes_curve": [int(m) for m in self.mistakes_curve_]}
+
+    def _load_extras(self, header):
+        curve = header.get("mistakes_curve", [])
+        if not (isinstance(curve, list) and all(type(m) is int and 0 <= m <= MAX_COUNT for m in curve)):
+            raise ValueError("mistakes_curve must be a list of counts")
+        self.mistakes_curve_ = curve
 
     def _grow_state(self, positions, n_columns, rng):
         st = self._state
@@ -198,12 +229,12 @@ class PassiveAggressiveClassifier(_PerceptronFamily):
 
     def _check_params(self):
         self._check_common()
-        if self.variant not in self._VARIANTS:
-            raise ValueError(f"variant must be one of {sorted(self._VARIANTS)}, got {self.variant!r}")
-        if not self.C > 0:
-            raise ValueError(f"C must be > 0, got {self.C!r}")
-        if self.init not in ("zeros", "random"):
-            raise ValueError(f"init must be 'zeros' or 'random', got {self.init!r}")
+        check_int(self, "n_iter_no_change", 1)
+        check_choice(self, "variant", sorted(self._VARIANTS))
+        check_real(self, "C", 0, lo_open=True)
+        check_choice(self, "init", ("zeros", "random"))
+        if not isinstance(self.average, (bool, np.bool_)):     # averaging on or off
+            check_int(self, "average", 0)
 
     def _use_average(self):
         return bool(self.average)

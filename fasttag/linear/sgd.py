@@ -22,7 +22,8 @@ over the whole training set (for one-vs-rest the sum over the classes).
 import numpy as np
 
 from .._linear import sgd_epoch, sgd_objective, sgd_weights
-from ._base import LinearClassifierMixin, LinearModel, available_if
+from ._base import (MAX_COUNT, LinearClassifierMixin, LinearModel, available_if, check_choice,
+                    check_int, check_real)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 
@@ -34,21 +35,20 @@ class _SGDBase(LinearModel):
 
     def _check_params(self):
         self._check_common()
-        if self.loss not in self._losses:
-            raise ValueError(f"loss must be one of {self._losses}, got {self.loss!r}")
-        if self.penalty not in ("l2", None):
-            raise ValueError(f"penalty must be 'l2' or None, got {self.penalty!r}")
-        if self.learning_rate not in _LR:
-            raise ValueError(f"learning_rate must be one of {sorted(_LR)}, got {self.learning_rate!r}")
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0, got {self.alpha!r}")
+        check_int(self, "n_iter_no_change", 1)
+        check_choice(self, "loss", self._losses)
+        check_choice(self, "penalty", ("l2", None))
+        check_choice(self, "learning_rate", sorted(_LR))
+        check_real(self, "alpha", 0)
+        check_real(self, "epsilon", 0)
+        check_real(self, "eta0", 0)
+        check_real(self, "power_t")
         if self.learning_rate == "optimal" and not self._alpha() > 0:
             raise ValueError("learning_rate='optimal' needs alpha > 0 (and penalty='l2')")
         if self.learning_rate != "optimal" and not self.eta0 > 0:
             raise ValueError(f"eta0 must be > 0, got {self.eta0!r}")
-        if not (isinstance(self.average, (bool, np.bool_)) or
-                (isinstance(self.average, (int, np.integer)) and self.average >= 0)):
-            raise ValueError(f"average must be a bool or an int >= 0, got {self.average!r}")
+        if not isinstance(self.average, (bool, np.bool_)):   # True, or the update averaging starts at
+            check_int(self, "average", 0, MAX_COUNT)
 
     def _alpha(self):
         return float(self.alpha) if self.penalty == "l2" else 0.0
@@ -64,6 +64,31 @@ class _SGDBase(LinearModel):
             "V": np.zeros((n_columns, K)), "wscale": np.ones(K), "b": np.zeros(K),
             "U": np.zeros((n_columns, K)), "cavg": np.zeros(K), "bsum": np.zeros(K),
             "counters": np.array([1, 0], dtype=np.int64), "opt_init": np.array([opt_init])}
+
+    def _state_layout(self, n_columns, K):
+        f8, i8 = np.dtype(np.float64), np.dtype(np.int64)
+        return {"V": (f8, (n_columns, K)), "wscale": (f8, (K,)), "b": (f8, (K,)),
+                "U": (f8, (n_columns, K)), "cavg": (f8, (K,)), "bsum": (f8, (K,)),
+                "counters": (i8, (2,)), "opt_init": (f8, (1,))}
+
+    def _check_state(self):
+        st = self._state
+        t, n_avg = (int(v) for v in st["counters"])
+        if not 1 <= t <= MAX_COUNT:      # t is 1-based: eta0 / t**power_t, 1 / (alpha (t0 + t - 1))
+            raise ValueError(f"the update counter {t} is outside [1, 2**62]")
+        if not 0 <= n_avg < t:
+            raise ValueError(f"{n_avg} averaged updates out of {t - 1}")
+        # an epoch folds wscale into V as soon as it falls below 1e-6
+        if not np.all((st["wscale"] >= 1e-6) & (st["wscale"] <= 1.0)):
+            raise ValueError("wscale is outside [1e-6, 1]")
+        if np.any(st["cavg"] < 0):
+            raise ValueError("cavg (a sum of wscales) is negative")
+        opt_init = float(st["opt_init"][0])
+        if opt_init < 0 or (self.learning_rate == "optimal" and not opt_init > 0):
+            raise ValueError(f"opt_init {opt_init!r} does not fit learning_rate={self.learning_rate!r}")
+
+    def _restore(self):
+        self.t_ = int(self._state["counters"][0])
 
     def _grow_state(self, positions, n_columns, rng):
         st = self._state
