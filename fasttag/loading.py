@@ -36,6 +36,11 @@ def default_model_path(lang="en"):
     return path
 
 
+LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
+                "SGDRegressor", "Neuron")
+KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
+
+
 def model_class(kind):
     """The class that reads models of ``kind``."""
     try:
@@ -48,8 +53,9 @@ def model_class(kind):
 def load(path=None):
     """Load a model file; without ``path``, the bundled English POS tagger.
 
-    Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter` or
-    :class:`fasttag.SpanTagger`, as the file's header says.  Raises
+    Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter`,
+    :class:`fasttag.SpanTagger` or a :mod:`fasttag.linear` estimator, as the
+    file's header says.  Raises
     :class:`fasttag.ModelFormatError` for anything that is not a valid model.
     """
     if path is None:

@@ -376,3 +376,16 @@ def test_identical_training_gives_identical_files(tmp_path, task):
 def test_timings_stay_on_the_trained_object():
     t = Tagger.train(str(DATA / "sample.conllu"), epochs=2, verbose=False)
     assert t.meta["train_seconds"] > 0 and len(t.meta["history"]) == 2
+
+
+def test_fasttag_load_opens_every_linear_estimator(tmp_path):
+    from fasttag import linear
+    X = [["w=the", "suf=he"], ["w=dog", "suf=og"], ["w=a"], ["w=cat", "suf=at"]]
+    y = ["DET", "NOUN", "DET", "NOUN"]
+    for name in ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier"):
+        est = getattr(linear, name)(max_iter=3, random_state=0).fit(X, y)
+        est.save(tmp_path / f"{name}.ftm")
+        back = fasttag.load(tmp_path / f"{name}.ftm")
+        assert type(back) is type(est)
+        assert list(back.predict(X)) == list(est.predict(X))
+        assert type(fasttag.loads(est.to_bytes())) is type(est)
