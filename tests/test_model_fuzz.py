@@ -1,0 +1,183 @@
+"""Fuzzed model files (tools/fuzz_models.py): every mutated file of every
+kind must either be rejected with ModelFormatError or load and then work.
+
+The mutations recompute every checksum, so they reach the semantic
+validation and the compiled code; each case is loaded and used in a worker
+subprocess (each case in its own forked child), so a crash fails the test
+instead of killing the run.  The size of the run (about two minutes on two
+cores) is set by FASTTAG_FUZZ_BATCHES (hypothesis examples) and
+FASTTAG_FUZZ_BATCH (cases per example); the long mode runs thousands:
+``python tools/fuzz_models.py --cases 6000 --jobs 2 --out DIR``.
+"""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import fuzz_models as fm  # noqa: E402
+
+from fasttag import modelfile  # noqa: E402
+from fasttag.errors import ModelFormatError  # noqa: E402
+
+BATCHES = int(os.environ.get("FASTTAG_FUZZ_BATCHES", "60"))
+BATCH = int(os.environ.get("FASTTAG_FUZZ_BATCH", "50"))
+
+
+class _Seeds(dict):
+    def __repr__(self):           # hypothesis prints the arguments of a failing example
+        return f"<{len(self)} seed models>"
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    return _Seeds(fm.build_seeds())
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@pytest.fixture(scope="module")
+def worker(seeds, folder):
+    w = fm.Worker(timeout=fm.DEFAULT_TIMEOUT, log_dir=folder, warm=fm.warm_file(seeds, folder))
+    yield w
+    w.close()
+
+
+def _seed_case(seeds, name, index=0):
+    info = seeds[name]
+    return {"index": index, "seed": name, "path": info["path"], "loader": info["loader"],
+            "family": info["family"], "scale": fm.BUNDLED_SCALE if info.get("bundled") else 1.0}
+
+
+def _hook(loader, index):
+    return {"index": index, "seed": "test", "path": os.devnull, "loader": loader, "family": "pos"}
+
+
+# ---------------------------------------------------------------- the harness itself
+
+def test_every_seed_model_loads_and_is_used(seeds, worker):
+    """The unmutated seeds pass every use step: a failure of a fuzz case is
+    then the mutation's doing, not the harness's."""
+    kinds = {info["loader"].split(".")[0] for info in seeds.values()}
+    families = {info["family"] for info in seeds.values()}
+    assert {"fasttag", "linear"} <= kinds and {"pos", "seg", "ner", "chunk", "linear"} <= families
+    cases = [_seed_case(seeds, name, i) for i, name in enumerate(sorted(seeds))]
+    results = [worker.run(c) for c in cases]
+    bad = [(c["seed"], r) for c, r in zip(cases, results) if r["status"] != "ok"]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_case_that_kills_the_worker_is_a_crash_and_the_run_goes_on(seeds, folder, fork):
+    ok = _seed_case(seeds, "pos_ud")
+    cases = [_hook("test:abort", 1), dict(ok, index=2), _hook("test:segfault", 3), dict(ok, index=4),
+             _hook("test:exit", 5), dict(ok, index=6)]
+    w = fm.Worker(timeout=30, log_dir=folder, fork=fork)
+    try:
+        results = [w.run(c) for c in cases]
+    finally:
+        w.close()
+    assert [r["status"] for r in results] == ["crash", "ok"] * 3
+    assert results[0]["type"] == "SIGABRT" and "Fatal Python error: Aborted" in results[0]["message"]
+    assert results[2]["type"] == "SIGSEGV" and "in _load" in results[2]["stderr"]
+    assert results[4]["type"] == "exit status 3"
+
+
+def test_a_case_past_its_time_is_a_hang_and_the_run_goes_on(seeds, folder):
+    w = fm.Worker(timeout=2, log_dir=folder)
+    try:
+        results = [w.run(_hook("test:sleep", 1)), w.run(_seed_case(seeds, "seg", 2))]
+    finally:
+        w.close()
+    assert [r["status"] for r in results] == ["hang", "ok"]
+    assert "_load" in results[0]["stderr"]        # where it was stuck (faulthandler)
+
+
+def test_other_load_exceptions_are_load_errors(worker):
+    r = worker.run(_hook("test:raise", 1))
+    assert r["status"] == "load-error" and r["type"] == "KeyError" and fm.is_failure(r)
+
+
+def test_the_writer_reproduces_the_seed_models(seeds):
+    """Decoding a seed and writing it again without mutations gives a file
+    that reads back to the same header and arrays."""
+    for name, info in seeds.items():
+        if info.get("bundled"):
+            continue
+        data = Path(info["path"]).read_bytes()
+        again = fm.Draft(*fm.decode(data)).encode()
+        h1, a1 = modelfile.loads(data)
+        h2, a2 = modelfile.loads(again)
+        assert h1 == h2, name
+        assert a1.keys() == a2.keys() and all(np.array_equal(a1[k], a2[k]) for k in a1), name
+
+
+def test_mutated_values_pass_the_checksums(seeds):
+    data = Path(seeds["pos_ptb_tagdict_prune"]["path"]).read_bytes()
+    d = fm.Draft(*fm.decode(data))
+    for entry in d.arrays:
+        if entry[0] == "emit.weights":
+            entry[1] = entry[1].copy()
+            entry[1][0] = np.nan
+        if entry[0] == "emit.labels":
+            entry[1] = entry[1].astype(np.int32)
+            entry[1][-1] = 12345
+    d.payload_ops.append(lambda payload, specs: payload.__setitem__(0, payload[0] ^ 0xFF))
+    header, arrays = modelfile.loads(d.encode())       # no checksum error
+    assert np.isnan(arrays["emit.weights"][0]) and arrays["emit.labels"][-1] == 12345
+    with pytest.raises(ModelFormatError):
+        import fasttag
+        fasttag.loads(d.encode())
+
+
+def test_no_mutation_is_caught_by_a_checksum(seeds):
+    """Whatever the mutations do, the container's checksums hold: a case
+    that the container rejects is rejected for what it says, not for a
+    stale CRC."""
+    for i in range(400):
+        case = fm.make_case(seeds, f"checksums:{i}", bundled=False)
+        try:
+            modelfile.loads(case["data"])
+        except Exception as exc:   # noqa: BLE001 -- other failures are the fuzz test's business
+            assert "checksum" not in str(exc), (str(exc), case["description"])
+
+
+def test_cases_are_reproducible(seeds):
+    a = fm.make_case(seeds, "same:7")
+    b = fm.make_case(seeds, "same:7")
+    assert a["data"] == b["data"] and a["description"] == b["description"] and a["seed"] == b["seed"]
+    assert fm.make_case(seeds, "same:8")["data"] != a["data"]
+
+
+# ---------------------------------------------------------------- the fuzz run
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@settings(max_examples=BATCHES, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(rnd=st.randoms(use_true_random=False))
+def test_fuzzed_model_files_are_rejected_or_work(rnd, seeds, worker, folder):
+    """A batch of mutated files of every kind, run in one worker: none may
+    crash, hang, fail to load with anything but ModelFormatError, or load
+    and then fail when used."""
+    cases = [fm.make_case(seeds, f"h{rnd.getrandbits(64):016x}", index=i, folder=folder) for i in range(BATCH)]
+    results = [worker.run(c) for c in cases]
+    failures = [(c, r) for c, r in zip(cases, results) if fm.is_failure(r)]
+    keep = os.environ.get("FASTTAG_FUZZ_OUT")
+    for c, r in zip(cases, results):
+        if not fm.is_failure(r):
+            os.unlink(c["path"])
+        elif keep:
+            os.makedirs(keep, exist_ok=True)
+            c["path"] = shutil.copy(c["path"], os.path.join(keep, f"{c['key']}-{r['status']}.ftm"))
+    report = "\n".join(fm.describe(c, r) + f"\n  file: {c['path']}" for c, r in failures)
+    assert not failures, f"{len(failures)} of {len(cases)} fuzzed model files failed:\n{report}"

@@ -1,0 +1,2358 @@
+#!/usr/bin/env python3
+"""A fuzzer for fasttag model files.
+
+Every case is a real model file (a tiny model of every kind trained from the
+samples in ``data/``, or now and then a bundled model) changed by a few
+mutations: of the decoded JSON header (numbers to 0, -1, huge, NaN,
+Infinity, strings, null, lists, dicts; lists emptied, cut, lengthened,
+duplicated 100,000 times, shuffled; keys dropped or added; kinds swapped),
+of the arrays (cut, lengthened, emptied, reshaped, recast among the stored
+dtypes, filled with out-of-range, negative, huge, NaN or infinite values,
+keys duplicated or unsorted, arrays dropped, added or renamed), of the array
+table itself (lying shapes such as ``[0, 2**63]`` or 65 dimensions,
+Infinity or strings in shape/offset/nbytes, overlapping or misaligned
+offsets, forbidden dtypes), of the container (format version, header
+length, a nested or undecodable header) and raw byte flips in the payload.
+The container is written here, not with ``fasttag.modelfile.dumps``, and
+every checksum (per array and the trailer) is recomputed after the
+mutations, so the cases get past the checksums to the semantic validation
+and to the compiled code.
+
+Each case is loaded and, when the load succeeds, used (tagged, segmented,
+evaluated, predicted, ``partial_fit``, saved with ``to_bytes`` and loaded
+again with the same outputs) in a worker subprocess, so that a crash of the
+compiled code is recorded instead of killing the run.  Results:
+
+``rejected``     the load raised ModelFormatError (what a bad file must do);
+``ok``           it loaded and every use worked;
+``load-error``   the load raised anything else (a failure);
+``use-error``    it loaded, then a use raised (a failure: loading must
+                 validate everything that using the model relies on);
+``crash``        the worker died (a signal, an abort, a non-zero exit);
+``hang``         the case ran past its time limit.
+
+Command line::
+
+    python tools/fuzz_models.py --cases 6000 --seed 1 --jobs 2 --out fuzz-out
+    python tools/fuzz_models.py --replay 1:123           # regenerate and run case 123 of seed 1
+    python tools/fuzz_models.py --run fuzz-out/case-000123.ftm   # rerun a kept case here
+
+The long mode prints a summary table and the first reproductions of every
+failure class; ``--out`` keeps every failing case file with a JSON line in
+``failures.jsonl`` (description, result, reproduction).  The test suite runs
+a bounded number of cases through :func:`run_cases` (tests/test_model_fuzz.py).
+
+Adding a model kind: add a seed builder to :func:`_build_seed_models` (its
+family says which inputs use it) and, for a new family, a ``_use_*``
+function in the worker's ``USES`` table.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve()
+REPO = HERE.parents[1]
+DATA = REPO / "data"
+
+try:                                    # an installed fasttag, or the one of PYTHONPATH
+    import fasttag                      # noqa: F401
+except ImportError:                     # else the checkout this file is in
+    sys.path.insert(0, str(REPO))
+
+SEEDS_VERSION = 4               # bump when the seed models change
+DEFAULT_TIMEOUT = 20.0          # seconds per case (bundled models: times BUNDLED_SCALE)
+BUNDLED_SCALE = 4.0
+FAILURES = ("load-error", "use-error", "crash", "hang")
+
+# =====================================================================
+# the container, written by hand so that it can lie
+# =====================================================================
+
+MAGIC = b"FASTTAG\x00"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sIQ")
+_TRAILER = struct.Struct("<I")
+ALLOWED_DTYPES = ("<u8", "<i8", "<u4", "<i4", "<u2", "<i2", "|u1", "|i1", "<f4", "<f8")
+FORBIDDEN_DTYPES = ("<f2", "|b1", ">i4", ">f8", "<c16", "|O", "O", "<U4", "|S3", "|V8", "<M8[s]",
+                    "<m8[ns]", "float64", "int", "", "<i16", "<u0", None, 4, ["<i4"])
+
+
+def _align(n):
+    return (n + 7) & ~7
+
+
+def decode(data):
+    """(version, header without its array table, [[name, array], ...]) of a
+    valid model file.  No checks: this reads the seed files only."""
+    _, version, head_len = _PREFIX.unpack_from(data, 0)
+    header = json.loads(bytes(data[_PREFIX.size:_PREFIX.size + head_len]).decode("utf-8"))
+    payload = data[_PREFIX.size + head_len:len(data) - _TRAILER.size]
+    arrays = []
+    for spec in header.pop("arrays"):
+        raw = payload[spec["offset"]:spec["offset"] + spec["nbytes"]]
+        arr = np.frombuffer(raw, dtype=np.dtype(spec["dtype"])).reshape(spec["shape"])
+        arrays.append([spec["name"], arr.astype(arr.dtype.newbyteorder("="))])
+    return version, header, arrays
+
+
+class Draft:
+    """A model file being mutated: the decoded parts plus the lies to tell
+    when it is written (table, payload, header text and prefix edits)."""
+
+    def __init__(self, version, header, arrays):
+        self.version = version
+        self.header = header
+        self.arrays = arrays            # [[name, ndarray], ...] in file order
+        self.table_ops = []             # f(specs, payload) -> specs (may return a non-list)
+        self.payload_ops = []           # f(payload bytearray, specs)
+        self.text_ops = []              # f(header_text) -> header_text
+        self.head_len_delta = 0
+
+    def encode(self):
+        chunks, specs, offset = [], [], 0
+        for name, arr in self.arrays:
+            a = np.ascontiguousarray(arr)
+            dt = a.dtype if a.dtype.byteorder in ("|", "<") else a.dtype.newbyteorder("<")
+            raw = a.astype(dt, copy=False).tobytes()
+            specs.append({"name": name, "dtype": dt.str, "shape": list(a.shape), "offset": offset,
+                          "nbytes": len(raw)})
+            chunks.append(raw + b"\x00" * (_align(len(raw)) - len(raw)))
+            offset += _align(len(raw))
+        payload = bytearray(b"".join(chunks))
+        for op in self.payload_ops:
+            op(payload, specs)
+        table = specs
+        for op in self.table_ops:
+            try:
+                table = op(table, payload)
+            except (TypeError, ValueError, KeyError, AttributeError, OverflowError):
+                pass                        # an earlier lie left nothing for this one to change
+        if isinstance(table, list):
+            for spec in table:
+                if isinstance(spec, dict) and "crc32" not in spec:
+                    spec["crc32"] = _region_crc(spec, payload)
+        header = dict(self.header)
+        header["arrays"] = table
+        text = json.dumps(header, ensure_ascii=True, allow_nan=True, separators=(",", ":"))
+        for op in self.text_ops:
+            text = op(text)
+        # lone surrogates here are raw bytes of a text op (see op_container)
+        head = text.encode("utf-8", "surrogateescape")
+        head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
+        head_len = max(0, len(head) + self.head_len_delta)
+        body = _PREFIX.pack(MAGIC, self.version % 2 ** 32, head_len % 2 ** 64) + head + bytes(payload)
+        return body + _TRAILER.pack(zlib.crc32(body))
+
+
+def _as_int(v):
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v)
+        except ValueError:
+            return None
+    return None
+
+
+def _region_crc(spec, payload):
+    """The CRC of the bytes a table entry points at (as the loader will
+    read them), or of nothing when it points outside the payload."""
+    off, n = _as_int(spec.get("offset")), _as_int(spec.get("nbytes"))
+    if off is not None and n is not None and 0 <= off and 0 <= n and off + n <= len(payload):
+        return zlib.crc32(bytes(payload[off:off + n]))
+    return 0
+
+
+# =====================================================================
+# value pools
+# =====================================================================
+
+NAN, INF = float("nan"), float("inf")
+INTS = [0, -1, 1, 2, 3, 4, 7, 8, 63, 64, 65, 255, 256, 65535, 65536, 2 ** 31 - 1, 2 ** 31, -2 ** 31,
+        -2 ** 31 - 1, 2 ** 32 - 1, 2 ** 32, 2 ** 53 + 1, 2 ** 63 - 1, 2 ** 63, -2 ** 63, 2 ** 64,
+        10 ** 30, -10 ** 30]
+FLOATS = [0.0, -0.0, 0.5, -2.5, 3.0, 1e-300, 5e-324, 1e308, -1e308, 3.5e38, NAN, INF, -INF]
+STRINGS = ["", " ", "x", "0", "-1", "1e400", "NaN", "Infinity", "null", "O", "B-", "I-", "E-X", "S-",
+           "B-PER", "I-LOC", "X-Y", "B-PER|I-LOC", "\n", "\t", "a b", "\x00", "\u2028", "😀", "\udc80",
+           "\ud800x", "é" * 3, "word[0]", "bias", "word[-1]|word[1]", "word[99999]",
+           "norm[2147483647]", "lower[-2147483648]", "shape[2147483648]", "word[99999999999999999999]",
+           "nosuch[0]", "word[0]|word[1]|word[2]|word[3]|word[4]", "word", "word[]", "|", "[0]",
+           "viterbi", "greedy", "beam", "tagger", "segmenter", "spans", "linear.Perceptron",
+           "linear.SGDClassifier", "chars", "numeric", "features", "iob1", "iob2", "bioes", "bogus",
+           "hinge", "log_loss", "modified_huber", "squared_error", "huber", "optimal", "invscaling",
+           "constant", "PA", "MIRA", "PA-II", "identity", "relu", "logistic", "random", "zeros",
+           "<U0", "<U5", "|O", "O", "|V8", "<f2", "<i8", "|b1", "<M8[s]", "|S3", ">f8", "float32",
+           "gd", "sgd", "doc", "gaz", "headline", "x" * 100_000]
+OTHERS = [None, True, False, [], {}, [0], [[]], [-1], [None], ["x"], [0, 0], [[0, 1], [1, 0]],
+          {"a": 1}, {"": None}, {"latin": "yes"}, [1e308], [NAN], list(range(1000)),
+          ["O"] * 1000]
+
+
+def _pool_value(rnd):
+    r = rnd.random()
+    if r < 0.35:
+        return rnd.choice(INTS)
+    if r < 0.5:
+        return rnd.choice(FLOATS)
+    if r < 0.8:
+        return rnd.choice(STRINGS)
+    return _copy(rnd.choice(OTHERS))
+
+
+def _copy(v):
+    return json.loads(json.dumps(v, allow_nan=True))
+
+
+def _near_ints(v, ctx):
+    out = [v + 1, v - 1, -v, v * 2, v * 1000, 0, -1]
+    for n in ctx.sizes:
+        out += [n, n - 1, n + 1]
+    return out
+
+
+def _mutant_value(rnd, old, ctx):
+    """A new value for a header field: usually of the same type and near
+    the interesting edges, sometimes anything at all."""
+    if rnd.random() < 0.35:
+        return _pool_value(rnd)
+    if isinstance(old, bool):
+        return rnd.choice([not old, 0, 1, 2, None, "true"])
+    if isinstance(old, int):
+        return rnd.choice(INTS + _near_ints(old, ctx) + [float(old), str(old)])
+    if isinstance(old, float):
+        return rnd.choice(FLOATS + [old * -1, old * 1e300, int(old) if math.isfinite(old) else 0])
+    if isinstance(old, str):
+        choices = STRINGS + [old + old, old[:-1], old + "x", old.upper(), old + "|" + old, " " + old,
+                             old * 1000, old.replace("-", ""), "B-" + old, old + "[0]"]
+        return rnd.choice(choices)
+    if isinstance(old, list):
+        return _mutant_list(rnd, list(old), ctx)[0]
+    if isinstance(old, dict):
+        return _mutant_dict(rnd, dict(old), ctx)[0]
+    return _pool_value(rnd)
+
+
+def _mutant_list(rnd, lst, ctx):
+    """(new list, description)."""
+    n = len(lst)
+    ops = ["empty", "append", "prepend-dup"]
+    if n:
+        ops += ["truncate", "drop", "dup", "dup", "dup-many", "shuffle", "reverse", "replace", "double",
+                "nest", "sort", "single"]
+    op = rnd.choice(ops)
+    if op == "empty":
+        return [], "emptied"
+    if op == "append":
+        v = _pool_value(rnd)
+        return lst + [v], f"appended {_short(v)}"
+    if op == "prepend-dup":
+        v = lst[0] if lst else _pool_value(rnd)
+        return [_copy(v)] + lst, "prepended a copy of the first element"
+    if op == "truncate":
+        k = rnd.randrange(n)
+        return lst[:k], f"cut to {k} of {n}"
+    if op == "drop":
+        i = rnd.randrange(n)
+        return lst[:i] + lst[i + 1:], f"dropped element {i}"
+    if op == "dup":
+        i = rnd.randrange(n)
+        return lst[:i + 1] + [_copy(lst[i])] + lst[i + 1:], f"duplicated element {i}"
+    if op == "dup-many":
+        i = rnd.randrange(n)
+        k = rnd.choice([10, 1000, 100_000])
+        return lst + [lst[i]] * k, f"appended {k} copies of element {i}"
+    if op == "shuffle":
+        rnd.shuffle(lst)
+        return lst, "shuffled"
+    if op == "reverse":
+        return lst[::-1], "reversed"
+    if op == "replace":
+        i = rnd.randrange(n)
+        v = _mutant_value(rnd, lst[i], ctx)
+        lst[i] = v
+        return lst, f"element {i} = {_short(v)}"
+    if op == "double":
+        return lst + _copy(lst), "doubled"
+    if op == "nest":
+        return [lst], "nested in a list"
+    if op == "sort":
+        try:
+            return sorted(lst, reverse=rnd.random() < 0.5), "sorted"
+        except TypeError:
+            return lst[::-1], "reversed"
+    return [lst[0]] * n, "every element = the first"
+
+
+def _mutant_dict(rnd, d, ctx):
+    ops = ["add", "empty"]
+    if d:
+        ops += ["delete", "delete", "rename", "set-null"]
+    op = rnd.choice(ops)
+    if op == "add":
+        k = rnd.choice(["x", "", "arrays", "kind", "tags", "extra", "meta", "\udc80", "0"])
+        v = _pool_value(rnd)
+        d[k] = v
+        return d, f"added key {k!r} = {_short(v)}"
+    if op == "empty":
+        return {}, "emptied"
+    k = rnd.choice(sorted(d))
+    if op == "delete":
+        del d[k]
+        return d, f"deleted key {k!r}"
+    if op == "set-null":
+        d[k] = None
+        return d, f"{k!r} = null"
+    new = rnd.choice([k.upper(), k + "_", "x", ""])
+    d[new] = d.pop(k)
+    return d, f"renamed key {k!r} to {new!r}"
+
+
+def _short(v, n=60):
+    try:
+        s = json.dumps(v, allow_nan=True, ensure_ascii=True)
+    except (TypeError, ValueError):
+        s = repr(v)
+    if isinstance(v, (list, str)) and len(s) > n:
+        return f"{s[:n]}... (len {len(v)})"
+    return s if len(s) <= n else s[:n] + "..."
+
+
+class Ctx:
+    """What mutations may want to know: the numbers worth hitting
+    (number of tags, array lengths)."""
+
+    def __init__(self, draft):
+        sizes = set()
+        tags = draft.header.get("tags")
+        if isinstance(tags, list):
+            sizes.add(len(tags))
+        classes = draft.header.get("classes")
+        if isinstance(classes, list):
+            sizes.add(len(classes))
+        for _, arr in draft.arrays:
+            if arr.ndim and arr.shape[0] < 10 ** 6:
+                sizes.add(int(arr.shape[0]))
+        self.sizes = sorted(sizes)[:8]
+
+
+# =====================================================================
+# header mutations
+# =====================================================================
+
+def _pick_path(rnd, root, stop=0.35):
+    path, node = [], root
+    while True:
+        if isinstance(node, dict) and node:
+            if path and rnd.random() < stop:
+                break
+            k = rnd.choice(sorted(node, key=str))
+            path.append(k)
+            node = node[k]
+        elif isinstance(node, list) and node:
+            if rnd.random() < stop:
+                break
+            i = rnd.randrange(len(node))
+            path.append(i)
+            node = node[i]
+        else:
+            break
+    return path
+
+
+def _get(root, path):
+    for p in path:
+        root = root[p]
+    return root
+
+
+def _set(root, path, value):
+    _get(root, path[:-1])[path[-1]] = value
+
+
+def _fmt_path(path):
+    return "header" + "".join(f"[{p!r}]" for p in path)
+
+
+def op_header_value(rnd, d, ctx):
+    path = _pick_path(rnd, d.header)
+    if not path:
+        return None
+    old = _get(d.header, path)
+    new = _mutant_value(rnd, old, ctx)
+    _set(d.header, path, new)
+    return f"{_fmt_path(path)} = {_short(new)} (was {_short(old, 30)})"
+
+
+def op_header_list(rnd, d, ctx):
+    lists = []
+
+    def walk(node, path, depth):
+        if depth > 4:
+            return
+        if isinstance(node, list):
+            lists.append(path)
+            for i in range(min(len(node), 3)):
+                walk(node[i], path + [i], depth + 1)
+        elif isinstance(node, dict):
+            for k in sorted(node, key=str):
+                walk(node[k], path + [k], depth + 1)
+    walk(d.header, [], 0)
+    if not lists:
+        return None
+    path = rnd.choice(lists)
+    new, what = _mutant_list(rnd, list(_get(d.header, path)), ctx)
+    _set(d.header, path, new)
+    return f"{_fmt_path(path)}: {what}"
+
+
+def op_header_key(rnd, d, ctx):
+    dicts = []
+
+    def walk(node, path, depth):
+        if isinstance(node, dict) and depth <= 3:
+            dicts.append(path)
+            for k in sorted(node, key=str):
+                walk(node[k], path + [k], depth + 1)
+    walk(d.header, [], 0)
+    path = rnd.choice(dicts)
+    node = _get(d.header, path) if path else d.header
+    new, what = _mutant_dict(rnd, dict(node), ctx)
+    if path:
+        _set(d.header, path, new)
+    else:
+        d.header = new
+    return f"{_fmt_path(path)}: {what}"
+
+
+KINDS = ["tagger", "segmenter", "spans", "linear.Perceptron", "linear.AveragedPerceptron",
+         "linear.PassiveAggressiveClassifier", "linear.SGDClassifier", "linear.SGDRegressor",
+         "linear.Neuron", "linear.LinearModel", "linear.", "linear", "Tagger", "", None, 0, ["tagger"],
+         {"kind": "tagger"}]
+
+
+def op_kind(rnd, d, ctx):
+    old = d.header.get("kind")
+    new = rnd.choice([k for k in KINDS if k != old])
+    d.header["kind"] = new
+    return f"kind {old!r} -> {new!r}"
+
+
+# ---------------------------------------------------------------- targeted
+
+def _tags(d):
+    tags = d.header.get("tags")
+    return tags if isinstance(tags, list) else None
+
+
+def op_tags_coherent(rnd, d, ctx):
+    """Change the tag list and resize the transition arrays to match, so
+    that the change gets past the size checks."""
+    tags = _tags(d)
+    if tags is None:
+        return None
+    T = len(tags)
+    choice = rnd.choice(["grow-dup", "grow-new", "shrink", "permute", "one", "rename"])
+    if choice == "grow-dup":
+        new = tags + [rnd.choice(tags)] * rnd.choice([1, 2, 5])
+    elif choice == "grow-new":
+        new = tags + [rnd.choice(["B-NEW", "E-NEW", "I-ZZ", "S-", "X", "", "O", "B-NEW|I-NEW", "\udc80"])
+                      for _ in range(rnd.choice([1, 2, 3]))]
+    elif choice == "shrink":
+        new = tags[:rnd.randrange(0, T)] if T else []
+    elif choice == "permute":
+        new = list(tags)
+        rnd.shuffle(new)
+    elif choice == "one":
+        new = [tags[0]] if tags else ["O"]
+    else:
+        new = list(tags)
+        if new:
+            new[rnd.randrange(len(new))] = rnd.choice(["O", "B-X", "S-PER", "Q", "", "B-PER"])
+    d.header["tags"] = new
+    n = len(new)
+    size = (n + 2) * n
+    g = np.random.default_rng(rnd.getrandbits(32))
+    for entry in d.arrays:
+        if entry[0] == "transitions":
+            entry[1] = g.normal(size=size).astype(np.float32)
+        elif entry[0] == "allowed":
+            entry[1] = (g.random(size) < 0.7).astype(np.uint8)
+    return f"tags ({choice}): {T} -> {n} tags {_short(new, 50)}, transitions resized"
+
+
+TEMPLATE_EDITS = ["word[0]|word[0]", "word[-2147483648]", "word[2147483647]", "norm[99999999999]",
+                  "bias|bias", "word[1]|word[2]|word[3]|word[4]", "word[1]|word[2]|word[3]|word[4]|word[5]",
+                  "nosuch[0]", "", "bias", "c1[0]", "c9[0]", "gaz[0]", "doc[0]", "dict_start[0]", "char[0]",
+                  "word[+1]", "word[ 1]", "word[0] | lower[0]", "Word[0]", "word[0]\n"]
+
+
+def op_templates(rnd, d, ctx):
+    t = d.header.get("templates")
+    if not isinstance(t, list):
+        return None
+    op = rnd.choice(["add", "replace", "dup", "empty", "huge"])
+    t = list(t)
+    if op == "add" or not t:
+        v = rnd.choice(TEMPLATE_EDITS)
+        t.append(v)
+        what = f"added {v!r}"
+    elif op == "replace":
+        i = rnd.randrange(len(t))
+        own = [t[i].replace("[0]", "[-7]"), t[i] + "|" + t[i]] if isinstance(t[i], str) else []
+        v = rnd.choice(TEMPLATE_EDITS + own)
+        t[i] = v
+        what = f"template {i} = {v!r}"
+    elif op == "dup":
+        t.append(rnd.choice(t))
+        what = "duplicated one"
+    elif op == "empty":
+        t = []
+        what = "emptied"
+    else:
+        t = t + [f"word[{k}]" for k in range(-3000, 3000)]
+        what = "6000 more"
+    d.header["templates"] = t
+    return f"templates: {what}"
+
+
+def op_tagdict(rnd, d, ctx):
+    tags = _tags(d)
+    classes = d.header.get("tagdict_classes")
+    if tags is None or not isinstance(classes, list):
+        return None
+    T = len(tags)
+    bad = rnd.choice([[T], [-1], [], [0, 0], [1, 0], list(range(T)), [T - 1], [2 ** 31], [0.5], ["0"],
+                      [None], list(range(T)) * 2, [2 ** 63]])
+    op = rnd.choice(["add", "replace", "many", "words"])
+    classes = _copy(classes)
+    if op == "add" or not classes:
+        classes.append(bad)
+        what = f"added class {_short(bad)}"
+    elif op == "replace":
+        i = rnd.randrange(len(classes))
+        classes[i] = bad
+        what = f"class {i} = {_short(bad)}"
+    elif op == "many":
+        classes = classes + [list(range(T))] * 100_000
+        what = "100,000 more classes"
+    else:
+        words = d.header.get("tagdict_words")
+        if not isinstance(words, list) or not words:
+            return None
+        words = list(words)
+        op2 = rnd.choice(["dup", "empty-word", "drop", "surrogate"])
+        if op2 == "dup":
+            words[-1] = words[0]
+        elif op2 == "empty-word":
+            words[0] = ""
+        elif op2 == "drop":
+            words = words[:-1]
+        else:
+            words[0] = "\udc80"
+        d.header["tagdict_words"] = words
+        return f"tagdict_words: {op2}"
+    d.header["tagdict_classes"] = classes
+    return f"tagdict_classes: {what}"
+
+
+def op_prune(rnd, d, ctx):
+    if "prune_k" not in d.header and "tags" not in d.header:
+        return None
+    T = len(_tags(d) or [])
+    v = rnd.choice([-1, 0, 1, T - 1, T, T + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 63, -2 ** 31, 1.5, NAN, INF, "3",
+                    None, True])
+    d.header["prune_k"] = v
+    return f"prune_k = {_short(v)}"
+
+
+def op_decoder(rnd, d, ctx):
+    if "decoder" not in d.header:
+        return None
+    v = rnd.choice(["greedy", "viterbi", "beam", "", None, 0, ["viterbi"], "VITERBI"])
+    d.header["decoder"] = v
+    return f"decoder = {_short(v)}"
+
+
+def op_featurizer(rnd, d, ctx):
+    fz = d.header.get("featurizer")
+    if not isinstance(fz, dict):
+        return None
+    fz = _copy(fz)
+    key = rnd.choice(sorted(fz) + ["runs", "max_word", "n_input_columns", "extras", "n_columns"])
+    pools = {
+        "runs": [None, False, True, {}, {"latin": False}, {"latin": "no", "digits": 0},
+                 {"urls": True, "emails": True, "latin": True, "digits": True, "x": True}, [], "latin", 1],
+        "max_word": [0, 1, 2, 6, 8, 100, -1, 2 ** 31, 7.0, "7", None],
+        "n_input_columns": [0, 1, 2, 3, 5, 64, 1000, -1, 2 ** 31, 2 ** 63, 1.5, "2", None],
+        "extras": [[], ["gaz"], ["doc"], ["docrun"], ["caprole"], ["doc", "doc"], ["headline", "gaz"],
+                   ["docrun", "caprole", "gaz"], "doc", ["x"], [1], None,
+                   ["doc", "headline", "docrun", "caprole", "gaz", "gaz"]],
+        "n_columns": [0, 1, 100, -1],
+        "name": ["word", "chars", "spans", "x", None],
+    }
+    v = rnd.choice(pools.get(key, [None, 0, -1, "x"]))
+    fz[key] = _copy(v)
+    d.header["featurizer"] = fz
+    return f"featurizer[{key!r}] = {_short(v)}"
+
+
+def op_meta(rnd, d, ctx):
+    meta = d.header.get("meta")
+    if not isinstance(meta, dict):
+        return None
+    meta = _copy(meta)
+    key = rnd.choice(sorted(meta) + ["scheme", "internal_scheme", "feature_columns", "extras",
+                                     "word_column", "tag_column", "format", "column"])
+    fc = meta.get("feature_columns")
+    pools = {
+        "scheme": ["iob1", "iob2", "bioes", "BIO", None, 1],
+        "internal_scheme": ["iob2", "bioes", "iob1", "x", None],
+        "feature_columns": [[], [0], [1], [2], [3], [1, 1], [2, 1], [-1], [-5], [100], [2 ** 31], [2 ** 63],
+                            [1.5], ["1"], [None], list(range(64)), [1] * 1000],
+        "extras": [[], ["gaz"], ["doc", "headline"], ["docrun"], ["doc", "headline", "docrun", "caprole"],
+                   ["gaz", "gaz"], "doc", None, [1]],
+        "word_column": [0, 1, 2, 3, -1, -5, 100, 2 ** 31, 2 ** 63, 1.5, "0", None],
+        "tag_column": [0, 1, 2, 3, -1, -5, 100, 2 ** 31, 1.5, "3", None],
+        "format": ["conll", "conllu", "text", "xml", None, 1],
+        "column": ["upos", "xpos", 0, 1, -1, 100, None, "x"],
+        "n_columns": [0, 1, 4, -1, 10 ** 9],
+        "document_features": [True, False, None, "x"],
+        "task": ["ner", "chunk", None, "x"],
+    }
+    v = _copy(rnd.choice(pools.get(key, [None, 0, -1, "x", [], {}])))
+    if key == "feature_columns" and isinstance(v, list) and rnd.random() < 0.7 and isinstance(fc, list):
+        # keep n_input_columns in step, so that the change gets past that check
+        fz = d.header.get("featurizer")
+        if isinstance(fz, dict):
+            fz["n_input_columns"] = len(v)
+            t = d.header.get("templates")
+            if isinstance(t, list) and len(v) > len(fc):
+                d.header["templates"] = t + [f"c{len(v)}[0]"]
+    meta[key] = v
+    d.header["meta"] = meta
+    return f"meta[{key!r}] = {_short(v)}"
+
+
+def op_gazetteer(rnd, d, ctx):
+    if d.header.get("kind") != "spans":
+        return None
+    v = _copy(rnd.choice([
+        {}, {"LOC": []}, {"LOC": [""]}, {"LOC": [" "]}, {"LOC": ["a  b", "a"]}, {"": ["Paris"]},
+        {"LOC": "Paris"}, {"LOC": [1, 2]}, {"LOC": [None]}, {"LOC": ["Paris"] * 1000},
+        {"B-LOC": ["x"]}, {"LOC|ORG": ["Paris"]}, {"LOC": ["x " * 5000]}, ["Paris"], "LOC", 1, None,
+        {"LOC": ["\udc80"]}, {"LOC": ["Paris"], "ORG": ["Paris"], "PER": ["Paris Paris"]}]))
+    d.header["gazetteers"] = v
+    extras = None
+    if rnd.random() < 0.5:
+        fz = d.header.get("featurizer")
+        if isinstance(fz, dict) and isinstance(fz.get("extras"), list) and "gaz" not in fz["extras"]:
+            fz["extras"] = fz["extras"] + ["gaz"]
+            extras = "and 'gaz' added to the extras"
+    return f"gazetteers = {_short(v)}" + (f" {extras}" if extras else "")
+
+
+def op_linear(rnd, d, ctx):
+    kind = d.header.get("kind")
+    if not (isinstance(kind, str) and kind.startswith("linear.")):
+        return None
+    h = d.header
+    what = rnd.choice(["param", "param", "classes", "classes_dtype", "input_kind", "n_features_in", "n_iter",
+                       "loss_curve", "coef_classes"])
+    if what == "param" and isinstance(h.get("params"), dict):
+        params = h["params"]
+        key = rnd.choice(sorted(params) + ["n_features", "nonexistent"])
+        v = rnd.choice([0, -1, 1, 2, 2 ** 31, 2 ** 63, 10 ** 30, 0.0, -0.5, NAN, INF, -INF, None, True, False,
+                        "x", "", "hinge", "log_loss", "modified_huber", "squared_error", "MIRA", "PA",
+                        "relu", "heaviside", "sgd", "optimal", "random", [1], {}])
+        params[key] = v
+        return f"params[{key!r}] = {_short(v)}"
+    if what == "classes":
+        c = h.get("classes")
+        v = rnd.choice([[], [0], [0, 0], [0, 1, 2, 3, 4, 5, 6], [1, 0], ["a", "b"], [None, None], [NAN, 1.0],
+                        [2 ** 63, 0], [True, False], [[0], [1]], list(range(1000)), "ab", 3, None])
+        if isinstance(c, list) and rnd.random() < 0.4:
+            v, _ = _mutant_list(rnd, list(c), ctx)
+        h["classes"] = _copy(v)
+        return f"classes = {_short(v)}"
+    if what == "classes_dtype":
+        v = rnd.choice(["<i8", "<U1", "<U0", "|O", "O", "<f8", "|b1", "<M8[s]", "|V8", "|S1", "<c16", "x",
+                        "", None, 3, "<i1", "|u1", "<f2", ">i8", "<U100000", "(2,)i4", "i4,i4", "<m8"])
+        h["classes_dtype"] = v
+        return f"classes_dtype = {_short(v)}"
+    if what == "input_kind":
+        v = rnd.choice(["numeric", "features", "", None, "Features", 1])
+        h["input_kind"] = v
+        return f"input_kind = {_short(v)}"
+    if what == "n_features_in":
+        v = rnd.choice([0, -1, 1, 2, 3, 4, 5, 6, 2 ** 31, 2 ** 63, 10 ** 30, 3.0, 4.5, NAN, INF, "5", None, [5]])
+        h["n_features_in"] = v
+        return f"n_features_in = {_short(v)}"
+    if what == "n_iter":
+        v = rnd.choice([0, -1, 2 ** 63, NAN, INF, "x", None, 1.5])
+        h["n_iter"] = v
+        return f"n_iter = {_short(v)}"
+    if what == "loss_curve":
+        v = rnd.choice([[], [NAN], [INF], "abc", None, 5, [[1]], [1.0] * 100_000])
+        h["loss_curve"] = v
+        return f"loss_curve = {_short(v)}"
+    # coef columns against the classes
+    for entry in d.arrays:
+        if entry[0] == "coef" and entry[1].ndim == 2:
+            n = entry[1].shape[0]
+            K = rnd.choice([0, 1, 2, 3, 4, 7])
+            g = np.random.default_rng(rnd.getrandbits(32))
+            entry[1] = g.normal(size=(n, K))
+            for e2 in d.arrays:
+                if e2[0] == "intercept" and rnd.random() < 0.7:
+                    e2[1] = g.normal(size=K)
+            return f"coef reshaped to ({n}, {K}) columns (with the intercept, mostly)"
+    return None
+
+
+def op_linear_state(rnd, d, ctx):
+    """Training-state arrays that disagree with coef (what partial_fit
+    hands to the compiled epoch)."""
+    states = [e for e in d.arrays if isinstance(e[0], str) and e[0].startswith("state.")]
+    if not states:
+        return None
+    e = rnd.choice(states)
+    a = e[1]
+    g = np.random.default_rng(rnd.getrandbits(32))
+    op = rnd.choice(["rows-1", "rows+3", "cols+1", "cols-1", "flat", "scalar", "int", "step"])
+    if op == "rows-1" and a.ndim >= 1 and a.shape[0] > 0:
+        e[1] = a[:-1]
+    elif op == "rows+3" and a.ndim >= 1:
+        e[1] = np.concatenate([a, a[:1].repeat(3, axis=0) if len(a) else np.zeros((3,) + a.shape[1:], a.dtype)])
+    elif op == "cols+1" and a.ndim == 2:
+        e[1] = np.hstack([a, np.ones((a.shape[0], 1), a.dtype)])
+    elif op == "cols-1" and a.ndim == 2 and a.shape[1] > 0:
+        e[1] = a[:, :-1]
+    elif op == "flat":
+        e[1] = a.ravel()
+    elif op == "scalar":
+        e[1] = np.zeros(0, a.dtype)
+    elif op == "int":
+        e[1] = a.astype(np.int64) if a.dtype.kind == "f" else a.astype(np.float64)
+    else:
+        e[1] = np.array([g.choice([-1, 2 ** 62, 0, 2 ** 31]), -5][: max(1, a.size)], dtype=np.int64)
+    return f"array {e[0]!r} ({op}): shape {a.shape} -> {e[1].shape}, dtype {e[1].dtype}"
+
+
+def op_emit_coherent(rnd, d, ctx):
+    """An emission table that is inconsistent in one way only."""
+    names = {e[0]: e for e in d.arrays}
+    if "emit.labels" not in names or "emit.counts" not in names:
+        return None
+    T = len(_tags(d) or [])
+    labels, counts = names["emit.labels"], names["emit.counts"]
+    keys, weights = names.get("emit.keys"), names.get("emit.weights")
+    op = rnd.choice(["label-T", "label-max", "label-neg", "label-int32-big", "count-zero", "count-huge",
+                     "count-shift", "keys-dup", "keys-unsorted", "weights-nan", "weights-huge", "labels-unsorted",
+                     "keys-extreme"])
+    lab = labels[1].astype(np.int64)
+    if op.startswith("label") and len(lab):
+        i = rnd.randrange(len(lab))
+        v = {"label-T": T, "label-max": 65535, "label-neg": -1, "label-int32-big": 2 ** 31 - 1}.get(op, T)
+        lab[i] = v
+        labels[1] = lab.astype(np.int32 if v < 0 or v > 65535 else labels[1].dtype)
+        return f"emit.labels[{i}] = {v} ({T} tags)"
+    c = counts[1].astype(np.int64)
+    if op == "count-zero" and len(c):
+        i = rnd.randrange(len(c))
+        c[i] = 0
+        counts[1] = c.astype(np.uint32)
+        return f"emit.counts[{i}] = 0"
+    if op == "count-huge" and len(c):
+        i = rnd.randrange(len(c))
+        c[i] = 2 ** 32 - 1
+        counts[1] = c.astype(np.uint32)
+        return f"emit.counts[{i}] = 2**32-1"
+    if op == "count-shift" and len(c) > 1:
+        i = rnd.randrange(len(c) - 1)
+        c[i] += 1
+        c[i + 1] -= 1
+        counts[1] = c.astype(np.uint32)
+        return f"emit.counts[{i}] += 1, [{i + 1}] -= 1 (same total)"
+    if op == "labels-unsorted" and len(lab) > 1:
+        # swap two labels inside one feature's block
+        pos = np.cumsum(counts[1].astype(np.int64))
+        starts = pos - counts[1]
+        multi = np.flatnonzero(counts[1] > 1)
+        if len(multi):
+            f = int(rnd.choice(list(multi)))
+            s = int(starts[f])
+            lab[s], lab[s + 1] = lab[s + 1], lab[s]
+            labels[1] = lab.astype(labels[1].dtype)
+            return f"emit.labels of feature {f} out of order"
+    if keys is not None and len(keys[1]) > 1:
+        k = keys[1].copy()
+        if op == "keys-dup":
+            i = rnd.randrange(1, len(k))
+            k[i] = k[i - 1]
+            keys[1] = k
+            return f"emit.keys[{i}] = emit.keys[{i - 1}] (duplicate key)"
+        if op == "keys-unsorted":
+            keys[1] = k[np.random.default_rng(rnd.getrandbits(32)).permutation(len(k))]
+            return "emit.keys shuffled"
+        if op == "keys-extreme":
+            k[rnd.randrange(len(k))] = rnd.choice([0, 2 ** 64 - 1, 2 ** 63])
+            keys[1] = k
+            return "one emit.key = an extreme value"
+    if weights is not None and len(weights[1]):
+        w = weights[1].astype(np.float32)
+        i = rnd.randrange(len(w))
+        w[i] = NAN if op == "weights-nan" else np.float32(3.4e38)
+        weights[1] = w
+        return f"emit.weights[{i}] = {w[i]}"
+    return None
+
+
+def op_words_array(rnd, d, ctx):
+    """The segmenter's packed word lists and the tagger's vocabulary."""
+    names = {e[0]: e for e in d.arrays}
+    cands = [n for n in ("vocab", "train_dict") if n in names]
+    if not cands:
+        return None
+    e = names[rnd.choice(cands)]
+    a = e[1]
+    if a.dtype == np.uint8:
+        raw = bytes(a)
+        v = rnd.choice([b"", b"\n", b"\n\n\n", b"\xff\xfe", b"\xed\xa0\x80", b"a" * 100_000, b"\x00",
+                        raw + b"\n" + raw, raw[:-1], "北京大学北京大学北京大学北京大学".encode() * 50,
+                        "\n".join(["字"] * 100_000).encode()])
+        e[1] = np.frombuffer(v, dtype=np.uint8).copy()
+        return f"array {e[0]!r} = {_short(v.decode('utf-8', 'replace'), 40)} ({len(v)} bytes)"
+    op = rnd.choice(["unsorted", "dup", "int64", "2d"])
+    if op == "unsorted" and len(a) > 1:
+        e[1] = a[::-1].copy()
+    elif op == "dup" and len(a) > 1:
+        b = a.copy()
+        b[1] = b[0]
+        e[1] = b
+    elif op == "int64":
+        e[1] = a.astype(np.int64)
+    else:
+        e[1] = a.reshape(-1, 1)
+    return f"array {e[0]!r}: {op}"
+
+
+# =====================================================================
+# array mutations
+# =====================================================================
+
+def _extremes(dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return [NAN, INF, -INF, 0.0, -0.0, 1e30 if dt.itemsize == 4 else 1e308, -1.0, 3.4e38]
+    info = np.iinfo(dt)
+    vals = [0, 1, info.max, info.min, info.max - 1, 2 ** 31 - 1, 65535, 4, 17, 100]
+    if dt.kind == "i":
+        vals += [-1, -2]
+    return [v for v in vals if info.min <= v <= info.max]
+
+
+def _pick_array(rnd, d):
+    if not d.arrays:
+        return None
+    return rnd.choice(d.arrays)
+
+
+def op_array(rnd, d, ctx):
+    e = _pick_array(rnd, d)
+    if e is None:
+        return op_array_add(rnd, d, ctx)
+    name, a = e
+    g = np.random.default_rng(rnd.getrandbits(32))
+    op = rnd.choice(["truncate", "extend", "empty", "reshape", "astype", "view", "fill", "fill", "fill-all",
+                     "dup-key", "unsort", "negate", "random"])
+    n = a.shape[0] if a.ndim else 0
+    if op == "truncate" and n:
+        k = rnd.choice([0, n - 1, n // 2, rnd.randrange(n)])
+        e[1] = a[:k]
+        return f"array {name!r}: cut to {k} of {n}"
+    if op == "extend" and a.ndim:
+        k = rnd.choice([1, 2, 7, 1000])
+        extra = np.zeros((k,) + a.shape[1:], a.dtype)
+        if n:
+            extra[...] = a[g.integers(0, n, size=k)]
+        e[1] = np.concatenate([a, extra])
+        return f"array {name!r}: {k} more rows"
+    if op == "empty":
+        shape = rnd.choice([(0,), (0,) + a.shape[1:], (0, 3), (3, 0), (0, 0, 0)])
+        e[1] = np.zeros(shape, a.dtype)
+        return f"array {name!r}: empty, shape {shape}"
+    if op == "reshape":
+        size = a.size
+        shapes = [(size,), (size, 1), (1, size), (1, 1, size), ()]
+        if size % 2 == 0 and size:
+            shapes.append((size // 2, 2))
+        shape = rnd.choice(shapes)
+        if shape == () and size != 1:
+            e[1] = a.ravel()[:1].reshape(()) if size else np.zeros((), a.dtype)
+        else:
+            e[1] = a.reshape(shape)
+        return f"array {name!r}: reshaped {a.shape} -> {e[1].shape}"
+    if op == "astype":
+        dt = rnd.choice([t for t in ALLOWED_DTYPES if np.dtype(t) != a.dtype])
+        with np.errstate(all="ignore"):
+            e[1] = a.astype(np.dtype(dt))
+        return f"array {name!r}: cast {a.dtype} -> {dt}"
+    if op == "view" and a.nbytes:
+        dts = [t for t in ALLOWED_DTYPES if a.nbytes % np.dtype(t).itemsize == 0 and np.dtype(t) != a.dtype]
+        if dts:
+            dt = rnd.choice(dts)
+            e[1] = np.ascontiguousarray(a).ravel().view(np.dtype(dt)).copy()
+            return f"array {name!r}: bytes read as {dt}"
+    if op in ("fill", "fill-all") and a.size:
+        b = a.copy()
+        flat = b.reshape(-1)
+        v = rnd.choice(_extremes(a.dtype) + [n, n - 1, n + 1] if a.dtype.kind != "f" else _extremes(a.dtype))
+        with np.errstate(all="ignore"):
+            v = np.array(v).astype(a.dtype) if a.dtype.kind == "f" else _fit_int(v, a.dtype)
+        if op == "fill-all":
+            flat[:] = v
+            where = "every value"
+        else:
+            k = rnd.choice([1, 1, 2, max(1, flat.size // 10)])
+            idx = g.integers(0, flat.size, size=k)
+            flat[idx] = v
+            where = f"{k} value(s)"
+        e[1] = b
+        return f"array {name!r}: {where} = {v!r}"
+    if op == "dup-key" and n > 1:
+        b = a.copy()
+        i = rnd.randrange(1, n)
+        b[i] = b[i - 1]
+        e[1] = b
+        return f"array {name!r}: row {i} = row {i - 1}"
+    if op == "unsort" and n > 1:
+        e[1] = a[g.permutation(n)]
+        return f"array {name!r}: rows shuffled"
+    if op == "negate" and a.size:
+        with np.errstate(all="ignore"):
+            e[1] = (-a.astype(np.float64)).astype(a.dtype) if a.dtype.kind != "u" else ~a
+        return f"array {name!r}: negated"
+    if a.size:
+        b = a.copy()
+        with np.errstate(all="ignore"):
+            if a.dtype.kind == "f":
+                b[...] = g.normal(scale=1e3, size=b.shape)
+            else:
+                info = np.iinfo(a.dtype)
+                b[...] = g.integers(info.min, info.max, size=b.shape, dtype=a.dtype, endpoint=True)
+        e[1] = b
+        return f"array {name!r}: random values"
+    return None
+
+
+def _fit_int(v, dtype):
+    info = np.iinfo(dtype)
+    v = int(v)
+    return np.array(min(max(v, info.min), info.max)).astype(dtype)
+
+
+def op_array_add(rnd, d, ctx):
+    g = np.random.default_rng(rnd.getrandbits(32))
+    name = rnd.choice(["x", "", "emit.extra", "state.extra", "state.W", "vocab", "allowed", "tagdict_class",
+                       "train_dict", "feature_keys", "transitions", "coef", "\udc80", "arrays", "a" * 1000])
+    arr = rnd.choice([np.zeros(0, np.float32), g.normal(size=5), np.arange(10, dtype=np.int32),
+                      np.ones((2, 3), np.uint8), np.array([2 ** 63], np.uint64)])
+    existed = any(e[0] == name for e in d.arrays)
+    d.arrays.append([name, arr])
+    return f"array {name!r} added{' (a second one of that name)' if existed else ''}, {arr.dtype} {arr.shape}"
+
+
+def op_array_drop(rnd, d, ctx):
+    if not d.arrays:
+        return None
+    i = rnd.randrange(len(d.arrays))
+    name = d.arrays.pop(i)[0]
+    return f"array {name!r} dropped"
+
+
+def op_array_rename(rnd, d, ctx):
+    if not d.arrays:
+        return None
+    e = rnd.choice(d.arrays)
+    others = [x[0] for x in d.arrays if x is not e]
+    new = rnd.choice(others + ["", "x", e[0] + ".", e[0].upper()] if others else ["", "x"])
+    old = e[0]
+    e[0] = new
+    return f"array {old!r} renamed {new!r}"
+
+
+def op_array_swap(rnd, d, ctx):
+    if len(d.arrays) < 2:
+        return None
+    a, b = rnd.sample(d.arrays, 2)
+    a[1], b[1] = b[1], a[1]
+    return f"arrays {a[0]!r} and {b[0]!r} swap contents"
+
+
+# =====================================================================
+# array table, container and raw bytes
+# =====================================================================
+
+def _shape_count(shape):
+    count = 1
+    for s in shape:
+        i = _as_int(s)
+        if i is None:
+            return None
+        count *= i
+    return count
+
+
+def op_table(rnd, d, ctx):
+    """Lie in one entry of the array table (applied as the file is written)."""
+    if not d.arrays:
+        return None
+    idx = rnd.randrange(len(d.arrays))
+    name = d.arrays[idx][0]
+    field = rnd.choice(["shape", "shape", "shape", "offset", "offset", "nbytes", "dtype", "dtype", "name",
+                        "crc32", "entry"])
+    if field == "shape":
+        v = rnd.choice([[0, 2 ** 63], [2 ** 63, 0], [0, 2 ** 64], [2 ** 62, 4], [2 ** 31, 2 ** 31], [1] * 65,
+                        [1] * 64, [1] * 1000, [0] * 70, [-1], [-1, -1], [INF], [NAN], [1.5], ["3"], [True], [None],
+                        "abc", "", 5, {}, [], [[1]], [1e30], [10 ** 30, 0], [2 ** 64 - 1], [0, -1], ["x"]])
+        consistent = rnd.random() < 0.7
+
+        def op(specs, payload, idx=idx, v=v, consistent=consistent):
+            if idx < len(specs) and isinstance(specs[idx], dict):
+                specs[idx]["shape"] = _copy(v)
+                if consistent:
+                    count = _shape_count(v) if isinstance(v, list) else None
+                    try:
+                        item = np.dtype(specs[idx]["dtype"]).itemsize
+                    except TypeError:
+                        item = 1
+                    if count is not None and 0 <= count * item <= len(payload):
+                        specs[idx]["nbytes"] = count * item
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.shape = {_short(v)}{' (nbytes to match)' if consistent else ''}"
+    if field == "offset":
+        kind = rnd.choice(["other", "plus1", "minus8", "neg", "huge", "end", "inf", "str", "float", "null",
+                           "nan", "bool"])
+
+        def op(specs, payload, idx=idx, kind=kind):
+            if idx >= len(specs) or not isinstance(specs[idx], dict):
+                return specs
+            s = specs[idx]
+            others = [x["offset"] for x in specs if isinstance(x, dict) and x is not s]
+            v = {"other": others[0] if others else 0, "plus1": s["offset"] + 1, "minus8": s["offset"] - 8,
+                 "neg": -1, "huge": 2 ** 64, "end": len(payload), "inf": INF, "str": str(s["offset"]),
+                 "float": float(s["offset"]), "null": None, "nan": NAN, "bool": True}[kind]
+            s["offset"] = v
+            if kind in ("plus1", "other") and isinstance(v, int) and v + s["nbytes"] > len(payload):
+                s["nbytes"] = max(0, len(payload) - v)
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.offset: {kind}"
+    if field == "nbytes":
+        kind = rnd.choice(["zero", "plus1", "minus1", "huge", "inf", "neg", "str", "all"])
+
+        def op(specs, payload, idx=idx, kind=kind):
+            if idx < len(specs) and isinstance(specs[idx], dict):
+                s = specs[idx]
+                s["nbytes"] = {"zero": 0, "plus1": s["nbytes"] + 1, "minus1": s["nbytes"] - 1, "huge": 2 ** 63,
+                               "inf": INF, "neg": -8, "str": "8", "all": len(payload)}[kind]
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.nbytes: {kind}"
+    if field == "dtype":
+        same_size = rnd.random() < 0.6
+        arr = d.arrays[idx][1]
+        if same_size:
+            cands = [t for t in ALLOWED_DTYPES if np.dtype(t).itemsize == arr.dtype.itemsize and
+                     np.dtype(t) != arr.dtype]
+            v = rnd.choice(cands) if cands else rnd.choice(ALLOWED_DTYPES)
+        else:
+            v = rnd.choice(FORBIDDEN_DTYPES + ALLOWED_DTYPES)
+        adjust = rnd.random() < 0.5
+
+        def op(specs, payload, idx=idx, v=v, adjust=adjust):
+            if idx < len(specs) and isinstance(specs[idx], dict):
+                s = specs[idx]
+                s["dtype"] = _copy(v)
+                if adjust and isinstance(v, str) and v in ALLOWED_DTYPES:
+                    item = np.dtype(v).itemsize
+                    if s["nbytes"] % item == 0:
+                        s["shape"] = [s["nbytes"] // item]
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.dtype = {_short(v)}{' (shape to match)' if adjust else ''}"
+    if field == "name":
+        v = rnd.choice([123, None, [], {}, "", True, "\udc80", d.arrays[rnd.randrange(len(d.arrays))][0]])
+
+        def op(specs, payload, idx=idx, v=v):
+            if idx < len(specs) and isinstance(specs[idx], dict):
+                specs[idx]["name"] = _copy(v)
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.name = {_short(v)}"
+    if field == "crc32":
+        # the right checksum written as a string or a float, or no number at
+        # all (a wrong number would be a checksum error: not the point here)
+        v = rnd.choice(["as-string", "as-float", INF, NAN, "x", None, [1]])
+
+        def op(specs, payload, idx=idx, v=v):
+            if idx < len(specs) and isinstance(specs[idx], dict):
+                crc = _region_crc(specs[idx], payload)
+                specs[idx]["crc32"] = str(crc) if v == "as-string" else float(crc) if v == "as-float" else v
+            return specs
+        d.table_ops.append(op)
+        return f"table {name!r}.crc32 = {_short(v)}"
+    kind = rnd.choice(["not-a-dict", "missing-key", "duplicate", "drop", "whole-table", "extra-key"])
+
+    def op(specs, payload, idx=idx, kind=kind, key=rnd.choice(["name", "dtype", "shape", "offset", "nbytes",
+                                                                  "crc32"]),
+           v=rnd.choice([5, "x", [], None, [1, 2]]), table=rnd.choice([{}, "x", None, 5, [[]], [None]])):
+        if not isinstance(specs, list) or idx >= len(specs):
+            return specs
+        if kind == "not-a-dict":
+            specs[idx] = v
+        elif kind == "missing-key" and isinstance(specs[idx], dict):
+            specs[idx].pop(key, None)
+            if key == "crc32":
+                specs[idx]["crc32"] = None
+        elif kind == "duplicate":
+            specs.append(dict(specs[idx]) if isinstance(specs[idx], dict) else specs[idx])
+        elif kind == "drop":
+            specs.pop(idx)
+        elif kind == "extra-key" and isinstance(specs[idx], dict):
+            specs[idx]["extra"] = v
+        elif kind == "whole-table":
+            return table
+        return specs
+    d.table_ops.append(op)
+    return f"table entry {name!r}: {kind}"
+
+
+def op_payload_flip(rnd, d, ctx):
+    k = rnd.choice([1, 1, 2, 4, 16])
+    target = rnd.choice([None] + [e[0] for e in d.arrays])
+    r = random.Random(rnd.getrandbits(32))
+
+    def op(payload, specs, k=k, target=target, r=r):
+        lo, hi = 0, len(payload)
+        for s in specs:
+            if s["name"] == target:
+                lo, hi = s["offset"], s["offset"] + s["nbytes"]
+        if hi <= lo:
+            return
+        for _ in range(k):
+            i = r.randrange(lo, hi)
+            payload[i] = r.choice([payload[i] ^ (1 << r.randrange(8)), 0, 0xFF, 0x7F, 0x80, r.randrange(256)])
+    d.payload_ops.append(op)
+    return f"{k} payload byte(s) changed{f' in {target!r}' if target else ''}"
+
+
+def op_container(rnd, d, ctx):
+    what = rnd.choice(["version", "head_len", "deep", "deep", "utf8", "dupkey", "not-object", "trailing",
+                       "nan-literal", "bigint"])
+    if what == "version":
+        v = rnd.choice([0, 2, 3, 2 ** 31, 2 ** 32 - 1])
+        d.version = v
+        return f"format version {v}"
+    if what == "head_len":
+        v = rnd.choice(["past-end", "zero", "padded"])
+        if v == "past-end":
+            d.head_len_delta = 2 ** 40
+        elif v == "zero":
+            d.head_len_delta = -2 ** 40             # clipped to 0
+        else:
+            d.text_ops.append(lambda t: t + " " * 64)     # a valid file with a longer header
+        return f"header length: {v}"
+    if what == "deep":
+        depth = rnd.choice([1000, 100_000])
+        opener, closer = rnd.choice([("[", "]"), ('{"a":', "}")])
+        d.text_ops.append(lambda t, depth=depth, o=opener, c=closer:
+                          t[:-1] + ',"deep":' + o * depth + "0" + c * depth + "}")
+        return f"a value nested {depth} deep in the header"
+    if what == "utf8":
+        d.text_ops.append(lambda t: t[:-1] + ',"bad":"\udcff\udcfe"}')      # bytes ff fe
+        return "invalid UTF-8 in the header"
+    if what == "dupkey":
+        key, v = rnd.choice([("kind", '"tagger"'), ("kind", '"segmenter"'), ("tags", "[]"), ("arrays", "[]"),
+                             ("meta", "null")])
+        d.text_ops.append(lambda t, key=key, v=v: t[:-1] + f',"{key}":{v}' + "}")
+        return f"the header repeats the key {key!r} ({v})"
+    if what == "not-object":
+        v = rnd.choice(["[]", "null", "1", '"x"', "[{}]"])
+        d.text_ops.append(lambda t, v=v: v)
+        return f"the header is {v}"
+    if what == "trailing":
+        d.text_ops.append(lambda t: t + "xyz")
+        return "garbage after the header JSON"
+    if what == "nan-literal":
+        d.text_ops.append(lambda t: t[:-1] + ',"n":NaN,"i":-Infinity}')
+        return "NaN and -Infinity literals in the header"
+    d.text_ops.append(lambda t: t[:-1] + ',"big":' + "9" * 5000 + "}")
+    return "a 5000-digit integer in the header"
+
+
+# (weight, operator)
+OPERATORS = [
+    (22, op_header_value), (10, op_header_list), (5, op_header_key), (3, op_kind),
+    (6, op_tags_coherent), (4, op_templates), (4, op_tagdict), (3, op_prune), (2, op_decoder),
+    (4, op_featurizer), (5, op_meta), (3, op_gazetteer), (8, op_linear), (5, op_linear_state),
+    (7, op_emit_coherent), (3, op_words_array),
+    (20, op_array), (3, op_array_add), (3, op_array_drop), (2, op_array_rename), (2, op_array_swap),
+    (8, op_table), (4, op_payload_flip), (3, op_container),
+]
+
+
+def mutate(data, rnd, n_ops=None):
+    """(mutated file bytes, [description of each mutation])."""
+    version, header, arrays = decode(data)
+    d = Draft(version, header, arrays)
+    if n_ops is None:
+        n_ops = rnd.choices([1, 2, 3, 4], weights=[45, 30, 17, 8])[0]
+    weights = [w for w, _ in OPERATORS]
+    done = []
+    tries = 0
+    while len(done) < n_ops and tries < 50:
+        tries += 1
+        op = rnd.choices([f for _, f in OPERATORS], weights=weights)[0]
+        try:
+            what = op(rnd, d, Ctx(d))
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+            # an earlier mutation left something this one did not expect
+            what = f"{op.__name__} stopped part way ({type(exc).__name__}: {exc})"
+        if what:
+            done.append(what)
+    return d.encode(), done
+
+
+# =====================================================================
+# seed models
+# =====================================================================
+
+LINEAR_FEATURES_VOCAB = ["the", "cat", "dog", "sat", "on", "mat", "a", "ran", "big", "red"]
+
+
+def _linear_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y3 = (X[:, 0] > 0.4).astype(int) + (X[:, 1] > 0).astype(int)
+    ybin = X[:, 0] + 0.3 * X[:, 2] > 0
+    docs, labels = [], []
+    for i in range(60):
+        words = [LINEAR_FEATURES_VOCAB[j] for j in rng.integers(0, len(LINEAR_FEATURES_VOCAB), size=4)]
+        docs.append([f"w={w}" for w in words] + [f"len={len(words[0])}"])
+        labels.append("pos" if "cat" in words else ("neg" if "dog" in words else "neu"))
+    dicts = [{f"w={w.split('=')[1]}": 1.0 for w in doc if w.startswith("w=")} | {"pos": "NN", "n": float(i % 3)}
+             for i, doc in enumerate(docs)]
+    return X, y3, ybin, docs, labels, dicts
+
+
+def _build_seed_models(dest):
+    """Train the seed models into ``dest``; returns {name: info}.  Each info
+    has ``file``, ``family`` (which inputs use it) and ``loader``."""
+    from fasttag import linear as L
+    from fasttag.segmenter import Segmenter
+    from fasttag.spantagger import SpanTagger
+    from fasttag.tagger import Tagger
+    quiet = dict(verbose=False)
+    seeds = {}
+
+    def put(name, model, family, loader="fasttag.loads", weight=1.0):
+        path = dest / f"{name}.ftm"
+        path.write_bytes(model.to_bytes())
+        seeds[name] = {"file": path.name, "family": family, "loader": loader, "weight": weight}
+
+    put("pos_ud", Tagger.train(DATA / "sample.conllu", epochs=3, **quiet), "pos", weight=1.5)
+    # a PTB-style tag set (20 tags) with a tag dictionary (the words seen
+    # twice) and pruning; the words seen once stay open, so that the
+    # emission table is not empty
+    from fasttag import io as ftio
+    ptb = [(x.words, x.tags) for x in ftio.read(DATA / "sample.conll", column=1)] * 2 + \
+        [(x.words, x.tags) for x in ftio.read(DATA / "sample.conllu", column="xpos")]
+    put("pos_ptb_tagdict_prune", Tagger.train(ptb, tagdict_min_count=2, prune_k=4, epochs=3, **quiet), "pos",
+        weight=2)
+    put("pos_xpos_greedy", Tagger.train(DATA / "sample.conllu", column="xpos", decoder="greedy",
+                                        tagdict_min_count=2, epochs=3, **quiet), "pos", weight=1.5)
+    put("pos_mira", Tagger.train(ptb, algorithm="mira", k=2, tagdict_min_count=2, prune_k=3, epochs=3, **quiet),
+        "pos", weight=1.5)
+    put("seg", Segmenter.train(DATA / "sample_zh_train.txt", epochs=3, **quiet), "seg", weight=2.5)
+    put("seg_dict", Segmenter.train(DATA / "sample_zh_train.txt", epochs=3, dictionary=DATA / "sample_userdict.txt",
+                                    folds=2, runs={"latin": True, "digits": False}, prune=0.01, **quiet),
+        "seg", weight=2.5)
+    put("ner", SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=3, **quiet), "ner", weight=1.5)
+    put("ner_gazetteer", SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=3,
+                                          gazetteers={"LOC": ["Paris", "BRUSSELS"],
+                                                      "ORG": ["Acme Travel", "EU", "European Union"]},
+                                          **quiet), "ner", weight=2)
+    put("chunk", SpanTagger.train(DATA / "sample_chunk.conll", task="chunk", epochs=3, **quiet), "chunk",
+        weight=1.5)
+    put("chunk_iob2_nocolumns", SpanTagger.train(DATA / "sample_chunk.conll", task="chunk", epochs=3,
+                                                 internal_scheme="iob2", feature_columns=[], **quiet),
+        "chunk", weight=1)
+
+    X, y3, ybin, docs, labels, dicts = _linear_data()
+    try:
+        import scipy.sparse as sp
+        Xs = sp.csr_matrix(np.where(np.abs(X) > 0.7, X, 0.0))
+    except ImportError:                         # scipy is optional: dense stands in
+        Xs = X
+    common = dict(random_state=0, max_iter=5, tol=None)
+    lin = [
+        ("perceptron_dense_3class", L.Perceptron(**common), X, y3),
+        ("perceptron_features_binary_str", L.Perceptron(n_features=None, **common), docs,
+         ["pos" if lab == "pos" else "other" for lab in labels]),
+        ("avgperceptron_sparse_bool", L.AveragedPerceptron(**common), Xs, ybin),
+        ("avgperceptron_dicts_3class", L.AveragedPerceptron(**common), dicts, labels),
+        ("pa_mira_sparse_avg", L.PassiveAggressiveClassifier(variant="MIRA", average=True, **common), Xs, y3),
+        ("pa2_dense_binary_float", L.PassiveAggressiveClassifier(variant="PA-II", **common), X,
+         ybin.astype(float) * 2 - 1),
+        ("sgd_log_features_avg", L.SGDClassifier(loss="log_loss", average=True, **common), docs, labels),
+        ("sgd_mhuber_dense_binary", L.SGDClassifier(loss="modified_huber", **common), X, ybin.astype(int)),
+        ("sgd_hinge_sparse_3class", L.SGDClassifier(loss="hinge", average=3, **common), Xs, y3),
+        ("sgd_hinge_hashed", L.SGDClassifier(loss="hinge", n_features=64, **common), docs, labels),
+        ("sgdreg_dense", L.SGDRegressor(average=True, **common), X, X[:, 0] * 2 + 1),
+        ("sgdreg_features_huber", L.SGDRegressor(loss="huber", **common), dicts,
+         np.arange(len(dicts)) % 5 * 1.0),
+        ("neuron_logistic_dense", L.Neuron("logistic", random_state=0, max_iter=20, tol=None), X,
+         ybin.astype(float)),
+        ("neuron_relu_features_sgd", L.Neuron("relu", solver="sgd", random_state=0, max_iter=3, tol=None), docs,
+         np.arange(len(docs)) % 3 * 1.0),
+    ]
+    for name, est, Xt, yt in lin:
+        est.fit(Xt, yt)
+        put(name, est, "linear", loader=f"linear.{type(est).__name__}", weight=0.7)
+    return seeds
+
+
+def _seed_key():
+    h = hashlib.sha256(f"seeds {SEEDS_VERSION}".encode())
+    import fasttag
+    pkg = Path(fasttag.__file__).resolve().parent
+    for path in sorted(list(pkg.rglob("*.py")) + list(pkg.rglob("*.pyx")) + list(pkg.rglob("*.pxd"))
+                       + list(DATA.glob("*")) + [HERE]):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_seeds(cache_dir=None, bundled=True):
+    """The seed models: {name: info with an absolute ``path``}, trained once
+    and cached (by a hash of the fasttag sources and the samples) in
+    ``cache_dir`` (default: a folder in the system's temporary directory)."""
+    base = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "fasttag-fuzz-seeds"
+    folder = base / _seed_key()
+    manifest = folder / "seeds.json"
+    if not manifest.exists():
+        tmp = Path(tempfile.mkdtemp(prefix="building-", dir=_mkdir(base)))
+        seeds = _build_seed_models(tmp)
+        (tmp / "seeds.json").write_text(json.dumps(seeds, indent=1))
+        try:
+            os.replace(tmp, folder)
+        except OSError:                       # built meanwhile by another process
+            shutil.rmtree(tmp, ignore_errors=True)
+    seeds = json.loads(manifest.read_text())
+    for info in seeds.values():
+        info["path"] = str(folder / info["file"])
+    if bundled:
+        from fasttag import loading
+        for lang, family in (("en", "pos"), ("zh", "seg")):
+            try:
+                path = loading.default_model_path(lang)
+            except Exception:
+                continue
+            seeds[f"bundled_{lang}"] = {"path": str(path), "family": family, "loader": "fasttag.loads",
+                                        "weight": 0.35, "bundled": True}
+    return seeds
+
+
+def warm_file(seeds, folder):
+    """A JSON file of the small unmutated seed cases, for a worker to run
+    once before it forks (see :func:`_warm_up`)."""
+    cases = [{"index": -1, "seed": name, "path": info["path"], "loader": info["loader"], "family": info["family"]}
+             for name, info in sorted(seeds.items()) if not info.get("bundled")]
+    path = Path(folder) / "warm.json"
+    path.write_text(json.dumps(cases))
+    return path
+
+
+def _mkdir(p):
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+_DECODED = {}
+_DECODED_LOCK = threading.Lock()
+
+
+def _seed_bytes(info):
+    with _DECODED_LOCK:
+        data = _DECODED.get(info["path"])
+        if data is None:
+            data = _DECODED[info["path"]] = Path(info["path"]).read_bytes()
+        return data
+
+
+def case_random(key):
+    """The random generator of the case named ``key`` (any string; the long
+    mode names case i of seed S "S:i")."""
+    return random.Random(f"fasttag-fuzz:{key}")
+
+
+def make_case(seeds, key, index=0, folder=None, bundled=True):
+    """The fuzz case named ``key``: a dict with the mutated ``data``, the
+    ``seed`` model's name, ``family``, ``loader``, timeout ``scale``,
+    ``description`` (one line per mutation) and ``repro`` (a command that
+    regenerates and runs it); written to ``folder`` (as ``path``) when
+    given.  The same key and seed models give the same case."""
+    rnd = case_random(key)
+    names = sorted(n for n in seeds if bundled or not seeds[n].get("bundled"))
+    name = rnd.choices(names, weights=[seeds[n]["weight"] for n in names])[0]
+    info = seeds[name]
+    data, description = mutate(_seed_bytes(info), rnd)
+    case = {"index": index, "key": key, "seed": name, "family": info["family"], "loader": info["loader"],
+            "scale": BUNDLED_SCALE if info.get("bundled") else 1.0, "description": description, "data": data,
+            "repro": f"python tools/fuzz_models.py --replay {key}{'' if bundled else ' --no-bundled'}"}
+    if folder is not None:
+        path = Path(folder) / f"case-{index:06d}.ftm"
+        path.write_bytes(data)
+        case["path"] = str(path)
+    return case
+
+
+# =====================================================================
+# the worker: load and use one case at a time
+# =====================================================================
+
+class RoundTripMismatch(AssertionError):
+    """to_bytes() then loading gave a model with different outputs."""
+
+
+POS_SENTS = [["The", "cat", "sat", "on", "the", "mat", "."],
+             ["Alice", "visited", "Zyxwvut", "in", "1996", "!"],
+             ["unseenword123", "ÄÖÜ", "😀", "a" * 300, "-", "#", "İ"],
+             ["x"], []]
+SEG_TEXTS = ["迈向充满希望的新世纪", "我们今天去北京参观博物馆。", "１９９８年１月１日，新年到来了。",
+             "iPhone12和URL http://x.cn 以及 a@b.com 3.14%", "", "   ", "😀𠀀\udc80a\u3000b", "北京大学区块链人工智能"]
+SEG_GOLD = ["我们 今天 去 北京 参观 博物馆 。", "中国 经济 保持 了 稳定 增长 。", "", "新 世纪"]
+SPAN_SENTS = [["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
+              ["Peter", "Blackburn"], ["BRUSSELS", "1996-08-22"], ["Acme", "Travel", "in", "Paris", "😀", "İ"],
+              []]
+SPAN_POS = ["NNP", "VBZ", "JJ", "NN", "TO", "VB", "IN", "CD", "."]
+FEATURE_X = [["w=the", "w=cat", "len=3"], ["w=dog", "w=ran", "w=unseen_zz"], [], ["w=the", "w=the"],
+             ["w=mat", "len=4"], ["w=red", "w=big", "w=a"]]
+
+
+def _strip_timing(result):
+    if isinstance(result, dict):
+        return {k: _strip_timing(v) for k, v in result.items()
+                if k not in ("seconds", "tokens_per_second", "chars_per_second")}
+    return result
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        try:
+            return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        except TypeError:
+            return repr(a.tolist()) == repr(b.tolist())
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+class Phases:
+    """Runs the use steps, remembering which one is running."""
+
+    def __init__(self):
+        self.name = "load"
+
+    def __call__(self, name, fn, *args, **kw):
+        self.name = name
+        return fn(*args, **kw)
+
+
+def _roundtrip(ph, model, loader, outputs_fn):
+    data = ph("to_bytes", model.to_bytes)
+    again = ph("load(to_bytes())", _load, data, loader)
+    first = outputs_fn(model)
+    second = ph("outputs after the round trip", outputs_fn, again)
+    if not _same(first, second):
+        ph.name = "round trip"
+        raise RoundTripMismatch(f"outputs differ after to_bytes/load: {_short(first, 200)} != "
+                                f"{_short(second, 200)}")
+    return again
+
+
+def _use_tagger(model, case, ph, tmp):
+    out = ph("tag_sents", model.tag_sents, POS_SENTS)
+    ph("tag", model.tag, POS_SENTS[1])
+    ph("tags", lambda: model.tags)
+    tags = model.tags
+    gold = [(s, [tags[i % len(tags)] if tags else "X" for i in range(len(s))]) for s in POS_SENTS if s]
+    ph("evaluate(pairs)", model.evaluate, gold)
+    ph("evaluate(file, explicit format)", model.evaluate, DATA / "sample.conllu", format="conllu", column="upos",
+       word_column=0)
+    ph("evaluate(file, model's own format options)", model.evaluate,
+       DATA / ("sample.conllu" if model.meta.get("format") == "conllu" else "sample.conll"))
+    _roundtrip(ph, model, case["loader"],
+               lambda m: (m.tags, m.tag_sents(POS_SENTS), _strip_timing(m.evaluate(gold))))
+    return out
+
+
+def _use_segmenter(model, case, ph, tmp):
+    ph("segment", lambda: [model.segment(t) for t in SEG_TEXTS])
+    ph("segment_lines", lambda: list(model.segment_lines(SEG_TEXTS)))
+    ph("evaluate", model.evaluate, SEG_GOLD)
+    ph("vocabulary", model.vocabulary)
+    _roundtrip(ph, model, case["loader"],
+               lambda m: ([m.segment(t) for t in SEG_TEXTS], _strip_timing(m.evaluate(SEG_GOLD))))
+    ph("add_words(force)", model.add_words, {"北京大学": 3.0, "区块链": 1.0, "新世纪": 2.0}, mode="force")
+    ph("segment with force words", lambda: [model.segment(t) for t in SEG_TEXTS])
+    ph("add_words(feature)", model.add_words, ["人工智能", "博物馆"], mode="feature")
+    ph("segment with feature words", lambda: [model.segment(t) for t in SEG_TEXTS])
+    ph("clear_words", model.clear_words)
+    ph("segment after clear_words", lambda: [model.segment(t) for t in SEG_TEXTS])
+
+
+def _small_int(v, lo=-64, hi=64):
+    return v if isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi else None
+
+
+def _span_eval_file(model, tmp, case):
+    """A column file laid out as the model says its input is (word, tag and
+    feature columns), with the sample's words and gold tags; None when the
+    model's column settings do not describe a file one could write."""
+    meta = model.meta
+    feats = meta.get("feature_columns", [])
+    wc, tc = _small_int(meta.get("word_column", 0)), _small_int(meta.get("tag_column", -1))
+    if wc is None or tc is None or not isinstance(feats, list) or any(_small_int(f) is None for f in feats):
+        return None
+    n = max([1 + c if c >= 0 else -c for c in [wc, tc] + feats] + [2])
+    if len({c % n for c in [wc, tc]} | {f % n for f in feats}) != 2 + len(feats):
+        return None                             # columns that overlap
+    sample = DATA / ("sample_ner.conll" if case["family"] == "ner" else "sample_chunk.conll")
+    lines = []
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if not parts:
+            lines.append("")
+            continue
+        if parts[0] == "-DOCSTART-":
+            lines.append(" ".join(["-DOCSTART-"] + ["-X-"] * (n - 2) + ["O"]))
+            continue
+        row = ["_"] * n
+        row[wc % n] = parts[0]
+        row[tc % n] = parts[-1]
+        for j, f in enumerate(feats):
+            row[f % n] = parts[1 + j % max(1, len(parts) - 2)] if len(parts) > 2 else "NN"
+        lines.append(" ".join(row))
+    path = Path(tmp) / "eval.conll"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _use_spans(model, case, ph, tmp):
+    n_in = len(model.feature_columns)
+    columns = [[tuple(SPAN_POS[(i + j) % len(SPAN_POS)] for j in range(n_in)) for i in range(len(s))]
+               for s in SPAN_SENTS]
+    out = ph("tag_sents", model.tag_sents, SPAN_SENTS, columns=columns)
+    ph("tag_sents(documents)", model.tag_sents, SPAN_SENTS, columns=columns, documents=[0, 0, 1, 1, 1])
+    ph("spans", model.spans, SPAN_SENTS[0], columns=columns[0])
+    ph("types", lambda: model.types)
+    path = ph("writing the evaluation file", _span_eval_file, model, tmp, case)
+    if path is not None:
+        ph("evaluate(file laid out as the model says)", model.evaluate, path)
+    _roundtrip(ph, model, case["loader"], lambda m: m.tag_sents(SPAN_SENTS, columns=columns))
+    return out
+
+
+def _linear_inputs(est):
+    if hasattr(est, "feature_keys_"):
+        return FEATURE_X, FEATURE_X
+    n = getattr(est, "n_features_in_", 3)
+    n = int(n) if isinstance(n, (int, float, np.integer, np.floating)) and math.isfinite(n) \
+        and 0 <= n <= 10 ** 6 else 3
+    X = np.random.default_rng(0).normal(size=(6, n))
+    try:
+        import scipy.sparse as sp
+        return X, sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    except ImportError:
+        return X, X
+
+
+def _use_linear(est, case, ph, tmp):
+    X, Xs = _linear_inputs(est)
+    classifier = hasattr(est, "classes_")
+    if classifier:
+        classes = np.asarray(est.classes_)
+        y = classes[np.arange(len(X)) % len(classes)] if classes.ndim == 1 and len(classes) else None
+    else:
+        y = np.linspace(-1.0, 2.0, len(X))
+
+    def outputs(m):
+        res = [m.predict(X), m.predict(Xs)]
+        if hasattr(m, "decision_function"):
+            res.append(m.decision_function(X))
+        if hasattr(m, "predict_proba"):
+            res.append(m.predict_proba(X))
+        return res
+    ph("predict", est.predict, X)
+    ph("predict(sparse)", est.predict, Xs)
+    if hasattr(est, "decision_function"):
+        ph("decision_function", est.decision_function, X)
+    if ph("hasattr(predict_proba)", hasattr, est, "predict_proba"):
+        ph("predict_proba", est.predict_proba, X)
+        ph("predict_log_proba", est.predict_log_proba, X)
+    if hasattr(est, "decision_function_raw"):
+        ph("decision_function_raw", est.decision_function_raw, X)
+    ph("coef_", lambda: est.coef_)
+    if y is not None:
+        ph("score", est.score, X, y)
+    _roundtrip(ph, est, case["loader"], outputs)
+    if hasattr(est, "partial_fit") and y is not None:
+        ph("partial_fit", est.partial_fit, X, y)
+        ph("partial_fit(sparse)", est.partial_fit, Xs, y)
+        ph("predict after partial_fit", est.predict, X)
+        _roundtrip(ph, est, case["loader"], lambda m: [m.predict(X)])
+
+
+def _use_generic(model, case, ph, tmp):
+    """A model of a kind this fuzzer has no inputs for: the round trip only."""
+    _roundtrip(ph, model, case["loader"], lambda m: m.to_bytes())
+
+
+def _uses():
+    from fasttag.linear._base import LinearModel
+    from fasttag.segmenter import Segmenter
+    from fasttag.spantagger import SpanTagger
+    from fasttag.tagger import Tagger
+    return [(Tagger, _use_tagger), (Segmenter, _use_segmenter), (SpanTagger, _use_spans),
+            (LinearModel, _use_linear)]
+
+
+def _load(data, loader):
+    if loader == "fasttag.loads":
+        import fasttag
+        return fasttag.loads(data)
+    if loader.startswith("linear."):
+        from fasttag import linear
+        return getattr(linear, loader[len("linear."):]).from_bytes(data)
+    # test-only hooks: they check that the harness sees what a bad case does
+    if loader == "test:abort":
+        os.abort()
+    if loader == "test:segfault":
+        import ctypes
+        ctypes.string_at(0)
+    if loader == "test:exit":
+        os._exit(3)
+    if loader == "test:sleep":
+        time.sleep(3600)
+    if loader == "test:raise":
+        raise KeyError("a test load error")
+    raise ValueError(f"unknown loader {loader!r}")
+
+
+def _where(tb):
+    """The innermost frame of the traceback inside fasttag (else the
+    innermost of all), as ``fasttag/x.py:123 in func``."""
+    frames = traceback.extract_tb(tb)
+    pick = None
+    for f in frames:
+        if "fasttag" in Path(f.filename).parts and "tools" not in Path(f.filename).parts:
+            pick = f
+    if pick is None and frames:
+        pick = frames[-1]
+    if pick is None:
+        return ""
+    return f"{_rel(pick.filename)}:{pick.lineno} in {pick.name}"
+
+
+def _rel(filename):
+    parts = Path(filename).parts
+    if "fasttag" in parts:
+        i = len(parts) - 1 - parts[::-1].index("fasttag")
+        return "/".join(parts[i:])
+    return Path(filename).name
+
+
+def _message(exc):
+    msg = str(exc).replace("\n", " ")
+    return msg if len(msg) <= 300 else msg[:300] + "..."
+
+
+def run_one(case, tmp):
+    """Load and use one case in this process: a result dict with
+    ``status``, and for failures ``type``, ``message``, ``phase``, ``where``."""
+    from fasttag.errors import ModelFormatError
+    data = Path(case["path"]).read_bytes() if "path" in case else case["data"]
+    ph = Phases()
+    try:
+        model = _load(data, case["loader"])
+    except ModelFormatError as exc:
+        return {"status": "rejected", "message": _message(exc)}
+    except BaseException as exc:      # noqa: BLE001 -- everything else is the finding
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"status": "load-error", "type": type(exc).__name__, "message": _message(exc), "phase": "load",
+                "where": _where(exc.__traceback__)}
+    try:
+        use = next((fn for cls, fn in _uses() if isinstance(model, cls)), _use_generic)
+        use(model, case, ph, tmp)
+    except BaseException as exc:      # noqa: BLE001
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return {"status": "use-error", "type": type(exc).__name__, "message": _message(exc), "phase": ph.name,
+                "where": _where(exc.__traceback__), "model": type(model).__name__}
+    return {"status": "ok", "model": type(model).__name__}
+
+
+def _limit_memory(mb):
+    try:
+        import resource
+        limit = mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def worker_main(mem_mb, fork=True, timeout=None, warm=None):
+    """Read case lines (JSON) on stdin; for each write ``BEGIN <index>``
+    then a result line (JSON) on the original stdout.  Everything the
+    library prints goes to stderr, where a marker line starts every case
+    (the parent reads a crashed case's traceback from there).
+
+    With ``fork`` (where the system has it) every case runs in a child
+    forked from this process once fasttag is imported: a case that
+    corrupts memory cannot take a later case down with it, a crash is
+    the crash of exactly that case (this process reports it and goes on),
+    and a case over ``timeout`` seconds is killed here (a hang).  Without
+    it the cases run here, one after another, and a crash ends this
+    process (the parent restarts it)."""
+    import faulthandler
+    import warnings
+    faulthandler.enable(all_threads=True)
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    if mem_mb and "asan" not in os.environ.get("LD_PRELOAD", ""):    # ASan maps terabytes of shadow
+        _limit_memory(mem_mb)
+    import fasttag                      # noqa: F401 -- imports before READY, not in a case's time
+    import fasttag.linear               # noqa: F401
+    _uses()
+    try:
+        import scipy.sparse             # noqa: F401
+    except ImportError:
+        pass
+    fork = fork and hasattr(os, "fork")
+    tmp = tempfile.mkdtemp(prefix="fasttag-fuzz-worker-")
+    _warm_up(warm, tmp)
+    if fork:
+        import gc
+        gc.collect()
+        gc.freeze()                     # the children's collections skip what is here
+    out.write("READY\n")
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            sys.stderr.write(f"\n=== case {case['index']}\n")
+            sys.stderr.flush()
+            out.write(f"BEGIN {case['index']}\n")
+            if not fork:
+                result = run_one(case, tmp)
+                result["index"] = case["index"]
+                out.write(json.dumps(result, ensure_ascii=True) + "\n")
+                continue
+            limit = (timeout or DEFAULT_TIMEOUT) * case.get("scale", 1.0)
+            result = _run_forked(case, tmp, out, limit)
+            if result is not None:
+                result["index"] = case["index"]
+                out.write(json.dumps(result, ensure_ascii=True) + "\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _warm_up(warm, tmp):
+    """Build once, before forking, what fasttag builds lazily on first use
+    (the segmenter's character tables, caches filled by a first use), so
+    that no forked case pays for it: ``warm`` is a JSON file listing
+    unmutated seed cases to run here first."""
+    try:
+        from fasttag.charfeatures import _tables
+        _tables()
+    except Exception:                   # noqa: BLE001 -- a case will show it
+        pass
+    if warm:
+        for case in json.loads(Path(warm).read_text()):
+            run_one(case, tmp)
+
+
+def _run_forked(case, tmp, out, limit):
+    """Run a case in a forked child.  The child writes its own result;
+    returns None then, else the crash or hang result."""
+    import gc
+    pid = os.fork()
+    if pid == 0:                                   # the child
+        code = 0
+        try:
+            result = run_one(case, tmp)
+            gc.collect()                           # frees inside the case: heap damage shows here
+            result["index"] = case["index"]
+            out.write(json.dumps(result, ensure_ascii=True) + "\n")
+            out.flush()
+        except BaseException:                      # noqa: BLE001
+            traceback.print_exc()
+            code = 70
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    deadline = time.monotonic() + limit
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            try:
+                os.kill(pid, signal.SIGUSR1)       # faulthandler: where is it stuck?
+                time.sleep(1.0)
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return {"status": "hang", "type": f"over {limit:g} s", "phase": "", "message": "", "where": "",
+                    "stderr_from_worker": True}
+        time.sleep(0.002 if time.monotonic() - deadline + limit < 0.5 else 0.02)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return None
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            what = signal.Signals(sig).name
+        except ValueError:
+            what = f"signal {sig}"
+    else:
+        what = f"exit status {os.WEXITSTATUS(status)}"
+    return {"status": "crash", "type": what, "phase": "", "message": "", "where": "", "stderr_from_worker": True}
+
+
+# =====================================================================
+# the parent: workers in subprocesses, timeouts, crashes
+# =====================================================================
+
+def asan_runtime():
+    """The AddressSanitizer runtime (a soname) that the compiled fasttag
+    under test needs, or None.  A build made with ``-fsanitize=address``
+    turns the silent out-of-bounds reads and writes of the compiled code
+    into crashes with a report; the workers then preload the runtime."""
+    import re
+    import fasttag
+    for so in sorted(Path(fasttag.__file__).resolve().parent.glob("_*.so")):
+        m = re.search(rb"libasan\.so(\.\d+)*", so.read_bytes())
+        if m:
+            return m.group(0).decode()
+    return None
+
+
+def _worker_env():
+    import fasttag
+    root = str(Path(fasttag.__file__).resolve().parents[1])       # the fasttag under test
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
+    asan = asan_runtime()
+    if asan:
+        env["LD_PRELOAD"] = asan + (" " + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
+        # a report aborts the process (a crash here); huge allocations fail
+        # as MemoryError instead of ending the run
+        env["ASAN_OPTIONS"] = ("detect_leaks=0:abort_on_error=1:allocator_may_return_null=1:"
+                               "max_allocation_size_mb=4096:" + env.get("ASAN_OPTIONS", ""))
+    return env
+
+
+class Worker:
+    """One worker subprocess; :meth:`run` sends it a case and waits for the
+    result, recording a crash when it dies and a hang when it is late (and
+    restarting it for the next case)."""
+
+    def __init__(self, timeout=DEFAULT_TIMEOUT, mem_mb=4096, log_dir=None, fork=True, warm=None):
+        self.timeout = timeout
+        self.mem_mb = mem_mb
+        self.fork = fork
+        self.warm = warm                # a JSON file of cases the worker runs before forking
+        self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix="fasttag-fuzz-log-"))
+        self.proc = None
+        self.buf = b""
+        self.starts = 0
+
+    def _start(self):
+        self.starts += 1
+        self.log_path = self.log_dir / f"worker-{os.getpid()}-{id(self)}-{self.starts}.log"
+        self.log = open(self.log_path, "wb")
+        cmd = [sys.executable, str(HERE), "--worker", "--mem-mb", str(self.mem_mb), "--timeout", str(self.timeout)]
+        if not self.fork:
+            cmd.append("--no-fork")
+        if self.warm:
+            cmd += ["--warm", str(self.warm)]
+        self.proc = subprocess.Popen(cmd,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=_worker_env(), start_new_session=True)
+        self.buf = b""
+        line = self._readline(120.0)
+        if line != "READY":
+            tail = self._log_tail(0)
+            self.close()
+            raise RuntimeError(f"the fuzz worker did not start: {line!r}\n{tail}")
+
+    def _readline(self, timeout):
+        import selectors
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self.buf:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None                    # timed out
+                if not sel.select(left):
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return ""                      # end of file: the worker died
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode("utf-8", "replace")
+
+    def _log_tail(self, index):
+        try:
+            text = self.log_path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        marker = f"=== case {index}\n"
+        if marker in text:
+            text = text[text.rindex(marker) + len(marker):]
+        if len(text) > 40000:           # keep the start (a sanitizer's report) and the end
+            text = text[:30000] + "\n[...]\n" + text[-10000:]
+        return text
+
+    def run(self, case):
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        job = {k: case[k] for k in ("index", "loader", "family", "seed") if k in case}
+        job["path"] = case["path"]
+        timeout = self.timeout * case.get("scale", 1.0)
+        if self.fork:
+            timeout += 15.0         # the worker kills a late case itself: this is for a stuck worker
+        t0 = time.monotonic()
+        try:
+            self.proc.stdin.write((json.dumps(job) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass                                    # seen below as a death
+        result = None
+        while True:
+            line = self._readline(max(0.0, t0 + timeout - time.monotonic()))
+            if line is None:
+                result = self._hang(case, timeout)
+                break
+            if line == "":
+                result = self._crash(case)
+                break
+            if line.startswith("{"):
+                result = json.loads(line)
+                if result.pop("stderr_from_worker", False):        # a forked case crashed or hung
+                    _fault_fill(result, self._log_tail(case["index"]))
+                break
+        result["seconds"] = round(time.monotonic() - t0, 3)
+        return result
+
+    def _crash(self, case):
+        code = self.proc.wait()
+        self.log.close()
+        if code < 0:
+            try:
+                what = signal.Signals(-code).name
+            except ValueError:
+                what = f"signal {-code}"
+        else:
+            what = f"exit status {code}"
+        tail = self._log_tail(case["index"])
+        self.proc = None
+        return _fault_fill({"status": "crash", "type": what, "phase": ""}, tail)
+
+    def _hang(self, case, timeout):
+        tail = ""
+        if hasattr(signal, "SIGUSR1"):
+            try:
+                self.proc.send_signal(signal.SIGUSR1)      # faulthandler: where is it stuck?
+                time.sleep(1.0)
+                tail = self._log_tail(case["index"])
+            except OSError:
+                pass
+        self.close()
+        return _fault_fill({"status": "hang", "type": f"over {timeout:g} s", "phase": ""}, tail)
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        if getattr(self, "log", None):
+            self.log.close()
+
+
+def _c_to_pyx(path, line):
+    """The .pyx line a line of Cython's generated C comes from (the last
+    ``/* "fasttag/x.pyx":N`` marker above it)."""
+    import re
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()[:line]
+    except OSError:
+        return None
+    for text in reversed(lines):
+        m = re.search(r'/\* "([^"]+\.pyx)":(\d+)', text)
+        if m:
+            return f"{m.group(1)}:{m.group(2)}"
+    return None
+
+
+def _fault_where(text):
+    """Where a crash happened: the innermost fasttag frame of an
+    AddressSanitizer report (mapped back to the .pyx line), else of the
+    faulthandler traceback."""
+    import re
+    for m in re.finditer(r"#\d+ 0x[0-9a-f]+ in (\S+) (\S+\.c):(\d+)", text):
+        if "fasttag" in Path(m.group(2)).parts:
+            pyx = _c_to_pyx(m.group(2), int(m.group(3)))
+            return f"{pyx or _rel(m.group(2)) + ':' + m.group(3)} in {m.group(1)}"
+    for m in re.finditer(r'File "([^"]+)", line (\d+) in (\S+)', text):
+        if "fasttag" in Path(m.group(1)).parts and "tools" not in Path(m.group(1)).parts:
+            return f"{_rel(m.group(1))}:{m.group(2)} in {m.group(3)}"
+    m = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text)
+    return f"{_rel(m.group(1))}:{m.group(2)} in {m.group(3)}" if m else ""
+
+
+def _fault_summary(text):
+    lines = text.splitlines()
+    for line in lines:                  # the sanitizer's and the debug build's reports say what
+        if "ERROR: AddressSanitizer" in line or line.startswith("fasttag debug build:"):
+            return line.strip()[:300]
+    for line in lines:
+        if line.startswith("Fatal Python error") or "Error" in line[:40]:
+            return line.strip()[:300]
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
+
+
+def _fault_fill(result, tail):
+    """Fill a crash or hang result from the worker's stderr."""
+    import re
+    stderr = tail if len(tail) <= 8000 else tail[:6000] + "\n[...]\n" + tail[-2000:]
+    result.update(message=_fault_summary(tail), where=_fault_where(tail), stderr=stderr)
+    m = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", tail)
+    if m and result["status"] == "crash":
+        result["type"] = f"{result['type']} (ASan {m.group(1)})"
+    return result
+
+
+def run_cases(cases, jobs=1, timeout=DEFAULT_TIMEOUT, mem_mb=4096, on_result=None, fork=True, warm=None):
+    """Run ready cases (dicts with ``path``) in ``jobs`` worker subprocesses;
+    returns the results in the order of the cases."""
+    results = [None] * len(cases)
+    it = iter(range(len(cases)))
+    lock = threading.Lock()
+
+    def next_index():
+        with lock:
+            return next(it, None)
+
+    def job():
+        w = Worker(timeout=timeout, mem_mb=mem_mb, fork=fork, warm=warm)
+        try:
+            while True:
+                i = next_index()
+                if i is None:
+                    return
+                results[i] = w.run(cases[i])
+                if on_result:
+                    with lock:
+                        on_result(cases[i], results[i])
+        finally:
+            w.close()
+    _run_threads(job, jobs)
+    return results
+
+
+def _run_threads(fn, jobs):
+    errors = []
+
+    def wrapped():
+        try:
+            fn()
+        except BaseException as exc:   # noqa: BLE001
+            errors.append(exc)
+    threads = [threading.Thread(target=wrapped, daemon=True) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def is_failure(result):
+    return result["status"] in FAILURES
+
+
+def failure_class(result):
+    """What groups failures: status, exception type (or signal), the use
+    step, and where in fasttag it was raised."""
+    return (result["status"], result.get("type", ""), result.get("phase", ""), result.get("where", ""))
+
+
+def describe(case, result):
+    """A few lines on one failing case."""
+    lines = [f"case {case['index']} (seed model {case['seed']}): {result['status']} {result.get('type', '')}"
+             f"{' in ' + result['phase'] if result.get('phase') else ''}"
+             f"{' at ' + result['where'] if result.get('where') else ''}",
+             f"  message: {result.get('message', '')}"]
+    lines += [f"  mutation: {m}" for m in case["description"]]
+    if case.get("repro"):
+        lines.append(f"  reproduce: {case['repro']}")
+    return "\n".join(lines)
+
+
+# =====================================================================
+# the long mode
+# =====================================================================
+
+def long_run(args):
+    seeds = build_seeds(args.seed_cache, bundled=not args.no_bundled)
+    out = Path(args.out) if args.out else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        failures_log = open(out / "failures.jsonl", "a", encoding="utf-8")
+    work = Path(tempfile.mkdtemp(prefix="fasttag-fuzz-cases-"))
+    warm = warm_file(seeds, work)
+    t0 = time.monotonic()
+    counts = Counter()
+    by_seed = {}
+    classes = {}
+    n = args.cases
+    next_i = iter(range(args.start, args.start + n))
+    lock = threading.Lock()
+    last_report = [time.monotonic()]
+
+    def record(case, result):
+        counts[result["status"]] += 1
+        by_seed.setdefault(case["seed"], Counter())[result["status"]] += 1
+        if is_failure(result):
+            key = failure_class(result)
+            entry = classes.setdefault(key, {"count": 0, "examples": []})
+            entry["count"] += 1
+            if out:
+                name = f"case-{case['index']:06d}-{result['status']}.ftm"
+                shutil.copyfile(case["path"], out / name)
+                case["repro"] = (f"python tools/fuzz_models.py --run {out / name} --loader {case['loader']} "
+                                 f"--family {case['family']}  (or: {case['repro']})")
+                failures_log.write(json.dumps({"index": case["index"], "seed_model": case["seed"],
+                                               "file": name, "loader": case["loader"], "family": case["family"],
+                                               "mutations": case["description"],
+                                               "result": result, "repro": case["repro"]},
+                                              ensure_ascii=True) + "\n")
+                failures_log.flush()
+            if len(entry["examples"]) < 3:
+                entry["examples"].append(describe(case, result))
+        done = sum(counts.values())
+        if not args.quiet and (time.monotonic() - last_report[0] > 15 or done == n):
+            last_report[0] = time.monotonic()
+            fails = sum(counts[s] for s in FAILURES)
+            print(f"[fuzz] {done}/{n} cases, {fails} failures, {time.monotonic() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    def job():
+        w = Worker(timeout=args.timeout, mem_mb=args.mem_mb, log_dir=work, fork=not args.no_fork,
+                   warm=warm)
+        try:
+            while True:
+                with lock:
+                    i = next(next_i, None)
+                if i is None:
+                    return
+                case = make_case(seeds, f"{args.seed}:{i}", index=i, folder=work, bundled=not args.no_bundled)
+                result = w.run(case)
+                with lock:
+                    record(case, result)
+                os.unlink(case["path"])
+        finally:
+            w.close()
+    try:
+        _run_threads(job, args.jobs)
+    finally:
+        if out:
+            failures_log.close()
+        shutil.rmtree(work, ignore_errors=True)
+    seconds = time.monotonic() - t0
+    summary = {"cases": n, "seed": args.seed, "jobs": args.jobs, "seconds": round(seconds, 1),
+               "counts": dict(counts),
+               "classes": [{"status": k[0], "type": k[1], "phase": k[2], "where": k[3], "count": v["count"],
+                            "examples": v["examples"]}
+                           for k, v in sorted(classes.items(), key=lambda kv: -kv[1]["count"])],
+               "by_seed": {k: dict(v) for k, v in sorted(by_seed.items())}}
+    if out:
+        (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
+    print_summary(summary, examples=args.examples)
+    return 1 if any(counts[s] for s in FAILURES) else 0
+
+
+def print_summary(s, examples=3):
+    c = s["counts"]
+    fails = {st: c.get(st, 0) for st in FAILURES}
+    rows = [("cases", s["cases"]), ("rejected (ModelFormatError)", c.get("rejected", 0)),
+            ("loaded and used ok", c.get("ok", 0)), ("crashes", fails["crash"]), ("hangs", fails["hang"]),
+            ("load errors (not ModelFormatError)", fails["load-error"]), ("use errors", fails["use-error"]),
+            ("seconds", s["seconds"]), ("cases per second", round(s["cases"] / max(s["seconds"], 1e-9), 1))]
+    print()
+    for k, v in rows:
+        print(f"  {k:<38} {v:>8}")
+    for status in FAILURES:
+        by_type = Counter()
+        for cl in s["classes"]:
+            if cl["status"] == status:
+                by_type[cl["type"]] += cl["count"]
+        for t, k in by_type.most_common():
+            print(f"    {status:<10} {t:<34} {k:>6}")
+    print("\n  per seed model: ok / rejected / failures")
+    for name, cnt in s["by_seed"].items():
+        print(f"    {name:<32} {cnt.get('ok', 0):>5} {cnt.get('rejected', 0):>6} "
+              f"{sum(cnt.get(st, 0) for st in FAILURES):>6}")
+    if s["classes"]:
+        print(f"\n  failure classes ({len(s['classes'])}), most frequent first:")
+        for cl in s["classes"]:
+            print(f"\n  [{cl['count']}x] {cl['status']} {cl['type']}"
+                  f"{' in ' + cl['phase'] if cl['phase'] else ''}{' at ' + cl['where'] if cl['where'] else ''}")
+            for ex in cl["examples"][:examples]:
+                print("    " + ex.replace("\n", "\n    "))
+
+
+def replay(args):
+    seeds = build_seeds(args.seed_cache, bundled=not args.no_bundled)
+    case = make_case(seeds, args.replay, bundled=not args.no_bundled)
+    path = Path(args.write or "case.ftm")
+    path.write_bytes(case["data"])
+    print(f"seed model {case['seed']}, loader {case['loader']}, family {case['family']}; written to {path}")
+    for m in case["description"]:
+        print(f"  mutation: {m}")
+    return _run_here(path, case["loader"], case["family"])
+
+
+def _run_here(path, loader, family):
+    """Load and use a case in this process (a crash kills it; a traceback is
+    printed in full)."""
+    import faulthandler
+    faulthandler.enable()
+    from fasttag.errors import ModelFormatError
+    case = {"path": str(path), "loader": loader, "family": family, "index": 0, "seed": "?"}
+    tmp = tempfile.mkdtemp(prefix="fasttag-fuzz-run-")
+    ph = Phases()
+    try:
+        model = _load(Path(path).read_bytes(), loader)
+        print(f"loaded: {type(model).__name__}")
+        use = next((fn for cls, fn in _uses() if isinstance(model, cls)), _use_generic)
+        use(model, case, ph, tmp)
+        print("ok: loaded and used")
+        return 0
+    except ModelFormatError as exc:
+        print(f"rejected: {exc}")
+        return 0
+    except Exception:
+        print(f"FAILED in {ph.name}:")
+        traceback.print_exc()
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Fuzz fasttag model files (see the module documentation).")
+    p.add_argument("--cases", type=int, default=1000, help="number of cases (default 1000)")
+    p.add_argument("--seed", default="0", help="the run's seed: case i is the same for the same seed")
+    p.add_argument("--start", type=int, default=0, help="index of the first case")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--out", help="folder for the failing cases, failures.jsonl and summary.json")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per case (bundled models: x4)")
+    p.add_argument("--mem-mb", type=int, default=4096, help="address-space limit of a worker, MiB (0: none)")
+    p.add_argument("--no-bundled", action="store_true", help="mutate the small seed models only")
+    p.add_argument("--seed-cache", help="folder to cache the seed models in")
+    p.add_argument("--examples", type=int, default=2, help="examples printed per failure class")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--replay", metavar="KEY", help="regenerate one case (case i of seed S: S:i) and run it "
+                   "in this process")
+    p.add_argument("--write", help="with --replay: where to write the case file")
+    p.add_argument("--run", metavar="FILE", help="load and use one model file in this process")
+    p.add_argument("--loader", default="fasttag.loads", help="with --run: fasttag.loads or linear.CLASS")
+    p.add_argument("--family", default="pos", help="with --run: pos, seg, ner, chunk or linear")
+    p.add_argument("--no-fork", action="store_true",
+                   help="run the cases in the worker itself, not each in a forked child")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--warm", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    asan = asan_runtime()
+    if asan and asan not in os.environ.get("LD_PRELOAD", ""):
+        # an AddressSanitizer build of fasttag: it loads only with the
+        # runtime preloaded (the seed models are trained in this process)
+        env = _worker_env()
+        os.execve(sys.executable, [sys.executable, str(HERE)] + list(argv if argv is not None else sys.argv[1:]),
+                  env)
+    if args.worker:
+        worker_main(args.mem_mb, fork=not args.no_fork, timeout=args.timeout, warm=args.warm)
+        return 0
+    if args.run:
+        return _run_here(args.run, args.loader, args.family)
+    if args.replay:
+        return replay(args)
+    return long_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
