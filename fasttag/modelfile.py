@@ -65,7 +65,10 @@ def dumps(header, arrays):
         offset += len(data) + pad
     full = dict(header)
     full["arrays"] = specs
-    head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    # surrogatepass: a lone surrogate in a word (Python strings may hold
+    # one) round-trips instead of failing the save
+    head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass")
     head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
     return body + _TRAILER.pack(zlib.crc32(body))
@@ -98,7 +101,7 @@ def loads(data):
     if zlib.crc32(body) != crc:
         raise ModelFormatError("corrupt fasttag model: checksum mismatch (truncated or damaged file)")
     try:
-        header = json.loads(bytes(data[_PREFIX.size: _PREFIX.size + head_len]).decode("utf-8"))
+        header = json.loads(bytes(data[_PREFIX.size: _PREFIX.size + head_len]).decode("utf-8", "surrogatepass"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"corrupt fasttag model: unreadable header ({exc})") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
@@ -140,7 +143,7 @@ def _read_array(spec, payload):
         raise ModelFormatError("corrupt fasttag model: malformed array entry")
     name = spec["name"]
     shape, offset, nbytes, crc = (spec.get(k) for k in ("shape", "offset", "nbytes", "crc32"))
-    if spec.get("dtype") not in _ALLOWED_DTYPES:
+    if not isinstance(spec.get("dtype"), str) or spec["dtype"] not in _ALLOWED_DTYPES:
         raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a forbidden dtype")
     if not isinstance(shape, list) or len(shape) > _MAX_NDIM or not all(_is_size(s) for s in shape) \
             or not _is_size(offset) or not _is_size(nbytes) or not _is_size(crc):
@@ -280,7 +283,7 @@ def _read_model_bytes(f):
         return data
     data += f.read(head_len)
     try:
-        header = json.loads(data[_PREFIX.size:].decode("utf-8"))
+        header = json.loads(data[_PREFIX.size:].decode("utf-8", "surrogatepass"))
         end = _payload_end(header["arrays"])
     except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
         return data

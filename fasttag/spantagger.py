@@ -45,6 +45,7 @@ from .sequence import SequenceModel
 KIND = "spans"
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
 DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
+_EXTRAS_LAYOUTS = ([], list(DOCUMENT_EXTRAS), ["gaz"], list(DOCUMENT_EXTRAS) + ["gaz"])
 DEFAULT_EPOCHS = {"chunk": 8, "ner": 15, None: 10}
 
 __all__ = ["SpanTagger", "SpanFeaturizer", "span_templates", "read_gazetteer",
@@ -684,14 +685,22 @@ class SpanTagger(modelfile.Stored):
             raise ModelFormatError(f"not a span tagger model (kind {header.get('kind')!r})")
         try:
             spec = header["featurizer"]
-            n_in = int(spec["n_input_columns"])
-            extras = [str(e) for e in spec.get("extras", [])]
-            meta = dict(header.get("meta") or {})
+            n_in = spec["n_input_columns"]
+            if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
+                raise ValueError(f"n_input_columns {n_in!r}")
+            extras = spec.get("extras", [])
+            meta = header.get("meta", {})
+            if not isinstance(meta, dict) or not isinstance(meta.get("feature_columns", []), list):
+                raise ValueError("meta is not an object with a feature_columns list")
             lists = header.get("gazetteers")
             gaz = Gazetteer({str(t): [str(e) for e in v] for t, v in lists.items()}) if lists else None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ModelFormatError(f"corrupt fasttag model: bad span tagger header ({exc})") from None
-        if set(extras) - set(DOCUMENT_EXTRAS) - {"gaz"} or ("gaz" in extras and gaz is None) \
+        # train() writes the extras in one of these orders, once in the
+        # featurizer and once in meta (which the column code reads)
+        if extras not in _EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
+            raise ModelFormatError("corrupt fasttag model: span tagger extras do not add up")
+        if ("gaz" in extras and gaz is None) \
                 or len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in ftspans.SCHEMES \
                 or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2"):
             raise ModelFormatError("corrupt fasttag model: span tagger settings do not add up")

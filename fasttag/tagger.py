@@ -17,6 +17,7 @@ from .features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_
 from .sequence import SequenceModel
 
 KIND = "tagger"
+MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
 
 def _read_pairs(data, format=None, column=None, word_column=0):
@@ -108,6 +109,8 @@ class Tagger(modelfile.Stored):
                 "train_seconds": time.perf_counter() - t0, "history": history}
         if isinstance(train, (str,)) or hasattr(train, "__fspath__"):
             meta["format"] = format or ftio.guess_format(train)
+        elif format is None:
+            meta["column"] = None          # (words, tags) pairs: no column was read
         if corpus:
             meta["corpus"] = corpus
         if licence:
@@ -176,7 +179,28 @@ class Tagger(modelfile.Stored):
         vocab = arrays.get("vocab", np.zeros(0, np.uint64))
         if vocab.ndim != 1 or vocab.dtype != np.uint64 or np.any(vocab[1:] <= vocab[:-1]):
             raise ModelFormatError("corrupt fasttag model: the vocabulary is not sorted word hashes")
-        return cls(model, header.get("meta") or {}, vocab=vocab)
+        return cls(model, _checked_meta(header.get("meta", {})), vocab=vocab)
+
+
+def _checked_meta(meta):
+    """The stored reading options, checked: ``evaluate`` passes them to the
+    readers as its defaults."""
+    def small_int(v, lo, hi):
+        return isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi
+    if not isinstance(meta, dict):
+        raise ModelFormatError("corrupt fasttag model: meta is not an object")
+    fmt, column, word_column = meta.get("format"), meta.get("column"), meta.get("word_column", 0)
+    if fmt is not None and fmt not in ("conllu", "conll"):       # tagged formats only
+        raise ModelFormatError(f"corrupt fasttag model: bad training format {fmt!r}")
+    if isinstance(column, str) and fmt != "conllu":
+        raise ModelFormatError(f"corrupt fasttag model: column {column!r} without the CoNLL-U format")
+    limit = 10 if fmt == "conllu" else MAX_COLUMNS
+    if not (column is None or small_int(column, -limit, limit)
+            or (isinstance(column, str) and column.upper() in ftio.CONLLU_FIELDS and fmt != "conll")):
+        raise ModelFormatError(f"corrupt fasttag model: bad tag column {column!r}")
+    if not small_int(word_column, 0, MAX_COLUMNS):
+        raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
+    return meta
 
 
 class _HashedVocab:
