@@ -626,3 +626,21 @@ def test_samples_without_features_train_and_predict(make):
     est.partial_fit([[]] * 10, ["x"] * 10)      # no features at all
     np.testing.assert_array_equal(est.coef_.shape, before.shape)
     assert est.predict([[], ["w=zzz"]]).shape == (2,)
+
+
+def test_a_step_counter_at_its_limit_refuses_training_rather_than_save_unloadable_files():
+    from fasttag import modelfile
+    from fasttag.linear import Perceptron
+    X = [["a", "b"], ["c"], ["a", "c"], ["b"]]
+    y = ["x", "y", "x", "y"]
+    h, a = modelfile.loads(Perceptron(max_iter=2).fit(X, y).to_bytes())
+    a = dict(a)
+    a["state.step"] = np.array([2**62 - 1], np.int64)
+    a["state.TS"] = np.zeros_like(a["state.TS"])
+    a["state.BTS"] = np.zeros_like(a["state.BTS"])
+    est = Perceptron.from_bytes(modelfile.dumps(h, a))
+    before = est.to_bytes()
+    with pytest.raises(ValueError, match="step counter"):
+        est.partial_fit(X, y)
+    assert est.to_bytes() == before                       # untouched
+    assert list(est.predict(X)) == list(Perceptron.from_bytes(before).predict(X))

@@ -42,6 +42,14 @@ def available_if(check):
 MAX_COUNT = 2 ** 62     # step counters: far beyond any run, far from int64 overflow
 
 
+def check_counter(count, n_steps):
+    """Refuse an epoch that would take a step counter past MAX_COUNT, so a
+    model trained further always saves a file that loads again."""
+    if count + n_steps > MAX_COUNT:
+        raise ValueError(f"this model's step counter ({count}) would pass 2**62 in this epoch: "
+                         "it cannot be trained further")
+
+
 def _is_int(v):
     return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
 

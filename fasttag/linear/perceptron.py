@@ -17,7 +17,7 @@ The threshold is learned as the weight of a constant input 1
 import numpy as np
 
 from .._linear import averaged_weights, pa_epoch
-from ._base import (MAX_COUNT, LinearClassifierMixin, LinearModel, check_choice, check_int,
+from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, check_choice, check_int,
                     check_real)
 from ._compat import ClassifierMixin
 
@@ -95,6 +95,7 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
 
     def _epoch(self, design, yi, yf, order):
         st = self._state
+        check_counter(int(st["step"][0]), len(order))
         algo, eta, C = self._algo_params()
         step, updates, mistakes, loss = pa_epoch(
             design.indptr, design.idx, design.val, yi, order,

@@ -22,7 +22,7 @@ over the whole training set (for one-vs-rest the sum over the classes).
 import numpy as np
 
 from .._linear import sgd_epoch, sgd_objective, sgd_weights
-from ._base import (MAX_COUNT, LinearClassifierMixin, LinearModel, available_if, check_choice,
+from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, available_if, check_choice,
                     check_int, check_real)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
@@ -105,6 +105,7 @@ class _SGDBase(LinearModel):
 
     def _epoch(self, design, yi, yf, order):
         st = self._state
+        check_counter(int(st["counters"][0]), len(order) * st["V"].shape[1])
         classify = self._is_classifier
         if yi is None:
             yi = np.zeros(0, np.int32)
