@@ -27,8 +27,9 @@ def run_python(code, timeout=120):
     """Run ``code`` in a fresh interpreter that imports this fasttag."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # cwd: not the source checkout, whose uncompiled fasttag/ would shadow the one under test
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+                          env=env, timeout=timeout, cwd=ROOT)
 
 
 def assert_clean(proc, expect):
@@ -308,7 +309,7 @@ while True:
 """
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for delay in (0.3, 0.7, 1.1):
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env, cwd=ROOT)
         assert proc.stdout.readline() == b"ready\n"
         time.sleep(delay)
         proc.send_signal(signal.SIGTERM)
