@@ -153,7 +153,15 @@ def token_lists(sentences, keep_sentences=False):
     if isinstance(sentences, (str, bytes)):
         raise TypeError(f"expected a list of sentences (each a list of token strings), got "
                         f"{type(sentences).__name__}; split the text into tokens first")
-    out = []
+    sentences = list(sentences)
+    if not keep_sentences:          # the fast path: one comprehension
+        try:
+            out = [list(s) for s in sentences if not isinstance(s, (str, bytes))]
+        except TypeError:
+            out = None
+        if out is not None and len(out) == len(sentences):
+            return out
+    out = []                        # find the sentence at fault, or keep Sentence objects
     for i, s in enumerate(sentences):
         if isinstance(s, (str, bytes)):
             raise TypeError(f"sentence {i}: expected a list of token strings, got "
