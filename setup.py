@@ -24,6 +24,17 @@ directives = {
 }
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
 
+# Neither cythonize nor build_ext notices a change of directives or macros
+# alone: regenerate every C source when the build kind differs from the last
+# one (recorded under build/), so switching kinds never keeps stale modules.
+KIND = "debug" if DEBUG else "release"
+STAMP = os.path.join("build", "fasttag-build-kind")
+try:
+    with open(STAMP) as f:
+        kind_changed = f.read().strip() != KIND
+except OSError:
+    kind_changed = True
+
 extensions = [
     Extension(
         name,
@@ -37,4 +48,9 @@ extensions = [
     if os.path.exists(name.replace(".", "/") + ".pyx")
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+ext_modules = cythonize(extensions, compiler_directives=directives, force=kind_changed)
+os.makedirs("build", exist_ok=True)
+with open(STAMP, "w") as f:
+    f.write(KIND + "\n")
+
+setup(ext_modules=ext_modules)

@@ -30,6 +30,7 @@ cdef class WeightTable:
     cdef uint64_t n_entries        # live entries (pool_top minus holes)
     cdef bint tight                # blocks hold exactly n entries (loaded/averaged)
     cdef Packed* packed            # tight tables: (label, float32 weight) pairs for fast scoring
+    cdef uint64_t packed_len       # entries of packed (the pool top when it was built)
     cdef readonly class_t n_classes
     cdef readonly step_t last_step
 
@@ -41,7 +42,7 @@ cdef class WeightTable:
     cdef const Slot* find(self, feat_t key) noexcept nogil
     cdef int _pack(self) except -1
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
-                         Py_ssize_t n_keys, weight_t* scores) noexcept nogil
+                         Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,
                            Py_ssize_t n_labels, weight_t* out) noexcept nogil
     cdef int add(self, feat_t key, class_t label, weight_t delta,

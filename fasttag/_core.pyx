@@ -30,8 +30,20 @@ from libc.string cimport memcpy, memmove, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
+from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
 
 HASH_ID = FASTTAG_HASH_ID.decode("ascii")
+
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (FASTTAG_DEBUG=1):
+raw-pointer indices are checked and a bad one aborts the process."""
+
+
+def _debug_probe(long long i, long long n):
+    """Test hook: ``check_index(i, n)``.  Under the debug build an ``i``
+    outside [0, n) aborts the process with the C file and line; the release
+    build compiles the check away and this returns None."""
+    check_index(i, n)
 
 cdef extern from *:
     void __builtin_prefetch(const void* addr) noexcept nogil
@@ -119,6 +131,7 @@ cdef class WeightTable:
         self.pool_holes = 0
         self.labels = NULL
         self.packed = NULL
+        self.packed_len = 0
         self.weights = NULL
         self.totals = NULL
         self.tstamps = NULL
@@ -143,6 +156,7 @@ cdef class WeightTable:
         if self.slots == NULL:
             raise MemoryError()
         for i in range(size):
+            check_index(i, size)
             self.slots[i].key = 0
             self.slots[i].start = EMPTY
             self.slots[i].n = 0
@@ -158,6 +172,7 @@ cdef class WeightTable:
         cdef uint64_t mask = self.n_slots - 1
         cdef uint64_t i = slot_index(key, self.shift)
         while True:
+            check_index(i, self.n_slots)
             if self.slots[i].start == EMPTY:
                 return NULL
             if self.slots[i].key == key:
@@ -165,9 +180,10 @@ cdef class WeightTable:
             i = (i + 1) & mask
 
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
-                         Py_ssize_t n_keys, weight_t* scores) noexcept nogil:
-        """scores[label] += weight * value for every feature; scores must
-        hold at least n_classes entries.  values may be NULL (all 1.0).
+                         Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil:
+        """scores[label] += weight * value for every feature; scores (of
+        n_scores entries, only the debug build checks it) must hold at least
+        n_classes entries.  values may be NULL (all 1.0).
 
         Keys are handled in groups whose slots are prefetched first, so the
         cache misses of a group overlap instead of queueing.
@@ -178,9 +194,11 @@ cdef class WeightTable:
         cdef const Slot* found[32]
         cdef weight_t v
         cdef const Packed* p
+        # (prefetches only compute addresses: nothing to check there)
         for g in range(0, n_keys, 32):
             stop = min(g + 32, n_keys)
             for i in range(g, stop):
+                check_index(i, n_keys)
                 __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
             for i in range(g, stop):
                 found[i - g] = self.find(keys[i])
@@ -195,9 +213,13 @@ cdef class WeightTable:
                 if self.packed != NULL:
                     p = self.packed
                     for j in range(slot.start, end):
+                        check_index(j, self.packed_len)
+                        check_index(p[j].label, n_scores)
                         scores[p[j].label] += p[j].weight * v
                 else:
                     for j in range(slot.start, end):
+                        check_index(j, self.pool_top)
+                        check_index(self.labels[j], n_scores)
                         scores[self.labels[j]] += self.weights[j] * v
 
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,
@@ -214,6 +236,7 @@ cdef class WeightTable:
         for g in range(0, n_keys, 32):
             stop = min(g + 32, n_keys)
             for i in range(g, stop):
+                check_index(i, n_keys)
                 __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
             for i in range(g, stop):
                 found[i - g] = self.find(keys[i])
@@ -228,6 +251,10 @@ cdef class WeightTable:
                     hi = end
                     while lo < hi:
                         mid = (lo + hi) >> 1
+                        if self.packed != NULL:
+                            check_index(mid, self.packed_len)
+                        else:
+                            check_index(mid, self.pool_top)
                         if (self.packed[mid].label if self.packed != NULL else self.labels[mid]) < lab:
                             lo = mid + 1
                         else:
@@ -235,10 +262,13 @@ cdef class WeightTable:
                     if lo == end:
                         break
                     if self.packed != NULL:
+                        check_index(lo, self.packed_len)
                         if self.packed[lo].label == lab:
                             out[c] += self.packed[lo].weight
-                    elif self.labels[lo] == lab:
-                        out[c] += self.weights[lo]
+                    else:
+                        check_index(lo, self.pool_top)
+                        if self.labels[lo] == lab:
+                            out[c] += self.weights[lo]
 
     cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
         cdef const Slot* slot = self.find(key)
@@ -246,6 +276,7 @@ cdef class WeightTable:
         if slot == NULL:
             return 0.0
         for j in range(slot.start, slot.start + slot.n):
+            check_index(j, self.pool_top)
             if self.labels[j] == label:
                 return self.weights[j]
         return 0.0
@@ -261,15 +292,19 @@ cdef class WeightTable:
             _raise_memory()
             return -1
         for i in range(new_n):
+            check_index(i, new_n)
             fresh[i].key = 0
             fresh[i].start = EMPTY
             fresh[i].n = 0
         self.shift -= 1
         for i in range(old_n):
+            check_index(i, old_n)
             if old[i].start != EMPTY:
                 k = slot_index(old[i].key, self.shift)
+                check_index(k, new_n)
                 while fresh[k].start != EMPTY:
                     k = (k + 1) & mask
+                    check_index(k, new_n)
                 fresh[k] = old[i]
         self.slots = fresh
         self.n_slots = new_n
@@ -335,6 +370,7 @@ cdef class WeightTable:
         cdef uint64_t i, total_cap = 0, pos = 0
         cdef uint32_t cap, n
         for i in range(self.n_slots):
+            check_index(i, self.n_slots)
             if self.slots[i].start != EMPTY:
                 n = self.slots[i].n
                 total_cap += n if tight else block_capacity(n)
@@ -356,9 +392,13 @@ cdef class WeightTable:
             _raise_memory()
             return -1
         for i in range(self.n_slots):
+            check_index(i, self.n_slots)
             if self.slots[i].start == EMPTY:
                 continue
             n = self.slots[i].n
+            if n:       # the block is read from the old pool, written to the new one
+                check_index(self.slots[i].start + n - 1, self.pool_top)
+                check_index(pos + n - 1, alloc)
             memcpy(&labels[pos], &self.labels[self.slots[i].start], n * sizeof(class_t))
             memcpy(&weights[pos], &self.weights[self.slots[i].start], n * sizeof(weight_t))
             if totals != NULL and self.totals != NULL:
@@ -369,6 +409,7 @@ cdef class WeightTable:
         free(self.labels); free(self.weights); free(self.totals); free(self.tstamps)
         free(self.packed)
         self.packed = NULL
+        self.packed_len = 0
         self.labels = labels
         self.weights = weights
         self.totals = totals
@@ -384,10 +425,13 @@ cdef class WeightTable:
         then reads one array, not two."""
         cdef uint64_t i
         free(self.packed)
+        self.packed_len = 0
         self.packed = <Packed*>malloc(max(self.pool_top, 1) * sizeof(Packed))
         if self.packed == NULL:
             raise MemoryError()
+        self.packed_len = self.pool_top
         for i in range(self.pool_top):
+            check_index(i, self.pool_cap)
             self.packed[i].label = self.labels[i]
             self.packed[i].weight = <float>self.weights[i]
         return 0
@@ -410,16 +454,21 @@ cdef class WeightTable:
         # find or insert the feature
         mask = self.n_slots - 1
         i = slot_index(key, self.shift)
+        check_index(i, self.n_slots)
         while self.slots[i].start != EMPTY and self.slots[i].key != key:
             i = (i + 1) & mask
+            check_index(i, self.n_slots)
         if self.slots[i].start == EMPTY:
             if 2 * (self.n_features + 1) > self.n_slots:
                 self._grow_slots()
                 mask = self.n_slots - 1
                 i = slot_index(key, self.shift)
+                check_index(i, self.n_slots)
                 while self.slots[i].start != EMPTY:
                     i = (i + 1) & mask
+                    check_index(i, self.n_slots)
             self._reserve_pool(1)
+            check_index(self.pool_top, self.pool_cap)
             slot = &self.slots[i]
             slot.key = key
             slot.start = <uint32_t>self.pool_top
@@ -431,11 +480,13 @@ cdef class WeightTable:
         cdef uint32_t lo = slot.start, hi = slot.start + slot.n, mid
         while lo < hi:
             mid = (lo + hi) >> 1
+            check_index(mid, self.pool_top)
             if self.labels[mid] < label:
                 lo = mid + 1
             else:
                 hi = mid
         if lo < slot.start + slot.n and self.labels[lo] == label:
+            check_index(lo, self.pool_top)
             self.totals[lo] += (step - 1 - self.tstamps[lo]) * self.weights[lo]
             self.tstamps[lo] = step - 1
             self.weights[lo] += delta
@@ -449,8 +500,12 @@ cdef class WeightTable:
             slot = &self.slots[i]
             if slot.start + cap == self.pool_top:
                 self.pool_top += cap      # the block ends the pool: extend in place
+                check_index(self.pool_top - 1, self.pool_cap)
             else:
                 start = <uint32_t>self.pool_top
+                if n:    # the whole block moves to the top, with room for 2 * cap
+                    check_index(slot.start + n - 1, self.pool_top)
+                    check_index(start + 2 * cap - 1, self.pool_cap)
                 memcpy(&self.labels[start], &self.labels[slot.start], n * sizeof(class_t))
                 memcpy(&self.weights[start], &self.weights[slot.start], n * sizeof(weight_t))
                 memcpy(&self.totals[start], &self.totals[slot.start], n * sizeof(weight_t))
@@ -459,6 +514,7 @@ cdef class WeightTable:
                 self.pool_top += 2 * cap
                 self.pool_holes += cap
         j = slot.start + at
+        check_index(slot.start + n, self.pool_top)     # the block's room for one more
         if at < n:
             memmove(&self.labels[j + 1], &self.labels[j], (n - at) * sizeof(class_t))
             memmove(&self.weights[j + 1], &self.weights[j], (n - at) * sizeof(weight_t))
@@ -510,7 +566,7 @@ cdef class WeightTable:
         if values is not None:
             vals = &values[0]
         with nogil:
-            self.score_into(&keys[0], vals, keys.shape[0], &scores[0])
+            self.score_into(&keys[0], vals, keys.shape[0], &scores[0], size)
         return out
 
     def update(self, const feat_t[::1] keys, class_t label, weight_t delta,
@@ -588,7 +644,7 @@ cdef class WeightTable:
             for e in range(n):
                 if offsets[e + 1] > offsets[e]:
                     self.score_into(&keys[offsets[e]], vals + offsets[e] if vals != NULL else NULL,
-                                    offsets[e + 1] - offsets[e], &scores[e, 0])
+                                    offsets[e + 1] - offsets[e], &scores[e, 0], size)
         return out
 
     def get(self, feat_t key, class_t label):
@@ -603,6 +659,7 @@ cdef class WeightTable:
         if slot == NULL:
             return 0.0
         for j in range(slot.start, slot.start + slot.n):
+            check_index(j, self.pool_top)
             if self.labels[j] == label:
                 if self.totals == NULL:
                     return self.weights[j]
@@ -631,23 +688,28 @@ cdef class WeightTable:
         out._resize_pool(max(self.n_entries, 1))
         with nogil:
             for i in range(self.n_slots):
+                check_index(i, self.n_slots)
                 if self.slots[i].start == EMPTY:
                     continue
                 n = 0
                 for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
+                    check_index(j, self.pool_top)
                     if self.totals == NULL:
                         avg = self.weights[j]
                     else:
                         avg = (self.totals[j] + (step - self.tstamps[j]) * self.weights[j]) / step
                     if avg != 0.0:
+                        check_index(pos + n, out.pool_cap)
                         out.labels[pos + n] = self.labels[j]
                         out.weights[pos + n] = avg
                         n += 1
                 if n == 0:
                     continue
                 k = slot_index(self.slots[i].key, out.shift)
+                check_index(k, out.n_slots)
                 while out.slots[k].start != EMPTY:
                     k = (k + 1) & mask
+                    check_index(k, out.n_slots)
                 out.slots[k].key = self.slots[i].key
                 out.slots[k].start = <uint32_t>pos
                 out.slots[k].n = n
@@ -673,6 +735,7 @@ cdef class WeightTable:
         cdef uint32_t[::1] cv = counts
         cdef uint64_t i, f = 0
         for i in range(self.n_slots):
+            check_index(i, self.n_slots)
             if self.slots[i].start != EMPTY:
                 kv[f] = self.slots[i].key
                 sv[f] = self.slots[i].start
@@ -692,6 +755,7 @@ cdef class WeightTable:
         cdef uint32_t j
         for f in range(self.n_features):
             for j in range(cv[f]):
+                check_index(sv[f] + j, self.pool_top)
                 lv[pos + j] = self.labels[sv[f] + j]
                 wv[pos + j] = self.weights[sv[f] + j]
             pos += cv[f]
@@ -741,14 +805,17 @@ cdef class WeightTable:
         out._resize_pool(max(total, 1))
         cdef uint64_t mask = out.n_slots - 1
         if lv.shape[0]:
+            check_index(total - 1, out.pool_cap)
             memcpy(out.labels, &lv[0], total * sizeof(class_t))
             memcpy(out.weights, &wv[0], total * sizeof(weight_t))
         for f in range(kv.shape[0]):
             k = slot_index(kv[f], out.shift)
+            check_index(k, out.n_slots)
             while out.slots[k].start != EMPTY:
                 if out.slots[k].key == kv[f]:
                     raise ValueError("duplicate feature key")
                 k = (k + 1) & mask
+                check_index(k, out.n_slots)
             out.slots[k].key = kv[f]
             out.slots[k].start = <uint32_t>pos
             out.slots[k].n = cv[f]
@@ -792,6 +859,7 @@ cdef class AveragedVector:
         free(self.tstamp)
 
     cdef void add(self, Py_ssize_t i, weight_t delta, step_t step) noexcept nogil:
+        check_index(i, self.size)
         self.total[i] += (step - 1 - self.tstamp[i]) * self.w[i]
         self.tstamp[i] = step - 1
         self.w[i] += delta
@@ -822,6 +890,7 @@ cdef class AveragedVector:
             raise ValueError("wrong size")
         cdef Py_ssize_t i
         for i in range(self.size):
+            check_index(i, self.size)
             self.w[i] = v[i]
             self.total[i] = 0.0
             self.tstamp[i] = 0
@@ -837,6 +906,7 @@ cdef class AveragedVector:
         cdef double[::1] o = out
         cdef Py_ssize_t i
         for i in range(self.size):
+            check_index(i, self.size)
             if self.last_step == 0:
                 o[i] = self.w[i]
             else:

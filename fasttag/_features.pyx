@@ -15,12 +15,14 @@ attribute and on how far outside they are (spaCy's PADDING idea), so
 """
 import numpy as np
 
-cimport cython
 from libc.stdint cimport uint64_t, int64_t, int32_t
 
 from ._types cimport feat_t
 from ._hashing cimport hash_combine, mix64
+from ._check cimport DEBUG_BUILD as _DEBUG_BUILD
 
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (indices checked)."""
 
 
 cdef inline uint64_t pad_value(int32_t attr, int64_t outside) noexcept nogil:
@@ -64,14 +66,14 @@ def extract(const uint64_t[:, ::1] attrs, const int64_t[::1] bounds,
     return out
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void extract_into(const uint64_t[:, ::1] attrs, const int64_t[::1] bounds,
                        const int32_t[:, ::1] offsets, const int32_t[:, ::1] attr_ids,
                        const int32_t[::1] n_parts, const uint64_t[::1] seeds,
                        uint64_t[:, ::1] keys) noexcept nogil:
     # Indices proven in range: ``extract`` validated attr ids and bounds;
-    # positions outside [start, end) read pad_value instead of attrs.
+    # positions outside [start, end) read pad_value instead of attrs.  (No
+    # boundscheck override here: the debug build checks these memoryviews,
+    # the release build turns the checks off for every module.)
     cdef Py_ssize_t s, i, t, p
     cdef int64_t start, end, pos
     cdef uint64_t h, v

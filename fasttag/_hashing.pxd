@@ -7,6 +7,7 @@
 # ``hash_combine``, built on the splitmix64 finaliser.  Changing any of these
 # functions changes every model: bump HASH_ID (and the model format) if so.
 from libc.stdint cimport uint64_t
+from ._check cimport check_index
 
 cdef extern from *:
     """
@@ -30,6 +31,7 @@ cdef inline uint64_t murmurhash64a(const unsigned char* data, size_t length,
     cdef size_t nblocks = length // 8
     cdef size_t i
     for i in range(nblocks):
+        check_index(8 * i + 7, length)      # the block's last byte
         k = _load_le64(data + 8 * i)
         k *= m
         k ^= k >> 47
@@ -40,6 +42,7 @@ cdef inline uint64_t murmurhash64a(const unsigned char* data, size_t length,
     cdef size_t rem = length & 7
     if rem:
         for i in range(rem - 1, -1, -1):
+            check_index(8 * nblocks + i, length)
             h ^= (<uint64_t>tail[i]) << (8 * i)
         h *= m
     h ^= h >> 47

@@ -38,7 +38,10 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 from ._types cimport weight_t, step_t
 from ._core cimport WeightTable, AveragedVector
 from ._sequence cimport Search
+from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
 
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (raw indices checked)."""
 cdef int MAX_HILDRETH_ITER = 200     # coordinate steps per constraint
 
 
@@ -153,6 +156,7 @@ cdef class KBest:
     # ------------------------------------------------------------ decoding
 
     cdef int reserve(self, int64_t n) except -1 nogil:
+        check_index(n - 1, self.search.n_built)
         cdef Py_ssize_t n_cands = self.search.cand_start[n], cap
         cdef int k = self.k
         if n_cands > self.cap_cand:
@@ -192,19 +196,29 @@ cdef class KBest:
         score = self.score
         count = self.count
         heads = self.heads
+        # lengths: the search's lattice has n_cands candidates (n_built + 1
+        # starts), its transitions n_trans; score/back_c/back_r hold k per
+        # allocated candidate, count one, heads cap_heads, paths cap_paths
+        check(self.search.n_cands <= self.cap_cand)   # c < n_cands indexes count and score rows
         for c in range(cand_start[0], cand_start[1]):
+            check_index(c, self.search.n_cands)
             tag = cand[c]
+            check_index(T * T + tag, self.search.n_trans)
             if allowed != NULL and not allowed[T * T + tag]:
                 count[c] = 0
             else:
                 count[c] = 1
+                check_index(c * k, self.cap_cand * k)
                 score[c * k] = escore[c] + trans[T * T + tag]
                 self.back_c[c * k] = -1
                 self.back_r[c * k] = -1
         for i in range(1, n):
             prev_first = cand_start[i - 1]
             m = <int>(cand_start[i] - prev_first)
+            if m > 0:
+                check_index(m - 1, self.cap_heads)
             for c in range(cand_start[i], cand_start[i + 1]):
+                check_index(c, self.search.n_cands)
                 tag = cand[c]
                 for j in range(m):
                     heads[j] = 0
@@ -216,17 +230,21 @@ cdef class KBest:
                     best_pc = -1
                     for j in range(m):
                         pc = prev_first + j
+                        check_index(pc, self.search.n_cands)
                         if heads[j] >= count[pc]:
                             continue
                         ptag = cand[pc]
+                        check_index(ptag * T + tag, self.search.n_trans)
                         if allowed != NULL and not allowed[ptag * T + tag]:
                             continue
+                        check_index(heads[j], k)
                         v = score[pc * k + heads[j]] + trans[ptag * T + tag]
                         if best_pc < 0 or v > best:
                             best = v
                             best_pc = j
                     if best_pc < 0:
                         break
+                    check_index(c * k + got, self.cap_cand * k)
                     score[c * k + got] = best + escore[c]
                     self.back_c[c * k + got] = <int32_t>best_pc
                     self.back_r[c * k + got] = heads[best_pc]
@@ -236,6 +254,8 @@ cdef class KBest:
         # the end: merge the last token's lists with the end transitions
         first = cand_start[n - 1]
         m = <int>(cand_start[n] - first)
+        if m > 0:
+            check_index(m - 1, self.cap_heads)
         for j in range(m):
             heads[j] = 0
         got = 0
@@ -244,26 +264,36 @@ cdef class KBest:
             best_pc = -1
             for j in range(m):
                 pc = first + j
+                check_index(pc, self.search.n_cands)
                 if heads[j] >= count[pc]:
                     continue
                 ptag = cand[pc]
+                check_index((T + 1) * T + ptag, self.search.n_trans)
                 if allowed != NULL and not allowed[(T + 1) * T + ptag]:
                     continue
+                check_index(heads[j], k)
                 v = score[pc * k + heads[j]] + trans[(T + 1) * T + ptag]
                 if best_pc < 0 or v > best:
                     best = v
                     best_pc = j
             if best_pc < 0:
                 break
+            check_index(got, k)
             self.path_scores[got] = best
             # follow the back-pointers
             c = first + best_pc
             r = heads[best_pc]
             for i in range(n - 1, -1, -1):
+                check_index(c, self.search.n_cands)
+                check_index(got * n + i, self.cap_paths)
                 self.paths[got * n + i] = cand[c]
                 if i > 0:
+                    # an entry r < count[c] of c's list, pointing into the
+                    # previous token's candidates
+                    check_index(r, count[c])
                     pc = self.back_c[c * k + r]
                     r = self.back_r[c * k + r]
+                    check_index(pc, cand_start[i] - cand_start[i - 1])
                     c = cand_start[i - 1] + pc
             heads[best_pc] += 1
             got += 1
@@ -281,6 +311,7 @@ cdef class KBest:
         if n == 0:
             return 0
         _grow(<void**>&self.paths, &self.cap_paths, n, sizeof(int32_t))
+        check_index(n - 1, self.cap_paths)         # viterbi writes n tags
         self.search.viterbi(n, self.paths)
         self.path_scores[0] = self.path_score(n, self.paths)
         self.n_found = 1
@@ -295,13 +326,17 @@ cdef class KBest:
         cdef int64_t i, c
         cdef int32_t prev = T
         cdef weight_t total = 0
+        check_index(n - 1, self.search.n_built)
         for i in range(n):
             for c in range(self.search.cand_start[i], self.search.cand_start[i + 1]):
+                check_index(c, self.search.n_cands)
                 if self.search.cand[c] == tags[i]:
                     total += self.search.escore[c]
                     break
+            check_index(prev * T + tags[i], self.search.n_trans)
             total += self.search.trans[prev * T + tags[i]]
             prev = tags[i]
+        check_index((T + 1) * T + prev, self.search.n_trans)
         return total + self.search.trans[(T + 1) * T + prev]
 
     cdef int64_t diff_entries(self, int64_t pos, const uint64_t* keys, Py_ssize_t F,
@@ -319,8 +354,10 @@ cdef class KBest:
                 need += 2 * F
         _grow(<void**>&self.entries, &self.cap_entries, need, sizeof(Entry))
         for i in range(n):
+            check_index(start + i, self.search.n_rows)      # row of keys
             if gold[i] != pred[i]:
                 for f in range(F):
+                    check_index(top + 1, self.cap_entries)
                     self.entries[top].key = keys[(start + i) * F + f]
                     self.entries[top].tag = gold[i]
                     self.entries[top].v = 1.0
@@ -329,6 +366,7 @@ cdef class KBest:
                     self.entries[top + 1].v = -1.0
                     top += 2
             if gold[i] != pred[i] or gp != pp:
+                check_index(top + 1, self.cap_entries)
                 self.entries[top].key = <uint64_t>(gp * T + gold[i])
                 self.entries[top].tag = -1
                 self.entries[top].v = 1.0
@@ -339,6 +377,7 @@ cdef class KBest:
             gp = gold[i]
             pp = pred[i]
         if gp != pp:
+            check_index(top + 1, self.cap_entries)
             self.entries[top].key = <uint64_t>((T + 1) * T + gp)
             self.entries[top].tag = -1
             self.entries[top].v = 1.0
@@ -348,27 +387,35 @@ cdef class KBest:
             top += 2
         if top == pos:
             return pos
+        check_index(top - 1, self.cap_entries)
         qsort(&self.entries[pos], top - pos, sizeof(Entry), _cmp_entry)
         # merge equal features
         w = pos
         for i in range(pos + 1, top):
+            check_index(i, self.cap_entries)
+            check_index(w, i)
             if self.entries[i].key == self.entries[w].key and self.entries[i].tag == self.entries[w].tag:
                 self.entries[w].v += self.entries[i].v
             else:
                 if self.entries[w].v != 0:
                     w += 1
                 self.entries[w] = self.entries[i]
+        check_index(w, top)
         if self.entries[w].v != 0:
             w += 1
         return w
 
     cdef weight_t dot(self, int a, int b) noexcept nogil:
         """Dot product of difference vectors a and b."""
+        check_index(a + 1, self.k + 1)
+        check_index(b + 1, self.k + 1)
         cdef int64_t i = self.seg[a], ie = self.seg[a + 1]
         cdef int64_t j = self.seg[b], je = self.seg[b + 1]
         cdef weight_t total = 0
         cdef int cmp
         while i < ie and j < je:
+            check_index(i, self.cap_entries)
+            check_index(j, self.cap_entries)
             cmp = _cmp_entry(&self.entries[i], &self.entries[j])
             if cmp == 0:
                 total += self.entries[i].v * self.entries[j].v
@@ -395,6 +442,7 @@ cdef class KBest:
             self.decode(n)
         if self.n_found == 0:
             return 0
+        check_index(self.n_found * n - 1, self.cap_paths)
         for i in range(n):
             if self.paths[i] != gold[i]:
                 wrong += 1
@@ -412,6 +460,8 @@ cdef class KBest:
             pos = self.diff_entries(self.seg[m], keys, F, start, n, gold, pred)
             if pos == self.seg[m]:
                 continue       # same features as gold: no constraint can help
+            check_index(m + 1, self.k + 1)          # loss, resid, alpha: k; seg: k + 1
+            check_index(a, self.k)                  # path_scores
             self.loss[m] = <weight_t>hamming
             self.resid[m] = hamming - (gold_score - self.path_scores[a])
             self.alpha[m] = 0
@@ -421,6 +471,8 @@ cdef class KBest:
             return wrong
         for a in range(m):
             for b in range(a, m):
+                check_index(a * k + b, k * k)
+                check_index(b * k + a, k * k)
                 self.gram[a * k + b] = self.dot(a, b)
                 self.gram[b * k + a] = self.gram[a * k + b]
         if m == 1:
@@ -433,6 +485,7 @@ cdef class KBest:
                 best_viol = 0
                 arg = -1
                 for a in range(m):
+                    check_index(a, k)
                     viol = 0
                     if self.resid[a] > 0 and self.alpha[a] < C:
                         viol = self.resid[a]
@@ -443,6 +496,7 @@ cdef class KBest:
                         arg = a
                 if arg < 0 or best_viol < 1e-10 * (1 + self.loss[arg]):
                     break
+                check_index(arg * k + arg, k * k)
                 new_alpha = self.alpha[arg] + self.resid[arg] / self.gram[arg * k + arg]
                 if new_alpha < 0:
                     new_alpha = 0
@@ -453,13 +507,16 @@ cdef class KBest:
                     break
                 self.alpha[arg] = new_alpha
                 for b in range(m):
+                    check_index(arg * k + b, k * k)
                     self.resid[b] -= change * self.gram[arg * k + b]
         # w += sum_j alpha_j d_j, entry by entry
         for a in range(m):
+            check_index(a + 1, k + 1)
             step_size = self.alpha[a]
             if step_size <= 0:
                 continue
             for i in range(self.seg[a], self.seg[a + 1]):
+                check_index(i, self.cap_entries)
                 if self.entries[i].tag < 0:
                     trans.add(<Py_ssize_t>self.entries[i].key, step_size * self.entries[i].v, step)
                 else:
@@ -475,9 +532,10 @@ cdef class KBest:
         sentence has fewer valid sequences)."""
         cdef Search s = self.search
         s._check(np.asarray(keys), np.asarray(bounds))
-        cdef Py_ssize_t sent, F = keys.shape[1], j
+        cdef Py_ssize_t sent, F = keys.shape[1], j, i
         cdef int64_t start, n
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
+        s.n_rows = keys.shape[0]
         out = []
         for sent in range(bounds.shape[0] - 1):
             start = bounds[sent]
@@ -492,6 +550,7 @@ cdef class KBest:
             for j in range(self.n_found):
                 tags = np.empty(n, dtype=np.int32)
                 for i in range(n):
+                    check_index(j * n + i, self.cap_paths)
                     tags[i] = self.paths[j * n + i]
                 rows.append((float(self.path_scores[j]), tags))
             out.append(rows)
@@ -511,9 +570,11 @@ cdef class KBest:
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
         if n == 0:
             return 0, [], []
+        s.n_rows = n
         with nogil:
             s.build(kp, F, 0, n, &gold[0])
             wrong = self.update(trans, kp, F, 0, n, &gold[0], step, C)
+        check(self.n_found * n <= self.cap_paths)
         seqs = [np.array([self.paths[j * n + i] for i in range(n)], dtype=np.int32)
                 for j in range(self.n_found)]
         return wrong, seqs
@@ -529,6 +590,9 @@ def _check_training(Search s, AveragedVector trans, keys, gold):
         raise ValueError("gold tag out of range")
     if s.classes != NULL and len(s.cand_owner[0]) != keys.shape[0]:
         raise ValueError("candidate classes and keys differ in length")
+    if s.emit.n_classes > s.T:
+        # trained since the search was made: scoring writes past T scores
+        raise ValueError(f"the emission table has labels up to {s.emit.n_classes - 1} for {s.T} tags")
 
 
 def kbest(Search search, keys, bounds, int k):
@@ -558,6 +622,7 @@ def mira_epoch(Search search, AveragedVector trans, const uint64_t[:, ::1] keys,
     cdef Py_ssize_t j, F = keys.shape[1]
     cdef int64_t sent, start, n, wrong = 0
     cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
+    search.n_rows = keys.shape[0]
     with nogil:
         for j in range(order.shape[0]):
             sent = order[j]
@@ -566,6 +631,7 @@ def mira_epoch(Search search, AveragedVector trans, const uint64_t[:, ::1] keys,
             step += 1
             if n == 0:
                 continue
+            check_index(start + n - 1, gold.shape[0])
             search.build(kp, F, start, n, &gold[start])
             wrong += kb.update(trans, kp, F, start, n, &gold[start], step, c)
     return wrong, step

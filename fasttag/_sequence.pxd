@@ -12,14 +12,21 @@ cdef class Search:
     cdef const uint8_t* allowed      # NULL: every transition allowed
     cdef object allowed_owner
     cdef int64_t T                   # number of tags (64-bit: products never wrap)
+    cdef int64_t n_trans             # length of trans and allowed: (T + 2) * T
     cdef const int32_t* classes      # per token candidate class, -1 open; NULL: all open
     cdef const int64_t* class_offsets
     cdef const int32_t* class_tags
+    cdef int64_t n_class_tokens      # lengths of classes, class_offsets, class_tags
+    cdef int64_t n_class_offsets
+    cdef int64_t n_class_tags
     cdef object cand_owner
     cdef int prune_k
     cdef weight_t* transT             # transposed, masked transitions (fixed weights only)
     cdef const weight_t* base         # per-type emission scores, set during decode()
     cdef const int64_t* base_index
+    cdef int64_t n_base              # entries of base (types * T)
+    cdef int64_t n_rows              # tokens of the batch being run: rows of keys (and
+                                     # base_index, gold, the output), set by the callers of build()
     # buffers, grown by reserve(); after build(), token i of the sentence has
     # candidates cand[cand_start[i]:cand_start[i + 1]] (ascending tags) with
     # emission scores escore[...]
@@ -32,6 +39,9 @@ cdef class Search:
     cdef int32_t* back
     cdef int32_t* path
     cdef Py_ssize_t cap_cand, cap_start
+    # the lattice of the last build(): n_built tokens, n_cands candidates
+    # (the valid lengths the debug build checks reads against)
+    cdef int64_t n_built, n_cands
 
     cdef int reserve(self, Py_ssize_t n_cands, Py_ssize_t n_tokens) except -1 nogil
     cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,

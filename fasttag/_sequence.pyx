@@ -29,7 +29,10 @@ from libc.string cimport memcpy, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
+from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
 
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (raw indices checked)."""
 
 MAX_TAGS = 8192
 """The most tags a sequence model may have.  Its transition matrix has
@@ -84,6 +87,11 @@ cdef class Search:
         self.transT = NULL
         self.cap_cand = 0
         self.cap_start = 0
+        self.n_trans = 0
+        self.n_class_tokens = self.n_class_offsets = self.n_class_tags = 0
+        self.n_base = 0
+        self.n_rows = 0
+        self.n_built = self.n_cands = 0
 
     def __dealloc__(self):
         free(self.dense)
@@ -104,6 +112,7 @@ cdef class Search:
             raise ValueError(f"the emission table has labels up to {emit.n_classes - 1} for {n_tags} tags")
         self.emit = emit
         self.T = n_tags
+        self.n_trans = transition_size(n_tags)
         if allowed is not None:
             a = np.ascontiguousarray(allowed, dtype=np.uint8)
             if a.shape != (transition_size(n_tags),):
@@ -154,6 +163,8 @@ cdef class Search:
             raise MemoryError()
         for t in range(T):
             for p in range(T):
+                check_index(t * T + p, T * T)
+                check_index(p * T + t, self.n_trans)
                 if self.allowed != NULL and not self.allowed[p * T + t]:
                     self.transT[t * T + p] = -INFINITY
                 else:
@@ -179,6 +190,9 @@ cdef class Search:
         self.classes = <const int32_t*><size_t>c.ctypes.data
         self.class_offsets = <const int64_t*><size_t>o.ctypes.data
         self.class_tags = <const int32_t*><size_t>g.ctypes.data
+        self.n_class_tokens = len(c)
+        self.n_class_offsets = len(o)
+        self.n_class_tags = len(g)
         return len(c)
 
     # ------------------------------------------------------------ lattice
@@ -212,53 +226,80 @@ cdef class Search:
         cdef int64_t T = self.T
         cdef int32_t t, cls
         self.reserve(T, n)
+        self.n_built = self.n_cands = 0       # no valid lattice until the end
         for i in range(n):
+            # row start + i of keys, base_index and gold (the caller's arrays)
+            check_index(start + i, self.n_rows)
+            check_index(i, self.cap_start)
             self.cand_start[i] = pos
             self.reserve(pos + T + 1, n)
+            if self.classes != NULL:
+                check_index(start + i, self.n_class_tokens)
             cls = self.classes[start + i] if self.classes != NULL else -1
+            if cls >= 0:
+                check_index(cls + 1, self.n_class_offsets)
             if cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T:
                 # a closed token with few candidates: score just those tags
                 for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
+                    check_index(j, self.n_class_tags)
+                    check_index(pos, self.cap_cand)
                     self.cand[pos] = self.class_tags[j]
                     pos += 1
                 if gold != NULL:
                     pos = self.ensure(self.cand_start[i], pos, gold[i])
+                check(pos > self.cand_start[i])    # decoders need a candidate per token
                 for j in range(self.cand_start[i], pos):
+                    check_index(j, self.cap_cand)
+                    if self.base != NULL:
+                        check_index(self.base_index[start + i] * T + self.cand[j], self.n_base)
                     self.escore[j] = self.base[self.base_index[start + i] * T + self.cand[j]] \
                         if self.base != NULL else 0.0
                 if F:
+                    # scores and candidates [cand_start[i], pos) of cand and escore
+                    check(pos <= self.cap_cand)
                     self.emit.score_labels(keys + (start + i) * F, F, self.cand + self.cand_start[i],
                                            pos - self.cand_start[i], self.escore + self.cand_start[i])
                 continue
             if self.base != NULL:
+                check_index(self.base_index[start + i] * T, self.n_base)
+                check_index(self.base_index[start + i] * T + T - 1, self.n_base)
                 memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
             else:
                 memset(self.dense, 0, T * sizeof(weight_t))
             if F:
-                self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense)
+                self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense, T)
             if cls >= 0:
                 a = self.class_offsets[cls]
                 b = self.class_offsets[cls + 1]
                 for j in range(a, b):
+                    check_index(j, self.n_class_tags)
+                    check_index(pos, self.cap_cand)
                     self.cand[pos] = self.class_tags[j]
                     pos += 1
             elif self.prune_k:
                 pos = self.top_k(pos)
             else:
                 for t in range(T):
+                    check_index(pos, self.cap_cand)
                     self.cand[pos] = t
                     pos += 1
             if gold != NULL:
                 pos = self.ensure(self.cand_start[i], pos, gold[i])
+            check(pos > self.cand_start[i])        # decoders need a candidate per token
             for j in range(self.cand_start[i], pos):
+                check_index(j, self.cap_cand)
+                check_index(self.cand[j], T)
                 self.escore[j] = self.dense[self.cand[j]]
+        check_index(n, self.cap_start)
         self.cand_start[n] = pos
+        self.n_built = n
+        self.n_cands = pos
         return 0
 
     cdef int64_t top_k(self, int64_t pos) noexcept nogil:
         """Append the prune_k best tags of ``dense`` (ties: lower tags),
         in ascending tag order."""
-        cdef int64_t T = self.T, t
+        cdef int64_t T = self.T, t, first = pos
         cdef int k = self.prune_k, above = 0, taken_ties = 0
         cdef weight_t kth = _kth_largest(self.dense, self.select, T, k)
         for t in range(T):
@@ -266,10 +307,20 @@ cdef class Search:
                 above += 1
         for t in range(T):
             if self.dense[t] > kth:
+                check_index(pos, self.cap_cand)
                 self.cand[pos] = t
                 pos += 1
             elif self.dense[t] == kth and above + taken_ties < k:
                 taken_ties += 1
+                check_index(pos, self.cap_cand)
+                self.cand[pos] = t
+                pos += 1
+        if pos == first:
+            # a NaN k-th score (inf - inf from a model's huge weights) compares
+            # false with everything: keep every tag rather than none, as the
+            # lattice needs a candidate per token
+            for t in range(T):
+                check_index(pos, self.cap_cand)
                 self.cand[pos] = t
                 pos += 1
         return pos
@@ -277,10 +328,13 @@ cdef class Search:
     cdef int64_t ensure(self, int64_t first, int64_t pos, int32_t tag) noexcept nogil:
         """Insert ``tag`` into the ascending list cand[first:pos] if absent."""
         cdef int64_t j = first
+        check_index(first, self.cap_cand)
         while j < pos and self.cand[j] < tag:
             j += 1
         if j < pos and self.cand[j] == tag:
             return pos
+        # the list grows by one: cand[pos] must be allocated (reserve's T + 1)
+        check_index(pos, self.cap_cand)
         cdef int64_t m = pos
         while m > j:
             self.cand[m] = self.cand[m - 1]
@@ -300,8 +354,12 @@ cdef class Search:
         cdef weight_t* saved_t
         if n == 0:
             return
+        # the lattice is valid for n_built tokens and n_cands candidates
+        check_index(n - 1, self.n_built)
         for c in range(self.cand_start[0], self.cand_start[1]):
+            check_index(c, self.n_cands)
             tag = self.cand[c]
+            check_index(T * T + tag, self.n_trans)
             if constrained and not self.allowed[T * T + tag]:
                 self.delta[c] = -INFINITY
             else:
@@ -314,7 +372,11 @@ cdef class Search:
             if self.transT != NULL and self.cand_start[i] - self.cand_start[i - 1] == T:
                 # every tag is a candidate of the previous token: contiguous rows
                 prev_delta = self.delta + self.cand_start[i - 1]
+                # the inner loop reads prev_delta[0..T-1] and row[0..T-1]
+                check_index(self.cand_start[i - 1] + T - 1, self.n_cands)
                 for c in range(self.cand_start[i], self.cand_start[i + 1]):
+                    check_index(c, self.n_cands)
+                    check_index(self.cand[c], T)      # row lies in the T * T of transT
                     row = self.transT + self.cand[c] * T
                     best = prev_delta[0] + row[0]
                     arg = 0
@@ -327,11 +389,14 @@ cdef class Search:
                     self.back[c] = arg
                 continue
             for c in range(self.cand_start[i], self.cand_start[i + 1]):
+                check_index(c, self.n_cands)
                 tag = self.cand[c]
                 best = -INFINITY
                 arg = -1
                 for pc in range(self.cand_start[i - 1], self.cand_start[i]):
+                    check_index(pc, self.n_cands)
                     ptag = self.cand[pc]
+                    check_index(ptag * T + tag, self.n_trans)
                     if constrained and not self.allowed[ptag * T + tag]:
                         continue
                     v = self.delta[pc] + self.trans[ptag * T + tag]
@@ -347,7 +412,9 @@ cdef class Search:
         best = -INFINITY
         best_c = self.cand_start[n - 1]
         for c in range(self.cand_start[n - 1], self.cand_start[n]):
+            check_index(c, self.n_cands)
             tag = self.cand[c]
+            check_index((T + 1) * T + tag, self.n_trans)
             if constrained and not self.allowed[(T + 1) * T + tag]:
                 continue
             v = self.delta[c] + self.trans[(T + 1) * T + tag]
@@ -366,9 +433,13 @@ cdef class Search:
             self.transT = saved_t
             return
         c = best_c
+        # (out holds n tags: its callers check that)
         for i in range(n - 1, -1, -1):
+            check_index(c, self.n_cands)
             out[i] = self.cand[c]
             if i > 0:
+                # a back-pointer is a candidate of the previous token
+                check_index(self.back[c], self.cand_start[i] - self.cand_start[i - 1])
                 c = self.cand_start[i - 1] + self.back[c]
 
     cdef void greedy(self, int64_t n, int32_t* out) noexcept nogil:
@@ -386,8 +457,11 @@ cdef class Search:
         cdef int64_t c, row = prev * T
         cdef weight_t v, best = -INFINITY
         cdef int32_t tag, arg = -1
+        check_index(i, self.n_built)
         for c in range(self.cand_start[i], self.cand_start[i + 1]):
+            check_index(c, self.n_cands)
             tag = self.cand[c]
+            check_index(row + tag, self.n_trans)
             if self.allowed != NULL and not self.allowed[row + tag]:
                 continue
             v = self.escore[c] + self.trans[row + tag]
@@ -395,6 +469,7 @@ cdef class Search:
                 best = v
                 arg = tag
         if arg < 0:
+            check_index(self.cand_start[i], self.n_cands)
             arg = self.cand[self.cand_start[i]]
         return arg
 
@@ -408,6 +483,7 @@ cdef class Search:
             raise ValueError("bounds must rise from 0 to the number of tokens")
         if self.classes != NULL and len(self.cand_owner[0]) != keys.shape[0]:
             raise ValueError("candidate classes and keys differ in length")
+        _check_emit(self)
 
     def decode(self, const uint64_t[:, ::1] keys, const int64_t[::1] bounds, bint greedy=False,
                const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None):
@@ -434,6 +510,8 @@ cdef class Search:
         if base is not None and keys.shape[0]:
             self.base = &base[0, 0]
             self.base_index = &base_index[0]
+            self.n_base = base.shape[0] * self.T
+        self.n_rows = keys.shape[0]
         try:
             with nogil:
                 for s in range(bounds.shape[0] - 1):
@@ -441,6 +519,7 @@ cdef class Search:
                     n = bounds[s + 1] - start
                     if n == 0:
                         continue
+                    check_index(start + n - 1, tags.shape[0])    # greedy/viterbi write n tags
                     self.build(kp, F, start, n, NULL)
                     if greedy:
                         self.greedy(n, &tags[start])
@@ -449,6 +528,7 @@ cdef class Search:
         finally:
             self.base = NULL
             self.base_index = NULL
+            self.n_base = 0
         return out
 
     def train_epoch(self, AveragedVector trans, const uint64_t[:, ::1] keys,
@@ -474,6 +554,7 @@ cdef class Search:
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
         if not greedy:
             self._transpose()        # maintained by perceptron_update
+        self.n_rows = keys.shape[0]
         try:
             with nogil:
                 for k in range(order.shape[0]):
@@ -483,10 +564,12 @@ cdef class Search:
                     step += 1
                     if n == 0:
                         continue
+                    check_index(start + n - 1, gold.shape[0])
                     if greedy:
                         wrong += self.greedy_update(trans, kp, F, start, n, &gold[start], step)
                     else:
                         self.build(kp, F, start, n, &gold[start])
+                        check_index(n - 1, self.cap_start)    # self.path holds cap_start tags
                         self.viterbi(n, self.path)
                         wrong += self.perceptron_update(trans, kp, F, start, n, &gold[start], step)
         finally:
@@ -503,6 +586,8 @@ cdef class Search:
         cdef Py_ssize_t f
         cdef int32_t gp = T, pp = T      # previous tags; T stands for the start
         for i in range(n):
+            check_index(i, self.cap_start)
+            check_index(start + i, self.n_rows)     # row of keys
             if gold[i] != self.path[i]:
                 wrong += 1
                 for f in range(F):
@@ -513,8 +598,10 @@ cdef class Search:
                 trans.add(pp * T + self.path[i], -1.0, step)
                 if self.transT != NULL:      # keep the transposed copy in step
                     if gp < T:
+                        check_index(gold[i] * T + gp, T * T)
                         self.transT[gold[i] * T + gp] += 1.0
                     if pp < T:
+                        check_index(self.path[i] * T + pp, T * T)
                         self.transT[self.path[i] * T + pp] -= 1.0
             gp = gold[i]
             pp = self.path[i]
@@ -533,6 +620,7 @@ cdef class Search:
         cdef Py_ssize_t f
         cdef int32_t pred, prev = T
         for i in range(n):
+            check_index(start + i, self.n_rows)     # row of keys
             self.build(keys, F, start + i, 1, gold + i)
             pred = self.best_after(0, prev)
             if pred != gold[i]:
@@ -564,14 +652,19 @@ cdef weight_t _kth_largest(const weight_t* values, weight_t* work, int n, int k)
     for i in range(n):
         work[i] = values[i]
     while lo < hi:
+        check_index((lo + hi) // 2, n)
         pivot = work[(lo + hi) // 2]
         i = lo
         j = hi
         while i <= j:
+            check_index(i, n)
             while work[i] > pivot:
                 i += 1
+                check_index(i, n)
+            check_index(j, n)
             while work[j] < pivot:
                 j -= 1
+                check_index(j, n)
             if i <= j:
                 tmp = work[i]; work[i] = work[j]; work[j] = tmp
                 i += 1
@@ -582,4 +675,13 @@ cdef weight_t _kth_largest(const weight_t* values, weight_t* work, int n, int k)
             lo = i
         else:
             break
+    check_index(target, n)
     return work[target]
+
+
+def _check_emit(Search search):
+    """The emission table may have been trained since the search was made:
+    scoring writes one score per label into buffers of T."""
+    if search.emit.n_classes > search.T:
+        raise ValueError(f"the emission table has labels up to {search.emit.n_classes - 1} "
+                         f"for {search.T} tags")
