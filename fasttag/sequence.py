@@ -312,7 +312,7 @@ class SequenceModel:
         allowed = arrays.get("allowed")
         trans = arrays.get("transitions")
         if trans is None or trans.dtype.kind != "f" or trans.shape != (transition_size(T),) \
-                or not np.all(np.isfinite(trans)):
+                or not np.all(np.isfinite(trans)) or np.abs(trans).max() > np.finfo(np.float32).max:
             raise ModelFormatError("corrupt fasttag model: transition weights do not match the tags")
         if allowed is not None and (allowed.dtype != np.uint8 or allowed.shape != (transition_size(T),)):
             raise ModelFormatError("corrupt fasttag model: transition mask does not match the tags")

@@ -49,7 +49,9 @@ def table_from_arrays(arrays, prefix, n_classes):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} arrays have the wrong types")
     if len(labels) and (labels.min() < 0 or labels.max() >= max(n_classes, 1)):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} has labels out of range")
-    if not np.all(np.isfinite(weights)):
+    # finite in float32 too: scores are summed in float64, but a float32
+    # overflow to inf would make inf - inf = NaN scores
+    if not np.all(np.isfinite(weights)) or (len(weights) and np.abs(weights).max() > np.finfo(np.float32).max):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} holds non-finite weights")
     try:
         return WeightTable.from_arrays(keys, counts, labels.astype(np.int32), weights.astype(np.float64),
