@@ -572,11 +572,10 @@ def _classes_from_json(values, dtype_str):
         raise ValueError("classes with trailing NUL characters")
     if not np.all(arr[1:] > arr[:-1]):
         raise ValueError("classes must be distinct and in ascending order")
-    if kind == "f":
-        try:
-            check_classification_targets(arr)    # what fit requires of y, e.g. no 0.5
-        except ValueError:
-            raise ValueError("float classes must be whole numbers, as fit requires") from None
+    try:
+        check_classification_targets(arr)        # what fit requires of y: no 0.5, no object ints
+    except ValueError as exc:
+        raise ValueError(f"classes that fit would refuse as labels ({str(exc).split(". ")[0]})") from None
     return arr
 
 
