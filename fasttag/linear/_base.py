@@ -575,7 +575,8 @@ def _classes_from_json(values, dtype_str):
     try:
         check_classification_targets(arr)        # what fit requires of y: no 0.5, no object ints
     except ValueError as exc:
-        raise ValueError(f"classes that fit would refuse as labels ({str(exc).split(". ")[0]})") from None
+        reason = str(exc).split(". ")[0]
+        raise ValueError(f"classes that fit would refuse as labels ({reason})") from None
     return arr
 
 
