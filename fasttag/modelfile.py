@@ -133,9 +133,16 @@ def _payload_end(specs):
     return end
 
 
+def header_int(value, lo=None, hi=None):
+    """``value`` is a JSON integer (not a float, not a bool) in [lo, hi]:
+    the one check of every integer a header holds."""
+    return isinstance(value, int) and not isinstance(value, bool) \
+        and (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
 def _is_size(value):
-    """A JSON integer in [0, 2**62]: sizes are never floats, bools or huge."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_DIM
+    """Sizes are never floats, bools or huge."""
+    return header_int(value, 0, _MAX_DIM)
 
 
 def _read_array(spec, payload):

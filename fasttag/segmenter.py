@@ -540,7 +540,7 @@ class Segmenter(modelfile.Stored):
             raise ModelFormatError(f"not a segmenter model (kind {header.get('kind')!r})")
         fz_info = header.get("featurizer")
         if not isinstance(fz_info, dict) or fz_info.get("name") != "chars" \
-                or not _is_int(fz_info.get("max_word"), MAX_WORD):
+                or not modelfile.header_int(fz_info.get("max_word"), MAX_WORD, MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
         runs = _stored_runs(fz_info.get("runs"))
         _check_header(header, arrays)
@@ -563,11 +563,6 @@ class Segmenter(modelfile.Stored):
 
 
 _ALLOWED = bmes_allowed()
-
-
-def _is_int(value, expected):
-    """``value`` is the JSON integer ``expected`` (not a float, not a bool)."""
-    return type(value) is int and value == expected
 
 
 def _stored_runs(runs):
@@ -600,17 +595,12 @@ def _check_header(header, arrays):
             shown = shown if len(shown) <= 40 else shown[:36] + " ..."
             raise ModelFormatError(f"corrupt fasttag model: segmenter candidate class {i} is {shown}, "
                                    f"not {want}")
-    templates = header.get("templates")
-    if not isinstance(templates, list) or not all(isinstance(t, str) for t in templates):
-        raise ModelFormatError("corrupt fasttag model: the templates are not a list of names")
     if header.get("decoder", "viterbi") != "viterbi":
         raise ModelFormatError("corrupt fasttag model: segmenters decode with Viterbi")
-    if not _is_int(header.get("prune_k", 0), 0):
+    if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
         raise ModelFormatError("corrupt fasttag model: segmenters do not prune candidates")
     if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
         raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
-    if not isinstance(header.get("training", {}), dict):
-        raise ModelFormatError("corrupt fasttag model: the training information is not an object")
 
 
 def _fold_dictionaries(sents, folds, extra):

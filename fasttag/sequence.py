@@ -22,6 +22,7 @@ import numpy as np
 from ._core import AveragedVector, WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from .errors import InputError, ModelFormatError
+from .modelfile import header_int
 from .features import Templates
 from .tables import table_from_arrays, table_to_arrays
 
@@ -284,11 +285,11 @@ class SequenceModel:
         words = _str_list(header.get("tagdict_words", []), "tagdict_words")
         classes = header.get("tagdict_classes", [])
         if not isinstance(classes, list) or not all(
-                isinstance(c, list) and all(_is_int(t) for t in c) and c == sorted(set(c)) for c in classes):
+                isinstance(c, list) and all(header_int(t) for t in c) and c == sorted(set(c)) for c in classes):
             raise ModelFormatError(
                 "corrupt fasttag model: tagdict_classes is not a list of ascending tag-id lists")
         prune_k = header.get("prune_k", 0)
-        if not _is_int(prune_k):
+        if not header_int(prune_k):
             raise ModelFormatError("corrupt fasttag model: prune_k is not an integer")
         decoder = header.get("decoder", "viterbi")
         training = header.get("training", {})
@@ -325,11 +326,6 @@ class SequenceModel:
         model.trans = trans.astype(np.float64)
         model.training_info = training
         return model
-
-
-def _is_int(value):
-    """A JSON integer (not a bool, not a float)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _str_list(value, name):

@@ -185,8 +185,6 @@ class Tagger(modelfile.Stored):
 def _checked_meta(meta):
     """The stored reading options, checked: ``evaluate`` passes them to the
     readers as its defaults."""
-    def small_int(v, lo, hi):
-        return isinstance(v, int) and not isinstance(v, bool) and lo <= v < hi
     if not isinstance(meta, dict):
         raise ModelFormatError("corrupt fasttag model: meta is not an object")
     fmt, column, word_column = meta.get("format"), meta.get("column"), meta.get("word_column", 0)
@@ -195,10 +193,10 @@ def _checked_meta(meta):
     if isinstance(column, str) and fmt != "conllu":
         raise ModelFormatError(f"corrupt fasttag model: column {column!r} without the CoNLL-U format")
     limit = 10 if fmt == "conllu" else MAX_COLUMNS
-    if not (column is None or small_int(column, -limit, limit)
+    if not (column is None or modelfile.header_int(column, -limit, limit - 1)
             or (isinstance(column, str) and column.upper() in ftio.CONLLU_FIELDS and fmt != "conll")):
         raise ModelFormatError(f"corrupt fasttag model: bad tag column {column!r}")
-    if not small_int(word_column, 0, MAX_COLUMNS):
+    if not modelfile.header_int(word_column, 0, MAX_COLUMNS - 1):
         raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
     return meta
 
