@@ -43,7 +43,7 @@ def fasttag_spans(task, train_path, dev_path, test_path, epochs=None, algorithm=
     save and load it as a user would, and tag the test rows."""
     from fasttag import io as ftio
     from fasttag import load
-    from fasttag.spantagger import SpanTagger
+    from fasttag import SpanTagger
 
     train = list(ftio.read_conll(train_path))
     dev = list(ftio.read_conll(dev_path)) if dev_path else None

@@ -41,7 +41,7 @@ def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_pa
     """Train fasttag's segmenter (or load ``model_path``) and segment
     ``test_lines`` (raw lines) one batch of lines at a time."""
     from fasttag import load
-    from fasttag.segmenter import Segmenter
+    from fasttag import Segmenter
 
     train_t = None
     with tempfile.TemporaryDirectory(prefix="bench_fasttag_") as tmp:

@@ -26,7 +26,7 @@ import harness as H  # noqa: E402
 def fasttag_pos(train, test, dev=None, epochs=10, decoder="viterbi", tag_repeat=1):
     """fasttag's Tagger: train (best epoch on dev when given), tag the test
     sentences in one batch (``tag_repeat`` times, for a steadier rate)."""
-    from fasttag.tagger import Tagger
+    from fasttag import Tagger
 
     with H.timer() as t_train:
         tagger = Tagger.train(train, dev=dev, epochs=epochs, decoder=decoder, verbose=False)

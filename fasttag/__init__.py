@@ -6,14 +6,15 @@
     ['PRON', 'VERB', 'PRON', 'NOUN', 'PUNCT']
 """
 from .errors import FasttagError, InputError, ModelFormatError
-from .loading import default_model_path, load, loads
+from .store import default_model_path, load, loads
 
 __version__ = "0.1.0"
 
-__all__ = ["FasttagError", "InputError", "ModelFormatError", "Tagger", "Segmenter", "SpanTagger",
+__all__ = ["FasttagError", "InputError", "ModelFormatError", "Tagger", "Segmenter", "SpanTagger", "Tokenizer",
            "load", "loads", "default_model_path", "__version__"]
 
-_LAZY = {"Tagger": "fasttag.tagger", "Segmenter": "fasttag.segmenter", "SpanTagger": "fasttag.spantagger"}
+_LAZY = {"Tagger": "fasttag.tasks.pos", "Segmenter": "fasttag.tasks.seg", "SpanTagger": "fasttag.tasks.spans",
+         "Tokenizer": "fasttag.tasks.tok"}
 
 
 def __getattr__(name):

@@ -32,6 +32,7 @@ are never split inside; words of a *force* dictionary are kept whole.
 import numpy as np
 
 from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
+from .schemes import BMES
 
 MAX_WORD = 7            # longest dictionary word used for features
 _P = np.uint64(0x9E3779B97F4A7C15)
@@ -39,7 +40,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _FILTER_BITS = 22
 
-TAGS = ("B", "M", "E", "S")
+TAGS = BMES
 B, M, E, S = range(4)
 
 # boundary before / after a character: 1 = required, -1 = forbidden, 0 = free.
@@ -322,8 +323,15 @@ class CharFeaturizer:
     def _attr(self, i, values):
         return mix(values.astype(np.uint64) ^ self._seeds[i])
 
-    def batch(self, lines, dict_ids=None):
-        """Featurize a list of lines (str, whitespace allowed)."""
+    def batch(self, lines, contexts=None):
+        """Featurize a list of lines (str, whitespace allowed).  A line's
+        context is its jackknife fold while training (its features then
+        see ``fold_dictionaries[fold]``), or None."""
+        dict_ids = None
+        if contexts is not None and any(c is not None for c in contexts):
+            if any(c is None for c in contexts):
+                raise ValueError("a batch mixes jackknifed and plain lines")
+            dict_ids = list(contexts)
         _, space_table, _ = _tables()
         lens = np.fromiter((len(s) for s in lines), dtype=np.int64, count=len(lines))
         joined = "\n".join(lines)

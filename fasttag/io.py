@@ -65,6 +65,9 @@ __all__ = [
     "read_conllu",
     "read_conll",
     "read_text",
+    "read_lines",
+    "read_segmented",
+    "read_word_list",
     "read",
     "guess_format",
     "write_conllu",
@@ -434,6 +437,49 @@ def _parse_text(lines, name):
             yield Sentence(words, None, [[w] for w in words], [line], [0] * len(words), lineno)
 
 
+def read_lines(source, what="input") -> Iterator[str]:
+    """The lines of a text source, without line ends: a path or file
+    object (UTF-8, BOM and CRLF accepted, a bad byte an InputError naming
+    the line), or an iterable of str lines (a non-str line is a TypeError
+    naming it).  The one way fasttag reads plain text."""
+    if _is_path(source) or hasattr(source, "read"):
+        name, lines, close = _open_lines(source)
+        try:
+            yield from lines
+        finally:
+            close()
+        return
+    if isinstance(source, (bytes, bytearray)) or not hasattr(source, "__iter__"):
+        raise TypeError(f"{what} must be a path, a file or str lines, not {type(source).__name__}")
+    for number, line in enumerate(source, start=1):
+        if not isinstance(line, str):
+            raise TypeError(f"{what}: line {number} is a {type(line).__name__}, not a str")
+        if line.endswith("\n"):
+            line = line[:-2] if line.endswith("\r\n") else line[:-1]
+        yield line[1:] if number == 1 and line.startswith("\ufeff") else line
+
+
+def read_segmented(source, what="input") -> list:
+    """Word lists of a segmented text (one sentence per line, words
+    separated by whitespace; an empty line gives [])."""
+    return [line.split() for line in read_lines(source, what)]
+
+
+def read_word_list(source) -> set:
+    """The words of a word list: one per line, stripped, blanks skipped."""
+    return {w for w in (line.strip() for line in read_lines(source, "the word list")) if w}
+
+
+def batches(sentences, size=5000):
+    """Lists of up to ``size`` items of an iterable, read lazily."""
+    iterator = iter(sentences)
+    while True:
+        batch = list(itertools.islice(iterator, size))
+        if not batch:
+            return
+        yield batch
+
+
 # --------------------------------------------------------------------------
 # Format guessing and dispatch
 
@@ -525,6 +571,16 @@ def guess_format(source) -> str:
         return _guess_from_lines(_guess_prefix(lines))
     finally:
         source.seek(pos)
+
+
+def peek_format(stream):
+    """Guess the format of a (possibly unseekable) binary stream from the
+    bytes already buffered, consuming nothing."""
+    head = stream.peek(1 << 16) if hasattr(stream, "peek") else b""
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]       # the last line may be cut short
+    return _guess_from_lines(_guess_prefix(iter(lines)))
 
 
 def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:

@@ -326,3 +326,12 @@ class Stored:
     def from_bytes(cls, data):
         """Load from :meth:`to_bytes` output."""
         return cls._from_parts(*loads(data))
+
+    @classmethod
+    def load(cls, path):
+        """Load a model file of this class (:func:`fasttag.load` opens any)."""
+        header, arrays = read(path)
+        try:
+            return cls._from_parts(header, arrays)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None

@@ -1,25 +1,16 @@
-"""Collins' structured perceptron over hashed template features.
+"""The sequence model every fasttag task decodes with.
 
-``SequenceModel`` is the machinery every fasttag sequence task shares (POS
-tagging, word segmentation, chunking, NER): a featurizer and templates turn
-tokens into feature keys; an emission ``WeightTable`` and a dense transition
-vector, both lazily averaged (one averaging step per training sentence),
-score them; :class:`fasttag._sequence.Search` decodes (Viterbi or greedy)
-under optional constraints (forbidden transitions, a tag dictionary, pruning
-of open tokens to their best ``prune_k`` tags).
-
-Training decodes each sentence with the current weights and, where the best
-path differs from the gold path, adds the gold path's features and subtracts
-the predicted path's.  Prediction uses the averaged weights.  Sentences are
-shuffled each epoch with a seeded generator; with a dev set, the averaged
-weights of the best epoch are kept.
+``SequenceModel`` holds what a trained tagger is: tags, a featurizer and
+templates that turn inputs into hashed feature keys, an emission
+``WeightTable`` and a dense transition vector, and the constraints of
+:class:`fasttag._sequence.Search`.  Those are forbidden transitions, a tag
+dictionary or per-position candidate classes, and pruning of open
+positions to their best ``prune_k`` tags.  Decoding is Viterbi or greedy.
+Training lives in :mod:`fasttag.trainer`.
 """
-import sys
-import time
-
 import numpy as np
 
-from ._core import AveragedVector, WeightTable
+from ._core import WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from .errors import InputError, ModelFormatError
 from .modelfile import header_int
@@ -32,17 +23,23 @@ BATCH_TOKENS = 50_000
 class SequenceModel:
     """Tags, templates, weights and constraints of one sequence task.
 
-    ``featurizer`` has ``attribute_names`` and ``attributes(tokens,
-    columns)``; ``allowed`` is a transition mask (see ``_sequence``);
-    ``tagdict`` maps a token to a candidate class index into
-    ``tagdict_classes`` (tuples of tag ids).  A featurizer may also define
-    ``candidate_classes(tokens, columns) -> int32 array or None``: per-token
-    class indices into ``tagdict_classes`` (-1: open), used instead of the
-    tag dictionary (segmentation constrains positions this way).  A
-    featurizer with ``n_type_attributes`` (a per-word-type cache) also
-    provides ``lookup(tokens) -> (type ids, their rows)``, taken in one step
-    so that threads sharing the model never read rows another thread is
-    replacing.
+    A model decodes *examples*: ``(input, context)`` pairs.  The featurizer
+    decides what they are.  A token featurizer (``attribute_names`` and
+    ``attributes(tokens, contexts)``) reads token lists, and ``context`` is
+    the example's per-token feature columns or None.  A featurizer with
+    ``batch(inputs, contexts) -> Batch`` reads whole inputs itself (the
+    characters of a line, say), and returns per-position attributes,
+    bounds, and optionally per-position candidate classes.  Batch
+    featurizers use ``context`` for per-example side data, such as the
+    jackknife fold of a training line.
+
+    ``allowed`` is a transition mask (see ``_sequence``).  ``tagdict_classes``
+    are tuples of tag ids.  ``tagdict`` maps a token to a class index.
+    Candidate classes from a batch featurizer take the tag dictionary's
+    place.  A token featurizer with ``n_type_attributes`` (a per-word-type
+    cache) also provides ``lookup(tokens) -> (type ids, their rows)``.
+    The ids and rows come in one step, so threads sharing the model never
+    read rows that another thread is replacing.
     """
 
     def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
@@ -81,50 +78,63 @@ class SequenceModel:
 
     # ------------------------------------------------------------ batches
 
-    def _candidates(self, tokens, columns=None):
-        classes = None
-        by_position = getattr(self.featurizer, "candidate_classes", None)
-        if by_position is not None:
-            classes = by_position(tokens, columns)
-        elif self.tagdict:
-            get = self.tagdict.get
-            classes = np.array([get(t, -1) for t in tokens], dtype=np.int32)
+    def _class_offsets(self):
+        """(offsets, flat tag ids) of ``tagdict_classes`` for the decoder."""
+        if not self.tagdict_classes:
+            return np.zeros(1, np.int64), np.zeros(0, np.int32)
+        offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in self.tagdict_classes], out=offsets[1:])
+        flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
+        return offsets, flat
+
+    def _candidates(self, classes):
+        """The decoder's candidate triple for per-position class indices
+        (-1: open), or None when nothing is constrained."""
         if classes is None:
             return None
-        offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(c) for c in self.tagdict_classes])
-        flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
-        if not len(self.tagdict_classes):
-            offsets, flat = np.zeros(1, np.int64), np.zeros(0, np.int32)
-        return classes, offsets, flat
+        return (classes,) + self._class_offsets()
 
-    def _flatten(self, sentences):
-        """(bounds, tokens, columns) of a list of (tokens, columns) pairs."""
-        bounds = np.zeros(len(sentences) + 1, dtype=np.int64)
-        np.cumsum([len(tokens) for tokens, _ in sentences], out=bounds[1:])
-        tokens = [t for toks, _ in sentences for t in toks]
+    def _token_classes(self, tokens):
+        if not self.tagdict:
+            return None
+        get = self.tagdict.get
+        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int32, count=len(tokens))
+
+    def _flatten(self, examples):
+        """(bounds, tokens, per-token columns or None) of token examples."""
+        bounds = np.zeros(len(examples) + 1, dtype=np.int64)
+        np.cumsum([len(tokens) for tokens, _ in examples], out=bounds[1:])
+        tokens = [t for toks, _ in examples for t in toks]
         columns = None
         if getattr(self.featurizer, "n_columns", 0):
-            columns = [c for _, cols in sentences for c in cols]
+            columns = [c for _, cols in examples for c in cols]
         return bounds, tokens, columns
 
-    def _batch_keys(self, sentences):
-        """(keys, bounds, candidates) for a list of (tokens, columns) pairs."""
-        bounds, tokens, columns = self._flatten(sentences)
+    def featurize(self, examples):
+        """(keys, bounds, candidates, batch) of a list of (input, context)
+        examples: every template's feature keys per position.  ``batch``
+        is the batch featurizer's output (None for token featurizers)."""
+        if hasattr(self.featurizer, "batch"):
+            batch = self.featurizer.batch([x for x, _ in examples], [c for _, c in examples])
+            return (self.templates.keys(batch.attrs, batch.bounds), batch.bounds,
+                    self._candidates(batch.classes), batch)
+        bounds, tokens, columns = self._flatten(examples)
         attrs = self.featurizer.attributes(tokens, columns)
-        return self.templates.keys(attrs, bounds), bounds, self._candidates(tokens, columns)
+        return (self.templates.keys(attrs, bounds), bounds,
+                self._candidates(self._token_classes(tokens)), None)
 
-    def _search(self, emit, trans, candidates):
+    def search(self, emit, trans, candidates):
+        """The decoder over weights ``emit``/``trans`` with this model's
+        constraints."""
         return Search(emit, trans, len(self.tags), allowed=self.allowed,
                       candidates=candidates, prune_k=self.prune_k)
 
-    def _batch_split(self, sentences, emit):
-        """Like :meth:`_batch_keys`, but the type-only templates are scored
+    def _featurize_split(self, examples, emit):
+        """Like :meth:`featurize`, but the type-only templates are scored
         once per distinct word type: (context keys, bounds, candidates,
-        per-type base scores, type index per token).  The featurizer's
-        ``lookup(tokens) -> (type ids, rows)`` gives the type rows."""
+        per-type base scores, type index per token)."""
         type_templates, context_templates = self._split
-        bounds, tokens, columns = self._flatten(sentences)
+        bounds, tokens, columns = self._flatten(examples)
         # ids and the rows they index come from one lookup: another thread
         # may clear the type cache between two calls
         ids, rows = self.featurizer.lookup(tokens)
@@ -137,122 +147,44 @@ class SequenceModel:
             np.zeros(len(unique) + 1, dtype=np.int64)
         base = emit.score_batch(type_keys.ravel(), offsets, n_classes=len(self.tags))
         keys = context_templates.keys(attrs, bounds)
-        return keys, bounds, self._candidates(tokens, columns), base, index.astype(np.int64)
+        return (keys, bounds, self._candidates(self._token_classes(tokens)), base,
+                index.astype(np.int64))
 
-    def predict_ids(self, sentences, emit=None, trans=None):
-        """Tag ids (an int32 array) per sentence, for a list of (tokens,
-        columns) pairs."""
+    def predict_chunks(self, examples, emit=None, trans=None):
+        """The one prediction path: ``(tag ids, bounds, batch)`` for
+        successive chunks of the examples (``batch`` as in
+        :meth:`featurize`).  Uses the model's averaged weights unless
+        ``emit``/``trans`` are given."""
+        emit = self.emit if emit is None else emit
+        trans = self.trans if trans is None else trans
+        greedy = self.decoder == "greedy"
+        for chunk in _chunks(examples, BATCH_TOKENS):
+            if self._split is not None:
+                keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
+                ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
+                                                             base=base, base_index=index)
+                batch = None
+            else:
+                keys, bounds, cands, batch = self.featurize(chunk)
+                ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
+            yield ids, bounds, batch
+
+    def predict_ids(self, examples, emit=None, trans=None):
+        """Tag ids (an int32 array) per example."""
         out = []
-        for ids, bounds in self._predict_chunks(sentences, emit, trans):
+        for ids, bounds, _ in self.predict_chunks(examples, emit, trans):
             out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1))
         return out
 
-    def predict_tags(self, sentences):
-        """Tag strings per sentence (the fast path for taggers)."""
+    def predict_tags(self, examples):
+        """Tag strings per example."""
         names = np.array(self.tags, dtype=object)
         out = []
-        for ids, bounds in self._predict_chunks(sentences):
+        for ids, bounds, _ in self.predict_chunks(examples):
             flat = names[ids].tolist()
             b = bounds.tolist()
             out.extend(flat[b[i]:b[i + 1]] for i in range(len(b) - 1))
         return out
-
-    def _predict_chunks(self, sentences, emit=None, trans=None):
-        """(tag ids, bounds) for successive chunks of the sentences."""
-        emit = self.emit if emit is None else emit
-        trans = self.trans if trans is None else trans
-        greedy = self.decoder == "greedy"
-        for chunk in _chunks(sentences, BATCH_TOKENS):
-            if self._split is not None:
-                keys, bounds, cands, base, index = self._batch_split(chunk, emit)
-                ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
-                                                              base=base, base_index=index)
-            else:
-                keys, bounds, cands = self._batch_keys(chunk)
-                ids = self._search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
-            yield ids, bounds
-
-    # ------------------------------------------------------------ training
-
-    def fit(self, train, dev=None, epochs=10, seed=0, evaluate=None, verbose=None, name="train",
-            algorithm="perceptron", k=1, C=None):
-        """Train on ``train``: a list of (tokens, columns, tag ids) triples.
-
-        ``algorithm`` is "perceptron" (Collins) or "mira" (k-best MIRA with
-        ``k`` sequences per update and aggressiveness ``C``, default 1.0).
-
-        ``evaluate(predicted_id_lists) -> float`` scores the dev set (token
-        accuracy when None); the best epoch's averaged weights are kept.
-        Returns a list of per-epoch statistics.
-        """
-        if verbose is None:
-            verbose = sys.stderr.isatty()
-        if epochs < 1:
-            raise ValueError("epochs must be at least 1")
-        if algorithm not in ("perceptron", "mira"):
-            raise ValueError(f"algorithm must be 'perceptron' or 'mira', not {algorithm!r}")
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        C = 1.0 if C is None else float(C)
-        if not C > 0:
-            raise ValueError("C must be positive")
-        if not train:
-            raise ValueError("no training sentences")
-        keys, bounds, cands = self._batch_keys([(t, c) for t, c, _ in train])
-        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train]) \
-            if keys.shape[0] else np.zeros(0, np.int32)
-        if dev:
-            dev_keys = self._batch_keys([(t, c) for t, c, _ in dev])
-            dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
-        emit = WeightTable(initial_features=1 << 16)
-        trans = AveragedVector(transition_size(len(self.tags)))
-        search = self._search(emit, trans, cands)
-        rng = np.random.default_rng(seed)
-        step = 0
-        best = None
-        history = []
-        n_tokens = int(gold.shape[0])
-        for epoch in range(1, epochs + 1):
-            order = rng.permutation(len(train)).astype(np.int64)
-            t0 = time.perf_counter()
-            if algorithm == "mira":
-                from ._kbest import mira_epoch
-                wrong, step = mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C)
-            else:
-                wrong, step = search.train_epoch(trans, keys, bounds, gold, order, step,
-                                                 greedy=self.decoder == "greedy")
-            seconds = time.perf_counter() - t0
-            stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
-                     "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
-            if dev or epoch == epochs:
-                avg_emit = emit.averaged(step)
-                avg_trans = trans.averaged(step)
-            if dev:
-                d_keys, d_bounds, d_cands = dev_keys
-                ids = self._search(avg_emit, avg_trans, d_cands).decode(
-                    d_keys, d_bounds, greedy=self.decoder == "greedy")
-                pred = [ids[d_bounds[i]:d_bounds[i + 1]] for i in range(len(dev))]
-                if evaluate is None:
-                    score = float(np.mean(np.concatenate(pred) == np.concatenate(dev_gold))) \
-                        if d_bounds[-1] else 0.0
-                else:
-                    score = evaluate(pred)
-                stats["dev_score"] = score
-                if best is None or score > best[0]:
-                    best = (score, epoch, avg_emit, avg_trans)
-            elif epoch == epochs:
-                best = (None, epoch, avg_emit, avg_trans)
-            history.append(stats)
-            if verbose:
-                dev_text = f"  dev {stats['dev_score']:.4f}" if "dev_score" in stats else ""
-                print(f"[fasttag {name}] epoch {epoch}/{epochs}  train acc {stats['train_accuracy']:.4f}"
-                      f"{dev_text}  {stats['tokens_per_second']:,.0f} tokens/s", file=sys.stderr)
-        score, best_epoch, self.emit, self.trans = best
-        self.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
-                              "algorithm": algorithm, "k": k, "C": C,
-                              "dev_score": score, "train_tokens": n_tokens,
-                              "train_sentences": len(train)}
-        return history
 
     # ------------------------------------------------------------ storage
 

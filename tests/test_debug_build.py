@@ -32,7 +32,7 @@ PKG_ROOT = Path(fasttag.__file__).resolve().parents[1]  # the fasttag under test
 # the second without a change here.  Tests of the real corpora skip in the
 # copy (../shared/data is not beside it); this file's build tests skip there,
 # its regression tests run.
-PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_segmentation_metrics.py"]
+PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_metrics_segmentation.py"]
 LONGEST = ["tests/test_model_fuzz.py", "tests/test_linear_safety.py"]
 # the model-file fuzzer at a sixth of its size: the release run fuzzes in full
 FUZZ_BATCHES = "10"

@@ -9,6 +9,7 @@ from fasttag._core import AveragedVector, WeightTable
 from fasttag._kbest import KBest, kbest, mira_epoch
 from fasttag._sequence import Search, transition_size
 from fasttag.sequence import SequenceModel
+from fasttag.trainer import fit
 from fasttag.features import WordFeaturizer
 
 
@@ -239,7 +240,7 @@ def test_sequence_model_fit_with_mira(k):
     tags = ["D", "N", "V"]
     train = [(s, None, [tags.index(vocab[w]) for w in s]) for s in data]
     model = SequenceModel(tags, WordFeaturizer(), ["bias", "word[0]", "word[-1]"])
-    model.fit(train, epochs=5, algorithm="mira", k=k, C=1.0, verbose=False)
+    fit(model, train, epochs=5, algorithm="mira", k=k, C=1.0, verbose=False)
     pred = model.predict_ids([(s, None) for s, _, _ in train])
     acc = np.mean(np.concatenate(pred) == np.concatenate([g for _, _, g in train]))
     assert acc == 1.0

@@ -10,8 +10,10 @@ from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag import cli
-from fasttag.segmentation_metrics import score_segmentation
-from fasttag.segmenter import Segmenter, _gold_tags, _word_f1
+from fasttag.metrics import score_segmentation
+from fasttag import Segmenter
+from fasttag.metrics import bmes_word_f1
+from fasttag.schemes import bmes_ids
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = DATA / "sample_zh_train.txt"
@@ -228,7 +230,7 @@ def test_dev_scorer_matches_sighan_scorer():
             gold.append(_random_split(text, rng))
             pred.append(_random_split(text, rng))
         expected = score_segmentation(gold, pred)["f1"]
-        got = _word_f1(_ids(pred), _ids(gold))
+        got = bmes_word_f1(_ids(pred), _ids(gold))
         assert got == pytest.approx(expected)
 
 
@@ -243,7 +245,7 @@ def _random_split(text, rng):
 
 
 def _ids(sents):
-    flat = _gold_tags(sents)
+    flat = bmes_ids([len(w) for ws in sents for w in ws])
     out, pos = [], 0
     for ws in sents:
         n = sum(map(len, ws))

@@ -18,7 +18,7 @@ import pytest
 import fasttag
 from fasttag import modelfile
 from fasttag.charfeatures import CANDIDATE_CLASSES
-from fasttag.segmenter import Segmenter
+from fasttag import Segmenter
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = DATA / "sample_zh_train.txt"
@@ -139,7 +139,7 @@ def test_add_words_is_atomic_on_bad_input(zh, tmp_path):
 def test_add_words_is_atomic_when_building_fails(zh, monkeypatch):
     """An error while the word sets are built (out of memory) leaves the
     segmenter unchanged: the words are stored only once all is built."""
-    import fasttag.segmenter as segmenter_module
+    import fasttag.tasks.seg as segmenter_module
     seg = _fresh(zh)
     seg.add_words(["学学习计"])
     before = _outputs(seg)

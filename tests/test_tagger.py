@@ -8,7 +8,7 @@ import pytest
 import fasttag
 from fasttag import ModelFormatError
 from fasttag.cli import main
-from fasttag.tagger import Tagger
+from fasttag import Tagger
 
 SENTENCES = [
     (["Солнце", "светит", "ярко", "."], ["NOUN", "VERB", "ADV", "PUNCT"]),
@@ -136,8 +136,8 @@ def test_per_type_scoring_equals_per_token_scoring(tiny):
     vocab = [w for words, _ in SENTENCES for w in words] + ["new", "Words", "ÄÖÜ", "42"]
     sents = [[rng.choice(vocab) for _ in range(rng.randint(0, 12))] for _ in range(200)]
     pairs = [(s, None) for s in sents]
-    keys, bounds, cands = model._batch_keys(pairs)
-    full = model._search(model.emit, model.trans, cands).decode(keys, bounds)
+    keys, bounds, cands, _ = model.featurize(pairs)
+    full = model.search(model.emit, model.trans, cands).decode(keys, bounds)
     fast = model.predict_ids(pairs)
     assert [row.tolist() for row in fast] == [full[bounds[i]:bounds[i + 1]].tolist() for i in range(len(sents))]
     assert model._split is not None and len(model._split[0]) > 10

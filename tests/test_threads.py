@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fasttag
-from fasttag.spantagger import SpanTagger
+from fasttag import SpanTagger
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 N_THREADS = 6

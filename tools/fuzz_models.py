@@ -1275,9 +1275,9 @@ def _build_seed_models(dest):
     """Train the seed models into ``dest``; returns {name: info}.  Each info
     has ``file``, ``family`` (which inputs use it) and ``loader``."""
     from fasttag import linear as L
-    from fasttag.segmenter import Segmenter
-    from fasttag.spantagger import SpanTagger
-    from fasttag.tagger import Tagger
+    from fasttag import Segmenter
+    from fasttag import SpanTagger
+    from fasttag import Tagger
     quiet = dict(verbose=False)
     seeds = {}
 
@@ -1378,7 +1378,7 @@ def build_seeds(cache_dir=None, bundled=True):
     for info in seeds.values():
         info["path"] = str(folder / info["file"])
     if bundled:
-        from fasttag import loading
+        from fasttag import store as loading
         for lang, family in (("en", "pos"), ("zh", "seg")):
             try:
                 path = loading.default_model_path(lang)
@@ -1673,9 +1673,9 @@ def _use_generic(model, case, ph, tmp):
 
 def _uses():
     from fasttag.linear._base import LinearModel
-    from fasttag.segmenter import Segmenter
-    from fasttag.spantagger import SpanTagger
-    from fasttag.tagger import Tagger
+    from fasttag import Segmenter
+    from fasttag import SpanTagger
+    from fasttag import Tagger
     return [(Tagger, _use_tagger), (Segmenter, _use_segmenter), (SpanTagger, _use_spans),
             (LinearModel, _use_linear)]
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .. import modelfile
+from .. import modelfile, store
 from ..errors import ModelFormatError
 from .._linear import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, check_classification_targets,
@@ -95,7 +95,7 @@ def check_choice(est, name, choices):
         raise ValueError(f"{name} must be one of {list(choices)}, got {v!r}")
 
 
-class LinearModel(BaseEstimator):
+class LinearModel(modelfile.Stored, BaseEstimator):
     """Base of every learner in :mod:`fasttag.linear`.
 
     Subclasses implement ``_init_state(n_columns, n_vectors, rng)``,
@@ -313,8 +313,8 @@ class LinearModel(BaseEstimator):
         """Set (and check) the attributes of :meth:`_header_extras`;
         raise ValueError for a malformed entry."""
 
-    def to_bytes(self):
-        """The fitted model as a fasttag model file (JSON header + arrays)."""
+    def _parts(self):
+        """The fitted model's header and arrays (see :class:`fasttag.modelfile.Stored`)."""
         check_is_fitted(self)
         params = {}
         for k, v in self.get_params().items():
@@ -340,29 +340,8 @@ class LinearModel(BaseEstimator):
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
                 raise ValueError(f"cannot save this {type(self).__name__}: {name} holds NaN or "
                                  "infinity (training diverged; try a smaller eta0 or scaled inputs)")
-        return modelfile.dumps(header, arrays)
-
-    def save(self, path):
-        """Write :meth:`to_bytes` atomically to ``path``."""
-        data = self.to_bytes()
-        header, arrays = modelfile.loads(data)
-        modelfile.write(path, header, arrays)
-
-    @classmethod
-    def from_bytes(cls, data):
-        """Rebuild an estimator written by :meth:`to_bytes`; raises
-        :class:`~fasttag.errors.ModelFormatError` for anything else."""
-        header, arrays = modelfile.loads(data)
-        return cls._from_parts(header, arrays)
-
-    @classmethod
-    def load(cls, path):
-        """Load a model file written by :meth:`save` (see :meth:`from_bytes`)."""
-        header, arrays = modelfile.read(path)
-        try:
-            return cls._from_parts(header, arrays)
-        except ModelFormatError as exc:
-            raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
+        store.stamp(header, FEATURIZERS[self._input_kind], 1)
+        return header, arrays
 
     @classmethod
     def _from_parts(cls, header, arrays):
@@ -392,6 +371,7 @@ class LinearModel(BaseEstimator):
         input_kind = header.get("input_kind")
         if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
             raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
+        store.check_stamp(header, FEATURIZERS[input_kind], 1)
         n_iter = header.get("n_iter")
         if type(n_iter) is not int or not 1 <= n_iter <= MAX_COUNT:
             raise ValueError(f"n_iter must be an int in [1, 2**62], got {_short(n_iter)}")
@@ -465,7 +445,11 @@ class LinearModel(BaseEstimator):
         return est
 
 
-_HEADER_KEYS = frozenset({"kind", "params", "input_kind", "n_iter", "loss_curve", "n_features_in",
+#: The featurizer of each input kind: feature strings are hashed (so the
+#: hash function matters); numeric columns are taken as they are.
+FEATURIZERS = {"features": "hashed-features", "numeric": "numeric-columns"}
+
+_HEADER_KEYS = frozenset({"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "loss_curve", "n_features_in",
                           "classes", "classes_dtype"})
 
 

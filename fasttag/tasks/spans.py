@@ -28,28 +28,23 @@ Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
 feature column unless ``feature_columns`` is given.
 """
-import json
-import sys
 import time
 from collections import Counter
 
 import numpy as np
 
-from . import io as ftio
-from . import modelfile
-from . import spans as ftspans
-from .errors import FasttagError, InputError, ModelFormatError
-from .features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
-from .sequence import SequenceModel
+from .. import io as ftio
+from .. import metrics, schemes
+from ..errors import InputError, ModelFormatError
+from ..features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..sequence import SequenceModel
+from ..task import SequenceTask
 
-KIND = "spans"
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
 DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
 _EXTRAS_LAYOUTS = ([], list(DOCUMENT_EXTRAS), ["gaz"], list(DOCUMENT_EXTRAS) + ["gaz"])
-DEFAULT_EPOCHS = {"chunk": 8, "ner": 15, None: 10}
 
-__all__ = ["SpanTagger", "SpanFeaturizer", "span_templates", "read_gazetteer",
-           "train_command", "tag_command", "eval_command"]
+__all__ = ["SpanTagger", "SpanFeaturizer", "span_templates", "read_gazetteer", "Gazetteer"]
 
 
 # ---------------------------------------------------------------- features
@@ -288,15 +283,15 @@ def _extras_row(w, role, head, want, stats, own_role):
 
 # ---------------------------------------------------------------- gazetteers
 
-def read_gazetteer(path):
-    """Entries of a gazetteer file: one per line, tokens separated by
-    whitespace; blank lines and lines starting with ``#`` are skipped."""
+def read_gazetteer(source):
+    """Entries of a gazetteer (a path, or lines): one per line, tokens
+    separated by whitespace; blank lines and lines starting with ``#``
+    are skipped."""
     entries = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                entries.append(" ".join(line.split()))
+    for line in ftio.read_lines(source, "the gazetteer"):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            entries.append(" ".join(line.split()))
     return entries
 
 
@@ -380,10 +375,10 @@ def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
     out = []
     for j in feature_columns:
         if not -n_cols <= j < n_cols:
-            raise FasttagError(f"feature column {j} is out of range: the file has {n_cols} columns")
+            raise InputError(f"feature column {j} is out of range: the file has {n_cols} columns")
         j %= n_cols
         if j == w or j == t:
-            raise FasttagError(f"feature column {j} is the word or the tag column")
+            raise InputError(f"feature column {j} is the word or the tag column")
         out.append(j)
     return out
 
@@ -408,15 +403,18 @@ def _bad_input(sentences, columns=None):
     return None
 
 
-# ---------------------------------------------------------------- the tagger
 
-class SpanTagger(modelfile.Stored):
+class SpanTagger(SequenceTask):
     """A trained chunker or named-entity tagger.  Create with :meth:`train`
     or :func:`fasttag.load`."""
 
+    task = "spans"
+    kind = "spans"
+    featurizer = ("spans", 1)
+    primary = "f1"
+
     def __init__(self, model, meta=None, gazetteer=None):
-        self.model = model
-        self.meta = dict(meta or {})
+        super().__init__(model, meta)
         self.gazetteer = gazetteer
 
     # ------------------------------------------------------------ properties
@@ -434,7 +432,7 @@ class SpanTagger(modelfile.Stored):
     @property
     def types(self):
         """The span types (NP, PER, ...), sorted."""
-        return sorted({ftspans.split_tag(t)[1] for t in self.model.tags} - {""})
+        return sorted({schemes.split_tag(t)[1] for t in self.model.tags} - {""})
 
     @property
     def feature_columns(self):
@@ -442,112 +440,117 @@ class SpanTagger(modelfile.Stored):
 
     # ------------------------------------------------------------ training
 
-    @classmethod
-    def train(cls, train, dev=None, *, task=None, scheme=None, column=None, word_column=0,
-              feature_columns=None, gazetteers=None, epochs=None, seed=0, templates=None,
-              document_features=None, internal_scheme=INTERNAL_SCHEME, algorithm="perceptron",
-              k=1, C=None, verbose=None, corpus=None, licence=None):
-        """Train on ``train`` (a column file path or Sentence objects), keeping
-        the epoch with the best span F1 on ``dev`` when given.
 
-        ``scheme``: of the files ("iob1", "iob2", "bioes"; detected when
-        None).  ``column``: tag column (default last); ``word_column``
-        (default 0); ``feature_columns``: columns used as features (default:
-        every other column).  ``gazetteers``: {type: path or list of
-        entries}.  ``document_features``: document-level features (default:
-        on unless ``task`` is "chunk").  ``internal_scheme``: "bioes"
-        (default) or "iob2", the scheme learned and decoded with.
-        ``epochs``: default 8 for "chunk", 15 for "ner", 10 otherwise.
-        ``algorithm``, ``k``, ``C``: as
-        :meth:`fasttag.sequence.SequenceModel.fit` ("perceptron" or k-best
-        "mira").
-        """
-        tag_column = -1 if column is None else column
-        sents, doc_ids = _read_sentences(train, word_column, tag_column)
-        keep = [i for i, s in enumerate(sents) if s.words]
-        sents = [sents[i] for i in keep]
-        doc_ids = [doc_ids[i] for i in keep]
-        if not sents:
-            raise FasttagError("no training sentences")
+    # ------------------------------------------------------------ task hooks
+
+    @classmethod
+    def _task_name(cls, options):
+        task = options.pop("task", None)
+        if task not in (None, "chunk", "ner"):
+            raise InputError(f"task must be 'chunk', 'ner' or None, not {task!r}")
+        return task or "spans"
+
+    def _eval_task(self):
+        return self.meta.get("task") or "spans"
+
+    @classmethod
+    def _read(cls, data, opts, what):
+        """(Sentence, document id) pairs of the non-empty sentences."""
+        column = opts.get("column")
+        if isinstance(column, str):
+            raise InputError(f"a span tagger reads column files: the tag column is a number, not {column!r}")
+        sents, docs = _read_sentences(data, opts.get("word_column", 0), -1 if column is None else column)
+        return [(s, d) for s, d in zip(sents, docs) if s.words]
+
+    @classmethod
+    def _build(cls, examples, opts):
+        sents = [s for s, _ in examples]
         if any(s.tags is None for s in sents):
-            raise FasttagError("training data has no tag column")
+            raise InputError("training data has no tag column")
         n_cols = len(sents[0].rows[0])
-        feats = _resolve_columns(n_cols, word_column, tag_column, feature_columns)
-        if scheme is None:
-            scheme = ftspans.detect_scheme(s.tags for s in sents)
-        if scheme not in ftspans.SCHEMES:
-            raise FasttagError(f"unknown scheme {scheme!r}; expected one of {', '.join(ftspans.SCHEMES)}")
+        word_column = opts["word_column"]
+        tag_column = -1 if opts["column"] is None else opts["column"]
+        feats = _resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
+        scheme = opts["scheme"] or schemes.detect_scheme(s.tags for s in sents)
         _check_tags(sents, scheme)
-        if document_features is None:
-            document_features = task != "chunk"
         gaz = None
-        if gazetteers:
+        if opts["gazetteers"]:
             lists = {}
-            for typ, src in dict(gazetteers).items():
+            for typ, src in dict(opts["gazetteers"]).items():
                 lists[typ] = read_gazetteer(src) if isinstance(src, str) or hasattr(src, "__fspath__") \
                     else [" ".join(str(e).split()) for e in src]
             gaz = Gazetteer(lists)
-        extras = []
-        if document_features:
-            extras += list(DOCUMENT_EXTRAS)
+        extras = list(DOCUMENT_EXTRAS) if opts["document_features"] else []
         if gaz is not None:
             extras.append("gaz")
-        if internal_scheme not in ("bioes", "iob2"):
-            raise FasttagError(f"internal scheme must be bioes or iob2, not {internal_scheme!r}")
-        internal = [ftspans.convert(s.tags, scheme, internal_scheme) for s in sents]
-        types = sorted({ftspans.split_tag(t)[1] for tags in internal for t in tags} - {""})
+        internal_scheme = opts["internal_scheme"]
+        types = sorted({schemes.split_tag(t)[1] for s in sents
+                        for t in schemes.convert(s.tags, scheme, internal_scheme)} - {""})
         prefixes = "BIES" if internal_scheme == "bioes" else "BI"
         tags = ["O"] + [f"{p}-{t}" for t in types for p in prefixes]
-        index = {t: i for i, t in enumerate(tags)}
-        featurizer = SpanFeaturizer(len(feats), extras)
-        if templates is None:
-            templates = span_templates(len(feats), extras)
-        model = SequenceModel(tags, featurizer, templates, allowed=_allowed_mask(tags, internal_scheme))
-        meta = {"task": task, "scheme": scheme, "internal_scheme": internal_scheme,
+        templates = opts["templates"] or span_templates(len(feats), extras)
+        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras), templates,
+                              allowed=schemes.allowed_mask(tags, internal_scheme), decoder=opts["decoder"])
+        task = opts["task"]
+        meta = {"task": None if task == "spans" else task, "scheme": scheme, "internal_scheme": internal_scheme,
                 "word_column": word_column % n_cols, "tag_column": tag_column % n_cols,
-                "n_columns": n_cols,
-                "feature_columns": feats, "extras": extras,
-                "document_features": bool(document_features)}
-        tagger = cls(model, meta, gaz)
-        columns = tagger._columns(sents, doc_ids)
-        data = [(s.words, cols, [index[t] for t in tags_])
-                for s, cols, tags_ in zip(sents, columns, internal)]
-        dev_data = evaluate = None
-        if dev is not None:
-            dsents, ddocs = _read_sentences(dev, word_column, tag_column)
-            keep = [i for i, s in enumerate(dsents) if s.words]
-            dsents = [dsents[i] for i in keep]
-            ddocs = [ddocs[i] for i in keep]
-            if any(s.tags is None for s in dsents):
-                raise FasttagError("development data has no tag column")
-            dscheme = _scoring_scheme([s.tags for s in dsents], scheme)
-            dgold = [list(s.tags) for s in dsents]
-            dcols = tagger._columns(dsents, ddocs)
-            dev_data = [(s.words, c, [0] * len(s.words)) for s, c in zip(dsents, dcols)]
+                "n_columns": n_cols, "feature_columns": feats, "extras": extras,
+                "document_features": bool(opts["document_features"])}
+        return cls(model, meta, gaz)
 
-            gold_spans = _span_set(dgold, dscheme)
+    def _encode(self, examples, training=False):
+        sents = [s for s, _ in examples]
+        columns = self._columns(sents, [d for _, d in examples])
+        index = self.model.tag_index
+        out = []
+        for s, cols in zip(sents, columns):
+            gold = None
+            if s.tags is not None:
+                internal = schemes.convert(s.tags, self.scheme, self.internal_scheme) if training else s.tags
+                gold = [index.get(t, -1) for t in internal]
+            out.append((s.words, cols, gold))
+        return out
 
-            def evaluate(pred_ids):
-                pred = _id_span_set(pred_ids, tags) if internal_scheme == "bioes" else None
-                if pred is None:       # not a valid BIOES sequence: the slow way
-                    pred = _span_set([to_scheme([tags[i] for i in ids.tolist()], internal_scheme,
-                                                dscheme) for ids in pred_ids], dscheme)
-                correct = len(gold_spans & pred)
-                p = correct / len(pred) if pred else 0.0
-                r = correct / len(gold_spans) if gold_spans else 0.0
-                return 200 * p * r / (p + r) if p + r else 0.0
-        if epochs is None:
-            epochs = DEFAULT_EPOCHS.get(task, DEFAULT_EPOCHS[None])
-        t0 = time.perf_counter()
-        history = model.fit(data, dev_data, epochs=epochs, seed=seed, evaluate=evaluate,
-                            verbose=verbose, name=task or "spans", algorithm=algorithm, k=k, C=C)
-        tagger.meta["train_seconds"] = time.perf_counter() - t0
-        tagger.meta["history"] = history
-        if corpus:
-            tagger.meta["corpus"] = corpus
-        if licence:
-            tagger.meta["licence"] = licence
-        return tagger
+    def _dev_scorer(self, examples):
+        sents = [s for s, _ in examples]
+        if any(s.tags is None for s in sents):
+            raise InputError("development data has no tag column")
+        gold = [list(s.tags) for s in sents]
+        scheme = _scoring_scheme(gold, self.scheme)
+        gold_spans = _span_set(gold, scheme)
+        tags = self.model.tags
+
+        def score(pred_ids):
+            pred = _id_span_set(pred_ids, tags) if self.internal_scheme == "bioes" else None
+            if pred is None:       # not a valid BIOES sequence: the slow way
+                pred = _span_set([schemes.to_scheme([tags[i] for i in ids.tolist()], self.internal_scheme,
+                                                    scheme) for ids in pred_ids], scheme)
+            return metrics.span_f1(gold_spans, pred)
+        return score
+
+    def _reading_options(self, opts, given):
+        out = dict(opts)
+        if given.get("column") is None:
+            out["column"] = self.meta.get("tag_column", -1)
+        if given.get("word_column") is None:
+            out["word_column"] = self.meta.get("word_column", 0)
+        return out
+
+    def _predict(self, examples):
+        """Tags in the internal scheme: :meth:`_score` reads them in the
+        gold data's scheme."""
+        return self._predict_internal([s for s, _ in examples], [d for _, d in examples])
+
+    def _score(self, examples, outputs, opts):
+        gold = [list(s.tags) for s, _ in examples]
+        if any(s.tags is None for s, _ in examples):
+            raise InputError("the evaluation data has no tag column")
+        scheme = opts.get("scheme") or _scoring_scheme(gold, self.scheme)
+        pred = [schemes.to_scheme(p, self.internal_scheme, scheme) for p in outputs]
+        result = metrics.score_spans(gold, pred, scheme)
+        result["scheme"] = scheme
+        result["sentences"] = len(examples)
+        return result
 
     # ------------------------------------------------------------ tagging
 
@@ -562,7 +565,7 @@ class SpanTagger(modelfile.Stored):
                 for s in sents:
                     rows = getattr(s, "rows", None)
                     if rows is None:
-                        raise FasttagError(f"this model needs {len(feats)} feature columns per token")
+                        raise InputError(f"this model needs {len(feats)} feature columns per token")
                     if rows and len(rows[0]) <= max(feats):
                         raise InputError(f"the sentence starting on line {s.start_line} has "
                                          f"{len(rows[0])} column(s); this model reads feature "
@@ -575,7 +578,7 @@ class SpanTagger(modelfile.Stored):
             columns = [[tuple(c) for c in cs] for cs in columns]
             for w, cs in zip(words, columns):
                 if len(cs) != len(w) or any(len(c) != len(feats) for c in cs):
-                    raise FasttagError(f"this model needs {len(feats)} feature columns per token")
+                    raise InputError(f"this model needs {len(feats)} feature columns per token")
         if not extras:
             return columns
         if doc_ids is None:
@@ -594,9 +597,7 @@ class SpanTagger(modelfile.Stored):
     def _predict_internal(self, sents, doc_ids=None, columns=None):
         cols = self._columns(sents, doc_ids, columns)
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
-        names = self.model.tags
-        ids = self.model.predict_ids(list(zip(words, cols)))
-        return [[names[i] for i in row.tolist()] for row in ids]
+        return self.model.predict_tags(list(zip(words, cols)))
 
     def tag_sents(self, sentences, columns=None, documents=None):
         """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
@@ -624,7 +625,7 @@ class SpanTagger(modelfile.Stored):
                 raise
             raise err from None
         for i, p in zip(idx, pred):
-            out[i] = to_scheme(p, self.internal_scheme, self.scheme)
+            out[i] = schemes.to_scheme(p, self.internal_scheme, self.scheme)
         return out
 
     def tag(self, tokens, columns=None):
@@ -635,113 +636,100 @@ class SpanTagger(modelfile.Stored):
     def spans(self, tokens, columns=None):
         """The predicted spans of one sentence: (type, start, end) with end
         exclusive."""
-        return ftspans.spans(self.tag(tokens, columns), self.scheme)
+        return schemes.spans(self.tag(tokens, columns), self.scheme)
 
-    def evaluate(self, data, *, column=None, word_column=None, scheme=None):
-        """conlleval scores on a column file (or Sentence objects) with gold
-        tags: ``precision``, ``recall``, ``f1`` (percent), ``per_type``,
-        ``accuracy``, chunk counts, ``tokens``, ``seconds``,
-        ``tokens_per_second``.  The gold file's scheme is detected unless
-        given."""
-        if column is None:
-            column = self.meta.get("tag_column", -1)
-        if word_column is None:
-            word_column = self.meta.get("word_column", 0)
-        sents, docs = _read_sentences(data, word_column, column)
-        keep = [i for i, s in enumerate(sents) if s.words]
-        sents = [sents[i] for i in keep]
-        docs = [docs[i] for i in keep]
-        if any(s.tags is None for s in sents):
-            raise FasttagError("evaluation data has no tag column")
-        gold = [list(s.tags) for s in sents]
-        if scheme is None:
-            scheme = _scoring_scheme(gold, self.scheme)
-        t0 = time.perf_counter()
-        pred = self._predict_internal(sents, docs) if sents else []
-        seconds = time.perf_counter() - t0
-        pred = [to_scheme(p, self.internal_scheme, scheme) for p in pred]
-        result = ftspans.score_spans(gold, pred, scheme)
-        result["scheme"] = scheme
-        result["sentences"] = len(sents)
-        result["seconds"] = seconds
-        result["tokens_per_second"] = result["tokens"] / seconds if seconds > 0 else 0.0
-        return result
+
+    @staticmethod
+    def report(result):
+        """conlleval's text of an :meth:`evaluate` result."""
+        lines = [f"processed {result['tokens']} tokens with {result['gold_chunks']} phrases; "
+                 f"found: {result['pred_chunks']} phrases; correct: {result['correct_chunks']}.",
+                 f"accuracy: {100 * result['accuracy']:6.2f}%; precision: {100 * result['precision']:6.2f}%; "
+                 f"recall: {100 * result['recall']:6.2f}%; FB1: {100 * result['f1']:6.2f}"]
+        for typ, r in result["per_type"].items():
+            lines.append(f"{typ:>17}: precision: {100 * r['precision']:6.2f}%; recall: {100 * r['recall']:6.2f}%; "
+                         f"FB1: {100 * r['f1']:6.2f}  {r['pred']}")
+        lines.append(f"speed: {result['tokens_per_second']:,.0f} tokens/s")
+        return "\n".join(lines)
+
+    SENTENCES_PER_BATCH = 5000
+    DOCUMENT_BATCH = 1000
+
+    def tag_file(self, source, out, *, format=None):
+        """Tag a column file (or ``format="text"``: one sentence per line)
+        into the text stream ``out``: the input's lines with the predicted
+        tag appended, in the training files' scheme.  Documents
+        (``-DOCSTART-``) are tagged whole."""
+        if format not in (None, "conll", "text"):
+            raise InputError(f"a span tagger reads column files or text, not {format}")
+        if format == "text":
+            sentences = ftio.read_text(source)
+        else:
+            sentences = ftio.read_conll(source, word_column=self.meta.get("word_column", 0), tag_column=None)
+        batch, documents = [], False
+        for sent in sentences:
+            # batches are cut at document starts, so that document features
+            # see whole documents
+            starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
+            if batch and ((starts_doc and len(batch) >= self.DOCUMENT_BATCH)
+                          or (not documents and len(batch) >= self.SENTENCES_PER_BATCH)):
+                self._write_batch(batch, out, format)
+                batch = []
+            documents = documents or starts_doc
+            batch.append(sent)
+        if batch:
+            self._write_batch(batch, out, format)
+
+    def _write_batch(self, batch, out, format):
+        for sent, tags in zip(batch, self.tag_sents(batch)):
+            if format == "text":
+                ftio.write_text(sent, tags, out)
+            else:
+                ftio.write_conll(sent, tags, out, mode="append")
 
     # ------------------------------------------------------------ storage
 
-    def _parts(self):
-        header, arrays = self.model.to_parts()
-        header["kind"] = KIND
-        header["featurizer"] = {"name": "spans", "n_input_columns": len(self.feature_columns),
-                                "extras": list(self.meta.get("extras", []))}
-        header["meta"] = modelfile.stored_meta(self.meta)
-        if self.gazetteer is not None:
-            header["gazetteers"] = self.gazetteer.lists
-        return header, arrays
+    def _featurizer_options(self):
+        return {"n_input_columns": len(self.feature_columns), "extras": list(self.meta.get("extras", []))}
+
+    def _task_parts(self):
+        return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), {}
 
     @classmethod
-    def _from_parts(cls, header, arrays):
-        if header.get("kind") != KIND:
-            raise ModelFormatError(f"not a span tagger model (kind {header.get('kind')!r})")
-        try:
-            spec = header["featurizer"]
-            n_in = spec["n_input_columns"]
-            if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
-                raise ValueError(f"n_input_columns {n_in!r}")
-            extras = spec.get("extras", [])
-            meta = header.get("meta", {})
-            if not isinstance(meta, dict) or not isinstance(meta.get("feature_columns", []), list):
-                raise ValueError("meta is not an object with a feature_columns list")
-            lists = header.get("gazetteers")
-            gaz = Gazetteer({str(t): [str(e) for e in v] for t, v in lists.items()}) if lists else None
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ModelFormatError(f"corrupt fasttag model: bad span tagger header ({exc})") from None
+    def _featurizer_from(cls, spec, header, meta):
+        n_in = spec.get("n_input_columns")
+        if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
+            raise ModelFormatError(f"corrupt fasttag model: bad span tagger header (n_input_columns {n_in!r})")
+        extras = spec.get("extras", [])
+        if not isinstance(meta.get("feature_columns", []), list):
+            raise ModelFormatError("corrupt fasttag model: feature_columns is not a list")
         # train() writes the extras in one of these orders, once in the
         # featurizer and once in meta (which the column code reads)
         if extras not in _EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
             raise ModelFormatError("corrupt fasttag model: span tagger extras do not add up")
-        if ("gaz" in extras and gaz is None) \
-                or len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in ftspans.SCHEMES \
-                or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2"):
+        if len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in schemes.SCHEMES \
+                or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2") \
+                or meta.get("task") not in (None, "chunk", "ner"):
             raise ModelFormatError("corrupt fasttag model: span tagger settings do not add up")
-        model = SequenceModel.from_parts(header, arrays, SpanFeaturizer(n_in, extras))
+        return SpanFeaturizer(n_in, extras)
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        lists = header.get("gazetteers")
+        gaz = Gazetteer({str(t): [str(e) for e in v] for t, v in lists.items()}) if lists else None
+        if "gaz" in meta.get("extras", []) and gaz is None:
+            raise ModelFormatError("corrupt fasttag model: gazetteer features without a gazetteer")
         internal = meta.get("internal_scheme", INTERNAL_SCHEME)
         for t in model.tags:
-            p, _ = ftspans.split_tag(t)
+            p, _ = schemes.split_tag(t)
             if p not in ("O", "B", "I", "E", "S") or (internal == "iob2" and p in ("E", "S")):
                 raise ModelFormatError(f"corrupt fasttag model: {t!r} is not a {internal.upper()} tag")
         return cls(model, meta, gaz)
 
 
-def from_bioes(tags, scheme):
-    """A valid BIOES sequence (as the constrained decoder produces) in
-    ``scheme``; equal to ``spans.convert(tags, "bioes", scheme)`` for valid
-    input, without going through spans."""
-    if scheme == "bioes":
-        return list(tags)
-    out = []
-    prev_end_type = None       # type of a chunk that ended on the previous token
-    for t in tags:
-        p = t[0]
-        if p == "O":
-            out.append(t)
-            prev_end_type = None
-            continue
-        typ = t[2:]
-        if p == "B" or p == "S":
-            if scheme == "iob2" or prev_end_type == typ:
-                out.append("B-" + typ)
-            else:
-                out.append("I-" + typ)
-        else:
-            out.append("I-" + typ)
-        prev_end_type = typ if p in ("E", "S") else None
-    return out
-
-
 def _span_set(sequences, scheme):
     """Spans of many sequences as one set of (sentence, type, start, end)."""
-    return {(i,) + sp for i, seq in enumerate(sequences) for sp in ftspans.spans(seq, scheme)}
+    return {(i,) + sp for i, seq in enumerate(sequences) for sp in schemes.spans(seq, scheme)}
 
 
 def _id_span_set(pred_ids, tags):
@@ -764,33 +752,11 @@ def _id_span_set(pred_ids, tags):
             for a, b in zip(starts.tolist(), ends.tolist())}
 
 
-def to_scheme(tags, internal, scheme):
-    """A valid ``internal`` sequence (as the constrained decoder produces)
-    in ``scheme``."""
-    if internal == "bioes":
-        return from_bioes(tags, scheme)
-    if internal == scheme:
-        return list(tags)
-    return ftspans.convert(tags, internal, scheme)
-
-
-def _allowed_mask(tags, scheme=INTERNAL_SCHEME):
-    """The transition mask of valid ``scheme`` sequences over ``tags``."""
-    T = len(tags)
-    mask = np.zeros((T + 2) * T, dtype=np.uint8)
-    for t, cur in enumerate(tags):
-        mask[T * T + t] = ftspans.is_allowed(None, cur, scheme)
-        mask[(T + 1) * T + t] = ftspans.is_allowed_end(cur, scheme)
-        for p, prev in enumerate(tags):
-            mask[p * T + t] = ftspans.is_allowed(prev, cur, scheme)
-    return mask
-
-
 def _check_tags(sents, scheme):
     allowed = {"iob1": "BIO", "iob2": "BIO", "bioes": "BIOES"}[scheme]
     for s in sents:
         for t in s.tags:
-            p, typ = ftspans.split_tag(t)
+            p, typ = schemes.split_tag(t)
             if p not in allowed or (p == "O") != (typ == ""):
                 raise InputError(f"tag {t!r} (sentence starting on line {s.start_line}) "
                                  f"is not a {scheme.upper()} tag")
@@ -799,99 +765,8 @@ def _check_tags(sents, scheme):
 def _scoring_scheme(gold, trained):
     """The scheme to read gold tags in: conlleval reads IOB1 and IOB2 alike,
     so only BIOES differs."""
-    detected = ftspans.detect_scheme(gold)
+    detected = schemes.detect_scheme(gold)
     if detected == "bioes":
         return "bioes"
     return trained if trained in ("iob1", "iob2") else detected
 
-
-# ---------------------------------------------------------------- CLI
-
-def train_command(args):
-    """``fasttag train chunk|ner``."""
-    gazetteers = {}
-    for item in getattr(args, "gazetteer", None) or []:
-        typ, sep, path = item.partition("=")
-        if not sep or not typ or not path:
-            raise FasttagError(f"--gazetteer expects TYPE=FILE, not {item!r}")
-        gazetteers.setdefault(typ, [])
-        gazetteers[typ].extend(read_gazetteer(path))
-    tagger = SpanTagger.train(
-        args.train, dev=args.dev, task=args.task, scheme=args.scheme, column=args.column,
-        word_column=args.word_column, feature_columns=args.feature_columns,
-        gazetteers=gazetteers or None, epochs=args.epochs, seed=args.seed,
-        algorithm=args.algorithm, k=args.k, C=args.C,
-        verbose=None if not args.quiet else False)
-    tagger.save(args.output)
-    info = tagger.model.training_info
-    print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
-          + (f", dev F1 {info['dev_score']:.2f}" if info.get("dev_score") is not None else ""),
-          file=sys.stderr)
-    return 0
-
-
-SENTENCES_PER_BATCH = 5000
-DOCUMENT_BATCH = 1000
-
-
-def tag_command(tagger, args):
-    """``fasttag tag -m SPAN_MODEL``: the input's lines with the predicted
-    tag appended (in the training files' scheme).  Documents
-    (``-DOCSTART-``) are tagged whole."""
-    fmt = getattr(args, "format", None)
-    if fmt not in (None, "conll", "text"):
-        raise FasttagError(f"a span tagger reads column files, not {fmt}")
-    source = args.input if args.input else sys.stdin.buffer
-    out = open(args.output, "w", encoding="utf-8", newline="\n") if args.output else sys.stdout
-    word_column = tagger.meta.get("word_column", 0)
-    try:
-        if fmt == "text":
-            sentences = ftio.read_text(source)
-        else:
-            sentences = ftio.read_conll(source, word_column=word_column, tag_column=None)
-        batch, documents = [], False
-        for sent in sentences:
-            # batches are cut at document starts, so that document features
-            # see whole documents
-            starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
-            if batch and ((starts_doc and len(batch) >= DOCUMENT_BATCH)
-                          or (not documents and len(batch) >= SENTENCES_PER_BATCH)):
-                _tag_batch(tagger, batch, out, fmt)
-                batch = []
-            documents = documents or starts_doc
-            batch.append(sent)
-        if batch:
-            _tag_batch(tagger, batch, out, fmt)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        else:
-            out.flush()
-    return 0
-
-
-def _tag_batch(tagger, batch, out, fmt):
-    tags = tagger.tag_sents(batch)
-    for sent, ts in zip(batch, tags):
-        if fmt == "text":
-            ftio.write_text(sent, ts, out)
-        else:
-            ftio.write_conll(sent, ts, out, mode="append")
-
-
-def eval_command(tagger, args):
-    """``fasttag eval SPAN_MODEL TEST``: conlleval scores."""
-    column = args.column if isinstance(getattr(args, "column", None), int) else None
-    result = tagger.evaluate(args.test, column=column)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-        return 0
-    print(f"processed {result['tokens']} tokens with {result['gold_chunks']} phrases; "
-          f"found: {result['pred_chunks']} phrases; correct: {result['correct_chunks']}.")
-    print(f"accuracy: {result['accuracy']:6.2f}%; precision: {result['precision']:6.2f}%; "
-          f"recall: {result['recall']:6.2f}%; FB1: {result['f1']:6.2f}")
-    for typ, r in result["per_type"].items():
-        print(f"{typ:>17}: precision: {r['precision']:6.2f}%; recall: {r['recall']:6.2f}%; "
-              f"FB1: {r['f1']:6.2f}  {r['pred']}")
-    print(f"speed: {result['tokens_per_second']:,.0f} tokens/s", file=sys.stderr)
-    return 0

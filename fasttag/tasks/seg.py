@@ -66,72 +66,26 @@ its own dictionary, so whether a word is kept depends on its frequency and
 the competing paths; pkuseg's user dictionary is matched in the text by
 maximum matching before its model runs, closer to our force mode.)
 """
-import io as _io
 import itertools
-import json
 import os
-import sys
-import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
-from . import modelfile
-from .charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
-                           codepoints, word_hashes)
-from .errors import FasttagError, InputError, ModelFormatError
-from .segmentation_metrics import read_segmented, read_word_list, score_segmentation
-from .sequence import SequenceModel
-from .userdict import read_userdict
+from .. import io as ftio
+from .. import metrics, modelfile, schemes
+from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
+                            codepoints, word_hashes)
+from ..errors import InputError, ModelFormatError
+from ..sequence import SequenceModel
+from ..tables import table_from_arrays, table_to_arrays
+from ..task import SequenceTask
+from ..userdict import read_userdict
 
-KIND = "segmenter"
-DEFAULT_EPOCHS = 12
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
 
-__all__ = ["Segmenter", "bmes_allowed", "read_userdict", "train_command", "segment_command", "eval_command"]
-
-
-def bmes_allowed():
-    """The transition mask of B/M/E/S tagging (see :mod:`fasttag._sequence`)."""
-    T = 4
-    B, M, E, S = range(4)
-    allowed = np.zeros((T + 2) * T, dtype=np.uint8)
-    for p, nxt in ((B, (M, E)), (M, (M, E)), (E, (B, S)), (S, (B, S))):
-        for t in nxt:
-            allowed[p * T + t] = 1
-    for t in (B, S):
-        allowed[T * T + t] = 1             # start -> B, S
-    for p in (E, S):
-        allowed[(T + 1) * T + p] = 1       # E, S -> end
-    return allowed
-
-
-class _CharModel(SequenceModel):
-    """A SequenceModel whose "tokens" are lines: the featurizer sees whole
-    lines (for dictionary matches, runs and whitespace) and returns the
-    per-character candidate classes itself.  A sentence's "columns" is its
-    dictionary id (jackknife fold) or None."""
-
-    def _batch_keys(self, sentences):
-        lines = [s for s, _ in sentences]
-        ids = None
-        if sentences and sentences[0][1] is not None:
-            ids = [c for _, c in sentences]
-            if any(i is None for i in ids):
-                raise ValueError("a batch mixes jackknifed and plain sentences")
-        batch = self.featurizer.batch(lines, dict_ids=ids)
-        return self.templates.keys(batch.attrs, batch.bounds), batch.bounds, self._cands(batch.classes)
-
-    def _cands(self, classes):
-        if classes is None:
-            return None
-        sizes = [len(c) for c in self.tagdict_classes]
-        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
-        return classes, offsets, flat
+__all__ = ["Segmenter", "read_userdict"]
 
 
 # ---------------------------------------------------------------- reading
@@ -150,32 +104,19 @@ def _not_str(what, value):
     return f"{what} takes a str, not {type(value).__name__}{hint}"
 
 
-def _str_lines(lines, what):
-    """A list of the str lines of an iterable (TypeError otherwise)."""
-    if isinstance(lines, (bytes, bytearray)) or not hasattr(lines, "__iter__"):
-        raise TypeError(f"{what} must be a file's path or str lines, not {type(lines).__name__}")
-    out = list(lines)
-    for number, line in enumerate(out, start=1):
-        if not isinstance(line, str):
-            raise TypeError(_not_str(f"{what} line {number}", line))
-    return out
-
-
-def _read_segmented_file(path):
-    """read_segmented of a path, with an unreadable file as an InputError."""
-    path = os.fsdecode(path)
-    try:
-        return read_segmented(path)
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", path=path) from None
-
-
-def _read_training(data, what="training data"):
-    """Word lists of a segmented corpus: a path (one sentence per line, words
-    separated by whitespace), an iterable of such lines, or of word lists.
-    TypeError for anything else (a number, a list of numbers, ...)."""
-    if _is_path(data):
-        return [ws for ws in _read_segmented_file(data) if ws]
+def read_words(data, format=None, what="training data"):
+    """Word lists (empty ones dropped) of a segmented corpus.  ``data`` is a
+    path or file (one sentence per line, words separated by whitespace;
+    or CoNLL-U, whose words are the gold segmentation), an iterable of
+    such lines, or of word lists.  TypeError for anything else."""
+    if _is_path(data) or hasattr(data, "read"):
+        if format is None and _is_path(data):
+            format = "conllu" if ftio.guess_format(data) == "conllu" else "text"
+        if format == "conllu":
+            return [s.words for s in ftio.read_conllu(data) if s.words]
+        if format == "conll":
+            return [s.words for s in ftio.read_conll(data, tag_column=None) if s.words]
+        return [ws for ws in ftio.read_segmented(data, what) if ws]
     try:
         items = iter(data)
     except TypeError:
@@ -200,21 +141,9 @@ def _read_training(data, what="training data"):
     return out
 
 
-def _gold_tags(sentences):
-    """Flat int32 B/M/E/S tags of a list of word lists, and per-sentence
-    lengths in characters."""
-    lens = np.fromiter((len(w) for ws in sentences for w in ws), dtype=np.int64)
-    total = int(lens.sum())
-    tags = np.full(total, 1, dtype=np.int32)                 # M
-    ends = np.cumsum(lens)
-    starts = ends - lens
-    tags[starts] = 0                                          # B
-    tags[ends - 1] = 2                                        # E
-    tags[starts[lens == 1]] = 3                               # S
-    return tags
-
-
-def _split(flat, sentences):
+def _gold_ids(sentences):
+    """BMES tag ids per sentence (a list of word lists)."""
+    flat = schemes.bmes_ids([len(w) for ws in sentences for w in ws])
     out, pos = [], 0
     for ws in sentences:
         n = sum(len(w) for w in ws)
@@ -223,36 +152,9 @@ def _split(flat, sentences):
     return out
 
 
-def _word_f1(pred, gold):
-    """Word F1 of predicted against gold B/M/E/S id arrays (lists per
-    sentence), from the word ends alone."""
-    if not pred:
-        return 0.0
-    p = np.concatenate(pred) >= 2           # a word ends after this character
-    g = np.concatenate(gold) >= 2
-    lengths = np.array([len(x) for x in gold], dtype=np.int64)
-    first = np.zeros(len(g), dtype=bool)
-    first[np.cumsum(lengths)[:-1][lengths[1:] > 0]] = True
-    if len(g):
-        first[0] = True
-    # a gold word is right when the prediction agrees with every end flag
-    # from the previous word's end (exclusive at a line start) to its own
-    bad = np.concatenate(([0], np.cumsum(p != g)))
-    g_end = np.flatnonzero(g)
-    g_start = np.concatenate(([0], g_end[:-1] + 1))
-    # the previous end flag (g_start - 1) counts unless the word starts a line
-    lo = np.where(first[g_start], g_start, g_start - 1)
-    correct = int(np.sum(bad[g_end + 1] - bad[lo] == 0))
-    n_pred, n_gold = int(p.sum()), int(g.sum())
-    if not correct:
-        return 0.0
-    prec, rec = correct / n_pred, correct / n_gold
-    return 2 * prec * rec / (prec + rec)
-
-
 # ---------------------------------------------------------------- the segmenter
 
-class Segmenter(modelfile.Stored):
+class Segmenter(SequenceTask):
     """A trained Chinese word segmenter.  Create with :meth:`train` or
     :func:`fasttag.load`.
 
@@ -261,9 +163,13 @@ class Segmenter(modelfile.Stored):
         ['迈向', '充满', '希望', '的', '新', '世纪']
     """
 
+    task = "seg"
+    kind = "segmenter"
+    featurizer = ("chars", 1)
+    primary = "f1"
+
     def __init__(self, model, vocab=(), train_dict=(), meta=None, runs=None):
-        self.model = model
-        self.meta = dict(meta or {})
+        super().__init__(model, meta)
         self.vocab = list(vocab)              # training words (exact strings)
         self.train_dict = list(train_dict)    # the dictionary given to train()
         self._runs = None
@@ -351,69 +257,92 @@ class Segmenter(modelfile.Stored):
 
     # ------------------------------------------------------------ training
 
-    @classmethod
-    def train(cls, train, dev=None, *, epochs=DEFAULT_EPOCHS, seed=0, dictionary=None, folds=3,
-              runs=True, templates=SEG_TEMPLATES, algorithm="perceptron", k=1, C=None,
-              prune=0.0, verbose=None, corpus=None, licence=None):
-        """Train on ``train``: a path of a segmented corpus (one sentence per
-        line, words separated by spaces), or lines, or word lists.  With
-        ``dev`` (same forms) the epoch with the best dev word F1 is kept.
+    # ------------------------------------------------------------ task hooks
 
-        ``dictionary``: user words (a path, a {word: weight} dict or a word
-        list) used as features ("feature" semantics; they are stored in the
-        model).  ``folds``: jackknife folds for the vocabulary features
-        (1: no jackknifing, every training sentence sees the whole training
-        vocabulary, which overfits).  ``runs``: True, False
-        or a dict as :attr:`runs`.  ``prune``: drop averaged weights with
-        a smaller absolute value (a smaller model).
-        """
-        sents = _read_training(train)
-        if not sents:
-            raise FasttagError("no training sentences")
+    @classmethod
+    def _read(cls, data, opts, what):
+        return read_words(data, opts.get("format"), what)
+
+    @classmethod
+    def _build(cls, examples, opts):
+        """A segmenter over ``examples`` (word lists), with the jackknifed
+        dictionaries of the training folds in place."""
+        dictionary = opts["dictionary"]
         train_dict = sorted(read_userdict(dictionary)) if dictionary is not None else []
-        counts = Counter(w for ws in sents for w in ws)
-        vocab = sorted(counts)
-        model = _CharModel(TAGS, CharFeaturizer(), templates, allowed=bmes_allowed(),
-                           tagdict_classes=CANDIDATE_CLASSES)
-        seg = cls(model, vocab, train_dict, {}, runs=runs)
-        fz = model.featurizer
-        folds = max(1, int(folds))
-        t0 = time.perf_counter()
-        fold_of = [None] * len(sents)
+        model = SequenceModel(TAGS, CharFeaturizer(), opts["templates"] or SEG_TEMPLATES,
+                              allowed=schemes.bmes_allowed(), tagdict_classes=CANDIDATE_CLASSES)
+        seg = cls(model, sorted({w for ws in examples for w in ws}), train_dict, {}, runs=opts["runs"])
+        folds = opts["folds"]
         if folds > 1:
-            fz.fold_dictionaries = _fold_dictionaries(sents, folds, train_dict)
-            fold_of = [i % folds for i in range(len(sents))]
-        gold = _split(_gold_tags(sents), sents)
-        data = [("".join(ws), f, g) for ws, f, g in zip(sents, fold_of, gold)]
-        dev_data = None
-        if dev is not None:
-            dev_sents = _read_training(dev, "dev data")
-            dev_gold = _split(_gold_tags(dev_sents), dev_sents)
-            # the dev set is segmented as new text is: with the full dictionary
-            dev_data = [("".join(ws), None, g) for ws, g in zip(dev_sents, dev_gold)]
-        history = model.fit(data, dev_data, epochs=epochs, seed=seed, verbose=verbose, name="seg",
-                            algorithm=algorithm, k=k, C=C,
-                            evaluate=(lambda pred: _word_f1(pred, dev_gold)) if dev_data else None)
-        train_seconds = time.perf_counter() - t0
-        fz.fold_dictionaries = None
-        seg.meta.update({
-            "train_seconds": train_seconds, "history": history, "folds": folds,
-            "train_chars": int(sum(len(s) for s, _, _ in data)), "train_sentences": len(data),
-            "templates": list(templates),
-        })
-        if corpus:
-            seg.meta["corpus"] = corpus
-        if licence:
-            seg.meta["licence"] = licence
-        if prune:
-            seg.prune(prune)
-        seg._rebuild()
+            model.featurizer.fold_dictionaries = _fold_dictionaries(examples, folds, train_dict)
+        seg.meta.update({"folds": folds, "train_chars": sum(len(w) for ws in examples for w in ws),
+                         "train_sentences": len(examples), "templates": list(model.templates.names)})
         return seg
+
+    def _encode(self, examples, training=False):
+        """Training lines carry their jackknife fold; other lines are
+        segmented as new text is, with the full dictionary."""
+        folds = self.meta.get("folds", 1) if training else 1
+        gold = _gold_ids(examples)
+        return [("".join(ws), i % folds if folds > 1 else None, g)
+                for i, (ws, g) in enumerate(zip(examples, gold))]
+
+    def _dev_scorer(self, examples):
+        gold = _gold_ids(examples)
+        return lambda pred: metrics.bmes_word_f1(pred, gold)
+
+    def _trained(self, opts):
+        self.model.featurizer.fold_dictionaries = None
+        if opts["prune"]:
+            self.prune(opts["prune"])
+        self._rebuild()
+
+    def _inputs(self, examples):
+        return [("".join(ws), None) for ws in examples]
+
+    def _predict(self, examples):
+        return list(self.segment_lines(["".join(ws) for ws in examples]))
+
+    def _score(self, examples, outputs, opts):
+        words = opts.get("words")
+        if words is None:
+            vocab = self.vocabulary()
+        elif _is_path(words):
+            vocab = ftio.read_word_list(words)
+        else:
+            vocab = set(words)
+        result = metrics.score_segmentation(examples, outputs, words=vocab)
+        result["chars"] = sum(len(w) for ws in examples for w in ws)
+        return result
+
+    def evaluate(self, gold, words=None, **options):
+        """SIGHAN bakeoff scores against a gold segmentation (a path of
+        segmented text or CoNLL-U, or lines of space-separated words):
+        ``precision``, ``recall``, ``f1``, ``oov_rate``, ``oov_recall``,
+        ``iv_recall`` (fractions; OOV with respect to ``words``, a
+        word-list path or an iterable of words, default the model's
+        training vocabulary), ``chars``, ``seconds``, ``chars_per_second``."""
+        if isinstance(gold, str) and not os.path.exists(gold) and "\n" in gold:
+            raise TypeError("evaluate() takes a path or lines, not one str of text")
+        return super().evaluate(gold, words=words, **options)
+
+    @staticmethod
+    def report(result):
+        """The human-readable text of an :meth:`evaluate` result."""
+        def pct(x):
+            return "n/a" if x is None else f"{100 * x:.2f}%"
+        return "\n".join([
+            f"precision         {pct(result['precision'])}",
+            f"recall            {pct(result['recall'])}",
+            f"F1                {pct(result['f1'])}   ({result['gold_words']} gold words, {result['lines']} lines)",
+            f"OOV rate          {pct(result['oov_rate'])}",
+            f"OOV recall        {pct(result['oov_recall'])}",
+            f"IV recall         {pct(result['iv_recall'])}",
+            f"speed             {result['chars_per_second']:,.0f} chars/s"])
 
     def prune(self, threshold):
         """Drop emission weights with ``|w| < threshold`` (smaller models;
         measure the accuracy cost).  Returns the number of weights kept."""
-        from .tables import table_from_arrays, table_to_arrays
         arrs = table_to_arrays(self.model.emit, "emit")
         w = arrs["emit.weights"]
         keep = np.abs(w) >= threshold
@@ -461,15 +390,17 @@ class Segmenter(modelfile.Stored):
         if batch:
             yield from self._segment_batch(batch)
 
+    def tag_file(self, source, out):
+        """Segment a text file (a path or binary stream), one line in, one
+        line of space-separated words out, into the text stream ``out``."""
+        for words in self.segment_lines(ftio.read_lines(source)):
+            out.write(" ".join(words))
+            out.write("\n")
+
     def _segment_batch(self, lines):
-        model = self.model
-        batch = model.featurizer.batch(lines)
-        bounds = batch.bounds
-        n = int(bounds[-1])
-        if n == 0:
+        (tags, bounds, batch), = self.model.predict_chunks([(line, None) for line in lines])
+        if int(bounds[-1]) == 0:
             return [[] for _ in lines]
-        keys = model.templates.keys(batch.attrs, bounds)
-        tags = model._search(model.emit, model.trans, model._cands(batch.classes)).decode(keys, bounds)
         # the output as one string: " " after every word, "\n" after every
         # line, split by C code rather than sliced word by word
         is_end = np.asarray(tags) >= 2
@@ -484,36 +415,6 @@ class Segmenter(modelfile.Stored):
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, gold, words=None):
-        """SIGHAN bakeoff scores against a gold segmentation (a path, or
-        lines of space-separated words): ``precision``, ``recall``, ``f1``,
-        ``oov_rate``, ``oov_recall``, ``iv_recall`` (fractions; OOV with
-        respect to ``words``, a word-list path or an iterable of words,
-        default the model's training vocabulary), ``chars``, ``seconds``,
-        ``chars_per_second``."""
-        if _is_path(gold):
-            gold_words = _read_segmented_file(gold)
-        else:
-            gold_words = read_segmented(_str_lines(gold, "evaluate(): the gold"))
-        raw = ["".join(ws) for ws in gold_words]
-        if words is None:
-            vocab = self.vocabulary()
-        elif _is_path(words):
-            try:
-                vocab = read_word_list(os.fsdecode(words))
-            except OSError as exc:
-                raise InputError(f"cannot read the word list ({exc.strerror})", path=os.fsdecode(words)) from None
-        else:
-            vocab = set(words)
-        t0 = time.perf_counter()
-        pred = list(self.segment_lines(raw))
-        seconds = time.perf_counter() - t0
-        result = score_segmentation(gold_words, pred, words=vocab)
-        chars = sum(len(s) for s in raw)
-        result.update({"chars": chars, "seconds": seconds,
-                       "chars_per_second": chars / seconds if seconds > 0 else 0.0})
-        return result
-
     def vocabulary(self):
         """The training vocabulary (a set of words)."""
         if self._vocab_set is None:
@@ -522,47 +423,35 @@ class Segmenter(modelfile.Stored):
 
     # ------------------------------------------------------------ storage
 
-    def _parts(self):
-        header, arrays = self.model.to_parts()
-        header["kind"] = KIND
-        header["featurizer"] = {"name": "chars", "max_word": MAX_WORD, "runs": self._runs}
-        header["meta"] = modelfile.stored_meta(self.meta)
-        arrays["vocab"] = _pack_words(self.vocab)
-        arrays["train_dict"] = _pack_words(self.train_dict)
-        return header, arrays
+    # ------------------------------------------------------------ storage
+
+    def _featurizer_options(self):
+        return {"max_word": MAX_WORD, "runs": self._runs}
+
+    def _task_parts(self):
+        return {}, {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
 
     @classmethod
-    def _from_parts(cls, header, arrays):
-        """Validate, then build.  Everything the featurizer and the decoder
-        will index is checked here, so a file that loads also segments:
-        anything else raises ModelFormatError."""
-        if header.get("kind") != KIND:
-            raise ModelFormatError(f"not a segmenter model (kind {header.get('kind')!r})")
-        fz_info = header.get("featurizer")
-        if not isinstance(fz_info, dict) or fz_info.get("name") != "chars" \
-                or not modelfile.header_int(fz_info.get("max_word"), MAX_WORD, MAX_WORD):
+    def _featurizer_from(cls, spec, header, meta):
+        if not modelfile.header_int(spec.get("max_word"), MAX_WORD, MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
-        runs = _stored_runs(fz_info.get("runs"))
-        _check_header(header, arrays)
-        try:
-            model = _CharModel.from_parts(header, arrays, CharFeaturizer())
-        except ModelFormatError:
-            raise
-        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
-            # whatever the generic reader lets through: still a format error
-            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        _check_header(header)
+        return CharFeaturizer()
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        runs = _stored_runs(header["featurizer"].get("runs"))
         allowed = arrays.get("allowed")
         if allowed is None or allowed.shape != (len(_ALLOWED),) or not np.array_equal(allowed, _ALLOWED):
             raise ModelFormatError("corrupt fasttag model: the transition mask is not that of B/M/E/S tagging")
+        if "tagdict_class" in arrays:
+            raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
         vocab = _unpack_words(arrays.get("vocab"), "vocab")
         train_dict = _unpack_words(arrays.get("train_dict"), "train_dict")
-        meta = header.get("meta")
-        if meta is not None and not isinstance(meta, dict):
-            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
-        return cls(model, vocab, train_dict, meta or {}, runs=runs if runs else False)
+        return cls(model, vocab, train_dict, meta, runs=runs if runs else False)
 
 
-_ALLOWED = bmes_allowed()
+_ALLOWED = schemes.bmes_allowed()
 
 
 def _stored_runs(runs):
@@ -575,7 +464,7 @@ def _stored_runs(runs):
     return runs
 
 
-def _check_header(header, arrays):
+def _check_header(header):
     """The sequence-model header of a segmenter, as the segmenter uses it:
     B/M/E/S tags, exactly the candidate classes CharFeaturizer produces
     indices into (their order is their meaning), Viterbi without pruning,
@@ -599,7 +488,7 @@ def _check_header(header, arrays):
         raise ModelFormatError("corrupt fasttag model: segmenters decode with Viterbi")
     if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
         raise ModelFormatError("corrupt fasttag model: segmenters do not prune candidates")
-    if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+    if header.get("tagdict_words", []) != []:
         raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
 
 
@@ -652,81 +541,3 @@ def _unpack_words(arr, name):
     return words
 
 
-# ---------------------------------------------------------------- CLI
-
-def train_command(args):
-    seg = Segmenter.train(Path(args.train), dev=None if args.dev is None else Path(args.dev),
-                          epochs=args.epochs or DEFAULT_EPOCHS, seed=args.seed,
-                          dictionary=None if args.dict is None else Path(args.dict),
-                          algorithm=args.algorithm, k=args.k, C=args.C,
-                          verbose=None if not args.quiet else False)
-    try:
-        seg.save(args.output)
-    except OSError as exc:
-        raise InputError(f"cannot write the model ({exc.strerror})", path=args.output) from None
-    info = seg.model.training_info
-    print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
-          + (f", dev word F1 {100 * info['dev_score']:.2f}" if info.get("dev_score") is not None else ""),
-          file=sys.stderr)
-    return 0
-
-
-def segment_command(args):
-    from .loading import default_model_path, load
-    path = args.model or default_model_path("zh")
-    seg = load(path)
-    if not isinstance(seg, Segmenter):
-        raise FasttagError(f"{path} is not a segmenter model: use 'fasttag tag'")
-    if args.dict:
-        # a Path: the file's name, never words (see read_userdict); a bad
-        # line is an InputError naming the file and the line
-        seg.add_words(Path(args.dict), mode="force")
-    if args.input:
-        try:
-            source = open(args.input, encoding="utf-8", errors="surrogateescape", newline=None)
-        except OSError as exc:
-            raise InputError(f"cannot read the input ({exc.strerror})", path=args.input) from None
-    else:
-        source = _io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
-    if args.output:
-        try:
-            out = open(args.output, "w", encoding="utf-8", errors="surrogateescape", newline="\n")
-        except OSError as exc:
-            if args.input:
-                source.close()
-            raise InputError(f"cannot write the output ({exc.strerror})", path=args.output) from None
-    else:
-        out = _io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogateescape",
-                                newline="\n", write_through=False)
-    try:
-        lines = (line.rstrip("\n") for line in source)
-        for words in seg.segment_lines(lines):
-            out.write(" ".join(words))
-            out.write("\n")
-    finally:
-        if args.input:
-            source.close()
-        if args.output:
-            out.close()
-        else:
-            out.flush()
-            out.detach()
-    return 0
-
-
-def eval_command(model, args):
-    result = model.evaluate(args.test, words=args.words)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-        return 0
-    def pct(x):
-        return "n/a" if x is None else f"{100 * x:.2f}"
-    print(f"precision         {pct(result['precision'])}")
-    print(f"recall            {pct(result['recall'])}")
-    print(f"F1                {pct(result['f1'])}   ({result['gold_words']} gold words, {result['lines']} lines)")
-    print(f"OOV rate          {pct(result['oov_rate'])}"
-          + ("" if args.words else "   (against the model's training vocabulary)"))
-    print(f"OOV recall        {pct(result['oov_recall'])}")
-    print(f"IV recall         {pct(result['iv_recall'])}")
-    print(f"speed             {result['chars_per_second']:,.0f} chars/s")
-    return 0

@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
-from fasttag.segmentation_metrics import read_segmented, read_word_list, score_segmentation
+from fasttag.io import read_segmented, read_word_list
+from fasttag.metrics import score_segmentation
 
 
 def test_hand_computed_prf_and_oov():

@@ -1,10 +1,11 @@
-"""Chunk encoding schemes (IOB1, IOB2, BIOES) and conlleval-style span scoring.
+"""Label schemes: IOB1, IOB2 and BIOES for spans, BMES for words.
 
 Chunkers and NER taggers predict one tag per token, but they are judged on the
 chunks (spans) those tags encode. This module turns tag sequences into spans
 the way the CoNLL shared tasks' ``conlleval.pl`` does (including its handling
-of ill-formed sequences), converts between schemes, tells Viterbi which tag
-transitions are valid, and computes conlleval's precision, recall and F1.
+of ill-formed sequences), converts between schemes, and builds the masks of
+valid transitions for constrained Viterbi.  Word segmentation's BMES is
+BIOES with one span type and no O, so it shares those masks.
 
 Tags are strings such as ``"B-NP"``, ``"I-PER"`` or ``"O"``. A tag is split on
 its *first* hyphen: ``"B-ADVP-TMP"`` has prefix ``"B"`` and type
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
-from .errors import InputError
+import numpy as np
 
 __all__ = [
     "SCHEMES",
@@ -40,7 +41,11 @@ __all__ = [
     "is_allowed",
     "is_allowed_end",
     "allowed_transitions",
-    "score_spans",
+    "allowed_mask",
+    "to_scheme",
+    "BMES",
+    "bmes_allowed",
+    "bmes_ids",
 ]
 
 SCHEMES = ("iob1", "iob2", "bioes")
@@ -313,82 +318,73 @@ def allowed_transitions(labels: Iterable[str], scheme: str) -> Set[Tuple[Optiona
     return out
 
 
-# --- scoring --------------------------------------------------------------------
 
 
-def _prf(correct: int, gold: int, pred: int) -> Tuple[float, float, float]:
-    precision = 100.0 * correct / pred if pred else 0.0
-    recall = 100.0 * correct / gold if gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+def allowed_mask(tags: Sequence[str], scheme: str) -> np.ndarray:
+    """The transition mask of valid ``scheme`` sequences over ``tags``, laid
+    out as :mod:`fasttag._sequence` reads it: ``prev * T + cur``, then the
+    start row, then the end row."""
+    T = len(tags)
+    mask = np.zeros((T + 2) * T, dtype=np.uint8)
+    for t, cur in enumerate(tags):
+        mask[T * T + t] = is_allowed(None, cur, scheme)
+        mask[(T + 1) * T + t] = is_allowed_end(cur, scheme)
+        for p, prev in enumerate(tags):
+            mask[p * T + t] = is_allowed(prev, cur, scheme)
+    return mask
 
 
-def score_spans(
-    gold_sequences: Iterable[Sequence[str]],
-    pred_sequences: Iterable[Sequence[str]],
-    scheme: str = "iob2",
-) -> dict:
-    """conlleval's scores of predicted against gold tag sequences.
+def from_bioes(tags: Sequence[str], scheme: str) -> List[str]:
+    """A valid BIOES sequence (as the constrained decoder produces) in
+    ``scheme``; equal to ``convert(tags, "bioes", scheme)`` for valid input,
+    without going through spans."""
+    if scheme == "bioes":
+        return list(tags)
+    out = []
+    prev_end_type = None       # type of a chunk that ended on the previous token
+    for t in tags:
+        p = t[0]
+        if p == "O":
+            out.append(t)
+            prev_end_type = None
+            continue
+        typ = t[2:]
+        if (p == "B" or p == "S") and (scheme == "iob2" or prev_end_type == typ):
+            out.append("B-" + typ)
+        else:
+            out.append("I-" + typ)
+        prev_end_type = typ if p in ("E", "S") else None
+    return out
 
-    A predicted chunk is correct when its type, start and end all equal a gold
-    chunk's. Precision, recall and F1 (overall and per type) and token
-    accuracy are percentages (0-100) as conlleval prints them; any division
-    by zero gives 0.0. Returns a dict with keys precision, recall, f1,
-    accuracy, tokens, gold_chunks, pred_chunks, correct_chunks and per_type
-    ({type: {precision, recall, f1, gold, pred, correct}}).
 
-    Raises InputError when the two sides have different numbers of sequences
-    or a pair of sequences differs in length.
-    """
-    _check_scheme(scheme)
-    gold_it = iter(gold_sequences)
-    pred_it = iter(pred_sequences)
-    tokens = correct_tags = 0
-    counts: dict = {}  # type -> [gold, pred, correct]
-    index = 0
-    missing = object()
-    while True:
-        gold = next(gold_it, missing)
-        pred = next(pred_it, missing)
-        if gold is missing and pred is missing:
-            break
-        if gold is missing or pred is missing:
-            side = "gold" if gold is missing else "prediction"
-            raise InputError(f"the {side} has fewer sequences than the other side ({index})")
-        if len(gold) != len(pred):
-            raise InputError(
-                f"sequence {index}: gold has {len(gold)} tags, prediction has {len(pred)}"
-            )
-        tokens += len(gold)
-        correct_tags += sum(1 for g, p in zip(gold, pred) if g == p)
-        gold_spans = spans(gold, scheme)
-        pred_spans = spans(pred, scheme)
-        pred_set = set(pred_spans)
-        for typ, _, _ in gold_spans:
-            counts.setdefault(typ, [0, 0, 0])[0] += 1
-        for span in pred_spans:
-            counts.setdefault(span[0], [0, 0, 0])[1] += 1
-        for span in set(gold_spans) & pred_set:
-            counts[span[0]][2] += 1
-        index += 1
+def to_scheme(tags: Sequence[str], internal: str, scheme: str) -> List[str]:
+    """A valid ``internal`` sequence (as the constrained decoder produces)
+    in ``scheme``."""
+    if internal == "bioes":
+        return from_bioes(tags, scheme)
+    if internal == scheme:
+        return list(tags)
+    return convert(tags, internal, scheme)
 
-    per_type = {}
-    for typ in sorted(counts):
-        g, p, c = counts[typ]
-        tp, tr, tf = _prf(c, g, p)
-        per_type[typ] = {"precision": tp, "recall": tr, "f1": tf, "gold": g, "pred": p, "correct": c}
-    gold_chunks = sum(v[0] for v in counts.values())
-    pred_chunks = sum(v[1] for v in counts.values())
-    correct_chunks = sum(v[2] for v in counts.values())
-    precision, recall, f1 = _prf(correct_chunks, gold_chunks, pred_chunks)
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "accuracy": 100.0 * correct_tags / tokens if tokens else 0.0,
-        "tokens": tokens,
-        "gold_chunks": gold_chunks,
-        "pred_chunks": pred_chunks,
-        "correct_chunks": correct_chunks,
-        "per_type": per_type,
-    }
+
+#: Word segmentation's tags: a character begins (B), continues (M) or ends
+#: (E) a word of two or more characters, or is a word by itself (S).
+BMES = ("B", "M", "E", "S")
+
+
+def bmes_allowed() -> np.ndarray:
+    """The transition mask of BMES tagging: BIOES's over one word type."""
+    return allowed_mask(["B-w", "I-w", "E-w", "S-w"], "bioes")
+
+
+def bmes_ids(word_lengths) -> np.ndarray:
+    """Flat int32 BMES tag ids (indices into :data:`BMES`) of words of the
+    given lengths (all at least 1)."""
+    lens = np.asarray(word_lengths, dtype=np.int64)
+    tags = np.full(int(lens.sum()), 1, dtype=np.int32)        # M
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    tags[starts] = 0                                          # B
+    tags[ends - 1] = 2                                        # E
+    tags[starts[lens == 1]] = 3                               # S
+    return tags

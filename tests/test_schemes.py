@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
-from fasttag.spans import (
+from fasttag.metrics import score_spans
+from fasttag.schemes import (
     SCHEMES,
     allowed_transitions,
     convert,
@@ -11,7 +12,6 @@ from fasttag.spans import (
     encode,
     is_allowed,
     is_allowed_end,
-    score_spans,
     spans,
     split_tag,
 )
@@ -184,19 +184,19 @@ def test_score_hand_computed():
     # pred: PER(0,2) ORG(3,4) LOC(4,5) | ORG(0,2) PER(3,4) -> 5 chunks, 3 correct
     r = score_spans(gold, pred)
     assert (r["gold_chunks"], r["pred_chunks"], r["correct_chunks"]) == (4, 5, 3)
-    assert r["precision"] == pytest.approx(60.0)
-    assert r["recall"] == pytest.approx(75.0)
-    assert r["f1"] == pytest.approx(2 * 60 * 75 / 135)
+    assert r["precision"] == pytest.approx(0.6)
+    assert r["recall"] == pytest.approx(0.75)
+    assert r["f1"] == pytest.approx(2 * 0.6 * 0.75 / 1.35)
     assert r["tokens"] == 9
-    assert r["accuracy"] == pytest.approx(100 * 7 / 9)
+    assert r["accuracy"] == pytest.approx(7 / 9)
     pt = r["per_type"]
     assert set(pt) == {"PER", "LOC", "ORG"}
-    assert pt["PER"] == {"precision": 100.0, "recall": 100.0, "f1": 100.0, "gold": 2, "pred": 2, "correct": 2}
+    assert pt["PER"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0, "gold": 2, "pred": 2, "correct": 2}
     assert pt["LOC"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "gold": 1, "pred": 1, "correct": 0}
     assert pt["ORG"]["gold"] == 1 and pt["ORG"]["pred"] == 2 and pt["ORG"]["correct"] == 1
-    assert pt["ORG"]["precision"] == pytest.approx(50.0)
-    assert pt["ORG"]["recall"] == pytest.approx(100.0)
-    assert pt["ORG"]["f1"] == pytest.approx(200 / 3)
+    assert pt["ORG"]["precision"] == pytest.approx(0.5)
+    assert pt["ORG"]["recall"] == pytest.approx(1.0)
+    assert pt["ORG"]["f1"] == pytest.approx(2 / 3)
 
 
 def test_score_iob1_input():
@@ -205,9 +205,9 @@ def test_score_iob1_input():
     # gold LOC(0,1) LOC(1,2) PER(3,5); pred LOC(0,2) PER(3,5)
     r = score_spans(gold, pred, scheme="iob1")
     assert (r["gold_chunks"], r["pred_chunks"], r["correct_chunks"]) == (3, 2, 1)
-    assert r["precision"] == pytest.approx(50.0)
-    assert r["recall"] == pytest.approx(100 / 3)
-    assert r["accuracy"] == pytest.approx(80.0)
+    assert r["precision"] == pytest.approx(0.5)
+    assert r["recall"] == pytest.approx(1 / 3)
+    assert r["accuracy"] == pytest.approx(0.8)
 
 
 def test_score_ill_formed_prediction_like_conlleval():
@@ -215,10 +215,10 @@ def test_score_ill_formed_prediction_like_conlleval():
     pred = [["I-NP", "I-NP", "O", "I-VP", "B-VP"]]
     # conlleval reads the prediction as NP(0,2) VP(3,4) VP(4,5): all correct
     r = score_spans(gold, pred)
-    assert r["correct_chunks"] == 3 and r["f1"] == pytest.approx(100.0)
-    assert r["accuracy"] == pytest.approx(60.0)
+    assert r["correct_chunks"] == 3 and r["f1"] == pytest.approx(1.0)
+    assert r["accuracy"] == pytest.approx(0.6)
     r = score_spans([["O", "B-PER", "B-ORG"]], [["O", "I-PER", "B-ORG"]])
-    assert r["f1"] == pytest.approx(100.0)
+    assert r["f1"] == pytest.approx(1.0)
     r = score_spans([["B-PER", "I-PER"]], [["I-PER", "B-PER"]])
     assert (r["gold_chunks"], r["pred_chunks"], r["correct_chunks"]) == (1, 2, 0)
 
@@ -226,7 +226,7 @@ def test_score_ill_formed_prediction_like_conlleval():
 def test_score_all_right_and_all_wrong():
     gold = [["B-A", "I-A", "O", "B-B"], ["O"]]
     right = score_spans(gold, gold)
-    assert right["precision"] == right["recall"] == right["f1"] == right["accuracy"] == 100.0
+    assert right["precision"] == right["recall"] == right["f1"] == right["accuracy"] == 1.0
     wrong = score_spans(gold, [["O", "B-A", "B-B", "O"], ["B-A"]])
     assert wrong["correct_chunks"] == 0
     assert wrong["precision"] == wrong["recall"] == wrong["f1"] == 0.0
@@ -236,7 +236,7 @@ def test_score_all_right_and_all_wrong():
 def test_score_zero_divisions():
     r = score_spans([["O", "O"]], [["O", "O"]])
     assert r["precision"] == r["recall"] == r["f1"] == 0.0
-    assert r["accuracy"] == 100.0 and r["per_type"] == {}
+    assert r["accuracy"] == 1.0 and r["per_type"] == {}
     r = score_spans([], [])
     assert r["tokens"] == 0 and r["accuracy"] == 0.0
 
@@ -324,7 +324,7 @@ def test_valid_sequences_are_allowed_and_self_scoring_is_perfect(sentence, schem
     r = score_spans([tags], [tags], scheme)
     assert r["correct_chunks"] == r["gold_chunks"] == len(chunks)
     if chunks:
-        assert r["f1"] == pytest.approx(100.0)
+        assert r["f1"] == pytest.approx(1.0)
 
 
 def test_conll2003_is_iob1(shared_data):
@@ -348,5 +348,5 @@ def test_conll2003_is_iob1(shared_data):
     iob2 = [convert(s, "iob1", "iob2") for s in sentences]
     assert detect_scheme(iob2) == "iob2"
     r = score_spans(sentences, iob2, scheme="iob1")
-    assert r["f1"] == pytest.approx(100.0)
+    assert r["f1"] == pytest.approx(1.0)
     assert set(r["per_type"]) == {"PER", "LOC", "ORG", "MISC"}

@@ -1,7 +1,15 @@
-"""``fasttag.load``: open any fasttag model file, bundled or user-trained.
+"""The model store: ``fasttag.load`` opens any fasttag model file.
 
-The header's ``kind`` says which class reads the file; loading never runs
-code from the file (see :mod:`fasttag.modelfile`).
+Every model kind, linear estimators included, is one container
+(:mod:`fasttag.modelfile`) whose header's ``kind`` says which class reads
+it.  Loading never runs code from the file.
+
+A model is only as good as the feature hashes it was trained on.  So each
+header records the hash function (``hash``) and the featurizer's name and
+version (``featurizer``).  Loading a model made with another hash
+function or another featurizer version raises :class:`ModelFormatError`.
+It never silently degrades.  Bump a featurizer's version whenever its
+output for the same input changes.
 """
 import importlib
 import os
@@ -12,9 +20,10 @@ from .errors import FasttagError, ModelFormatError
 
 # kind -> (module, class)
 KINDS = {
-    "tagger": ("fasttag.tagger", "Tagger"),
-    "segmenter": ("fasttag.segmenter", "Segmenter"),
-    "spans": ("fasttag.spantagger", "SpanTagger"),
+    "tagger": ("fasttag.tasks.pos", "Tagger"),
+    "segmenter": ("fasttag.tasks.seg", "Segmenter"),
+    "spans": ("fasttag.tasks.spans", "SpanTagger"),
+    "tokenizer": ("fasttag.tasks.tok", "Tokenizer"),
 }
 
 BUNDLED = {
@@ -39,6 +48,37 @@ def default_model_path(lang="en"):
 LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
                 "SGDRegressor", "Neuron")
 KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
+
+
+def stamp(header, name, version, **spec):
+    """Record the hash function and the featurizer in a model ``header``."""
+    from ._core import HASH_ID
+    header["hash"] = HASH_ID
+    header["featurizer"] = {"name": name, "version": version, **spec}
+
+
+def check_stamp(header, name, version):
+    """The header's featurizer entry, after checking that this fasttag
+    hashes and featurizes as the model's trainer did."""
+    from ._core import HASH_ID
+    got = header.get("hash")
+    if got != HASH_ID:
+        raise ModelFormatError(f"the model's features were hashed with {_short(got)}, this fasttag "
+                               f"hashes with {HASH_ID!r}: retrain the model with this version")
+    spec = header.get("featurizer")
+    if not isinstance(spec, dict) or spec.get("name") != name:
+        got = spec.get("name") if isinstance(spec, dict) else spec
+        raise ModelFormatError(f"the model's featurizer is {_short(got)}, not {name!r}")
+    if type(spec.get("version")) is not int or spec["version"] != version:
+        raise ModelFormatError(f"the model was trained with version {_short(spec.get('version'))} of the "
+                               f"{name!r} featurizer, this fasttag has version {version}: retrain the "
+                               f"model with this version")
+    return spec
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:56] + " ..."
 
 
 def model_class(kind):

@@ -1,0 +1,213 @@
+"""Every option of training and reading, in one table.
+
+Each :class:`Option` gives its Python keyword, its command-line flag, its
+default per task, its type and valid range, and its help text.  The task
+classes resolve their keyword arguments through :func:`resolve`.  The
+command line builds its ``train``, ``tag`` and ``eval`` options from the
+same table (:mod:`fasttag.cli`).  So a default or a range is written
+once, and the API and the CLI agree on it.
+
+An option that does not apply to a task is refused, never ignored.  An
+out-of-range value is refused before any work starts.
+"""
+import argparse
+import math
+from dataclasses import dataclass, field
+
+from .errors import InputError
+
+ALL = ("pos", "seg", "chunk", "ner", "spans", "tok")
+WORD_TASKS = ("pos", "chunk", "ner", "spans")
+SPAN_TASKS = ("chunk", "ner", "spans")   # spans: a span tagger trained with no task named
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option.  ``default`` is a value or a {task: value} dict.
+    ``parse`` turns a command-line string into a value (None: the option
+    has no flag).  ``check(value)`` returns an error text or None."""
+    name: str
+    help: str
+    default: object = None
+    tasks: tuple = ALL
+    parse: object = None
+    check: object = None
+    metavar: str = None
+    choices: tuple = None
+    phases: tuple = ("train",)
+    flag_name: str = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def flag(self):
+        return "--" + (self.flag_name or self.name.replace("_", "-"))
+
+    def default_for(self, task):
+        if isinstance(self.default, dict):
+            return self.default.get(task)
+        return self.default
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _int_at_least(lo):
+    def check(v):
+        if not _is_int(v) or v < lo:
+            return f"must be an integer of at least {lo}, not {v!r}"
+    return check
+
+
+def _positive_float(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        return f"must be a positive number, not {v!r}"
+
+
+def _non_negative_float(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        return f"must be a number of at least 0, not {v!r}"
+
+
+def _one_of(*values):
+    def check(v):
+        if v not in values:
+            return f"must be one of {', '.join(map(str, values))}, not {v!r}"
+    return check
+
+
+def _column_value(v):
+    if v is None or v in ("upos", "xpos") or _is_int(v):
+        return None
+    return f"must be upos, xpos or a 0-based column index, not {v!r}"
+
+
+def _parse_column(value):
+    if value in ("upos", "xpos"):
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected upos, xpos or a column number, not {value!r}") from None
+
+
+def _parse_int_list(value):
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated column numbers, not {value!r}") from None
+
+
+def _int_list(v):
+    if v is None or (isinstance(v, (list, tuple)) and all(_is_int(j) for j in v)):
+        return None
+    return f"must be a list of column indices, not {v!r}"
+
+
+def _str_or_none(v):
+    if v is not None and not isinstance(v, str):
+        return f"must be a str, not {type(v).__name__}"
+
+
+OPTIONS = [
+    # ---------------------------------------------------------- learning
+    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 10},
+           parse=int, check=_int_at_least(1), metavar="N"),
+    Option("seed", "seed of the per-epoch shuffle", default=0, parse=int, check=_int_at_least(0), metavar="S"),
+    Option("algorithm", "structured perceptron (Collins) or k-best MIRA", default="perceptron",
+           parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
+    Option("k", "MIRA: best sequences per update", default=1, parse=int, check=_int_at_least(1),
+           metavar="K", extra={"needs": ("algorithm", "mira")}),
+    Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
+           check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
+    Option("templates", "feature templates (default: the task's)", tasks=ALL),
+    Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
+    Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
+    Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
+    # ---------------------------------------------------------- decoding
+    Option("decoder", "Viterbi or greedy left-to-right decoding", default="viterbi",
+           tasks=WORD_TASKS, parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
+    Option("tagdict_min_count", "words seen N+ times take only their seen tags (0: off; default: by tag count)",
+           tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="N"),
+    Option("prune_k", "open words keep their K best tags (0: all; default: by tag count)",
+           tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="K"),
+    # ---------------------------------------------------------- reading
+    Option("format", "file format (default: guessed, or as trained)", tasks=("pos", "seg"),
+           parse=str, choices=("conllu", "conll"), phases=("train", "eval", "tag"),
+           check=lambda v: None if v is None else _one_of("conllu", "conll", "text")(v)),
+    Option("column", "tag column: upos or xpos for CoNLL-U, a 0-based index for column files "
+           "(default: upos, or the last column)", tasks=WORD_TASKS, parse=_parse_column,
+           check=_column_value, phases=("train", "eval", "tag")),
+    Option("word_column", "word column of column files", default=0, tasks=WORD_TASKS,
+           parse=int, check=_int_at_least(0), metavar="N", phases=("train", "eval")),
+    Option("feature_columns", "columns used as features (default: every other column)", tasks=SPAN_TASKS,
+           parse=_parse_int_list, check=_int_list, metavar="N,M"),
+    Option("scheme", "tag scheme of the files (default: detected)", tasks=SPAN_TASKS, parse=str,
+           choices=("iob1", "iob2", "bioes"), check=lambda v: None if v is None else _one_of("iob1", "iob2", "bioes")(v),
+           phases=("train", "eval")),
+    Option("internal_scheme", "the scheme learned and decoded with", default="bioes", tasks=SPAN_TASKS,
+           check=_one_of("bioes", "iob2")),
+    Option("document_features", "document-level features (default: on for ner, off for chunk)",
+           default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False)),
+    Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
+           "{type: path or entries} dict", tasks=SPAN_TASKS, parse=str, metavar="TYPE=FILE",
+           flag_name="gazetteer"),
+    # ---------------------------------------------------------- segmentation
+    Option("dictionary", "user dictionary used as features: one word per line (optional weight)",
+           tasks=("seg",), parse=str, metavar="FILE", flag_name="dict"),
+    Option("folds", "jackknife folds of the vocabulary features (1: none)", default=3, tasks=("seg",),
+           parse=int, check=_int_at_least(1), metavar="N"),
+    Option("runs", "Latin, digit, URL and e-mail runs kept whole (True, False or a dict)", default=True,
+           tasks=("seg",)),
+    Option("prune", "drop averaged weights smaller than this in absolute value", default=0.0,
+           tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
+    # ---------------------------------------------------------- evaluation
+    Option("words", "training word list for OOV recall (segmentation) or unknown-word accuracy (pos)",
+           tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None),
+]
+
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def resolve(task, phase, given, what=None, cli=False):
+    """The options of ``task`` for ``phase`` ("train", "eval" or "tag"):
+    ``given`` checked and completed with the defaults.
+
+    An unknown keyword is a TypeError, as for any Python function.  A
+    known option that does not apply to this task, or a bad value, is an
+    InputError naming the option (by its flag with ``cli``)."""
+    def named(opt):
+        return opt.flag if cli else f"option {opt.name}"
+    out = {}
+    for name, value in given.items():
+        opt = BY_NAME.get(name)
+        if opt is None or phase not in opt.phases:
+            raise TypeError(f"{what or task}: unexpected keyword argument {name!r}")
+        if task not in opt.tasks:
+            if value is None or (not cli and value == opt.default_for(task)):
+                continue
+            raise InputError(f"{named(opt)} does not apply to {_task_text(task)} models")
+        if value is not None and opt.check is not None:
+            err = opt.check(value)
+            if err:
+                raise InputError(f"{named(opt)} {err}")
+        out[name] = value
+    for opt in OPTIONS:
+        if task in opt.tasks and phase in opt.phases and out.get(opt.name) is None:
+            out[opt.name] = opt.default_for(task)
+    for opt in OPTIONS:
+        needs = opt.extra.get("needs")
+        if needs and opt.name in given and given[opt.name] is not None \
+                and given[opt.name] != opt.default_for(task) and out.get(needs[0]) != needs[1]:
+            raise InputError(f"{named(opt)} applies to {needs[0]} {needs[1]} only")
+    return out
+
+
+def _task_text(task):
+    return {"pos": "POS tagger", "seg": "segmenter", "chunk": "chunker", "ner": "named-entity",
+            "spans": "span tagger", "tok": "tokenizer"}.get(task, task)
+
+
+def for_cli(task, phase):
+    """The options with a flag that apply to ``task`` in ``phase``."""
+    return [o for o in OPTIONS if o.parse is not None and task in o.tasks and phase in o.phases]

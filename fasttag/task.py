@@ -1,0 +1,177 @@
+"""The task model: what every trained fasttag sequence model shares.
+
+A task (part-of-speech tagging, word segmentation, span tagging,
+tokenization) is a subclass of :class:`SequenceTask`.  It defines only
+what differs between tasks:
+
+* ``_read(data, opts, what)``: examples from a path or Python objects,
+  empty ones dropped;
+* ``_build(examples, opts)``: a new, untrained instance: tags, label
+  scheme, featurizer, templates and constraints;
+* ``_encode(examples, training=False)``: ``(input, context, gold tag
+  ids)`` triples for the :class:`fasttag.sequence.SequenceModel`;
+* ``_decode(examples, ids)``: the task's output (tags, words, spans) of
+  decoded tag ids;
+* ``_score(examples, outputs, opts)``: its metrics (fractions), with the
+  dev-selection score under ``primary``;
+* ``_task_parts()`` and ``_load(header, arrays, model, meta)``: what the
+  task adds to the model file, and how it is checked when loading.
+
+The base class owns what is the same for every task.  That is training
+(one option table and one trainer), prediction (one path through
+:meth:`fasttag.sequence.SequenceModel.predict_chunks`), evaluation, and
+storage (:mod:`fasttag.store`).
+"""
+import time
+
+from . import modelfile, options, store, trainer
+from .errors import InputError, ModelFormatError
+from .sequence import SequenceModel
+
+
+class SequenceTask(modelfile.Stored):
+    """A trained sequence model of one task.  Create one with the task
+    class's ``train`` or with :func:`fasttag.load`."""
+
+    task = None            # the task's name in the option table and the CLI
+    kind = None            # the model file's "kind"
+    featurizer = None      # (name, version) of the featurizer the model was trained with
+    primary = None         # the key of the dev-selection score in _score()'s result
+
+    def __init__(self, model, meta=None):
+        self.model = model
+        self.meta = dict(meta or {})
+
+    # ------------------------------------------------------------ training
+
+    @classmethod
+    def _task_name(cls, options):
+        """The option-table task of a ``train`` call."""
+        return cls.task
+
+    @classmethod
+    def train(cls, train, dev=None, **options_):
+        """Train on ``train`` (a path, or the task's Python form), keeping
+        the epoch with the best dev score when ``dev`` is given.  The
+        options are those of :mod:`fasttag.options` for this task."""
+        task = cls._task_name(options_)
+        opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
+        opts["task"] = task
+        examples = cls._read(train, opts, "training data")
+        if not examples:
+            raise InputError("no training sentences")
+        self = cls._build(examples, opts)
+        data = self._encode(examples, training=True)
+        dev_data = evaluate = None
+        if dev is not None:
+            dev_examples = cls._read(dev, opts, "dev data")
+            if dev_examples:
+                dev_data = self._encode(dev_examples)
+                evaluate = self._dev_scorer(dev_examples)
+        t0 = time.perf_counter()
+        history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
+                              algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
+                              evaluate=evaluate, verbose=opts["verbose"], name=task)
+        self.meta["train_seconds"] = time.perf_counter() - t0
+        self.meta["history"] = history
+        for key in ("corpus", "licence"):
+            if opts.get(key):
+                self.meta[key] = opts[key]
+        self._trained(opts)
+        return self
+
+    def _trained(self, opts):
+        """Hook: called once training is over."""
+
+    def _dev_scorer(self, examples):
+        """``score(predicted id arrays) -> float`` on dev ``examples``: the
+        task's primary score of the decoded output.  Tasks may score tag
+        ids directly when that is faster."""
+        def score(ids):
+            return self._score(examples, self._decode(examples, ids), {})[self.primary]
+        return score
+
+    # ------------------------------------------------------------ prediction
+
+    def _predict(self, examples):
+        """The task's output for ``examples``."""
+        return self._decode(examples, self.model.predict_ids(self._inputs(examples)))
+
+    def _inputs(self, examples):
+        """``(input, context)`` pairs of ``examples`` for the model."""
+        return [(x, c) for x, c, _ in self._encode(examples)]
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, data, **options_):
+        """Scores on gold ``data`` (a path or the task's Python form):
+        fractions, never percentages, plus ``seconds`` and the speed."""
+        opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
+        examples = self._read(data, self._reading_options(opts, options_), "test data")
+        t0 = time.perf_counter()
+        outputs = self._predict(examples) if examples else []
+        seconds = time.perf_counter() - t0
+        result = self._score(examples, outputs, opts)
+        result["seconds"] = seconds
+        for unit in ("tokens", "chars"):
+            if unit in result:
+                result[f"{unit}_per_second"] = result[unit] / seconds if seconds > 0 else 0.0
+        return result
+
+    def _eval_task(self):
+        return self.task
+
+    def _reading_options(self, opts, given):
+        """Reading options for evaluation (``given``: the caller's
+        keywords): those given, else as trained."""
+        return opts
+
+    # ------------------------------------------------------------ storage
+
+    def _parts(self):
+        header, arrays = self.model.to_parts()
+        header["kind"] = self.kind
+        header["meta"] = modelfile.stored_meta(self.meta)
+        extra_header, extra_arrays = self._task_parts()
+        header.update(extra_header)
+        arrays.update(extra_arrays)
+        store.stamp(header, *self.featurizer, **self._featurizer_options())
+        return header, arrays
+
+    def _featurizer_options(self):
+        """What the featurizer was built with, for the model header."""
+        return {}
+
+    def _task_parts(self):
+        return {}, {}
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """Validate, then build: every value the compiled code will index
+        is checked here, so a file that loads also decodes."""
+        if header.get("kind") != cls.kind:
+            raise ModelFormatError(f"not a {cls.__name__} model (kind {header.get('kind')!r})")
+        spec = store.check_stamp(header, *cls.featurizer)
+        meta = header.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        try:
+            featurizer = cls._featurizer_from(spec, header, meta)
+            model = SequenceModel.from_parts(header, arrays, featurizer)
+            return cls._load(header, arrays, model, meta)
+        except ModelFormatError:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError, IndexError) as exc:
+            # whatever a task's checks let through: still a format error
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+
+    @classmethod
+    def _featurizer_from(cls, spec, header, meta):
+        """The featurizer a model file describes (``spec``: its header
+        entry, name and version already checked)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        """The instance of a checked model: the task checks its own parts."""
+        return cls(model, meta)

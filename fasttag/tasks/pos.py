@@ -1,0 +1,290 @@
+"""Part-of-speech tagging: one tag per token, from word features.
+
+Examples are ``(words, tags)`` pairs read from CoNLL-U (the UPOS or XPOS
+column), CoNLL column files or ``word<TAB>tag`` files, or given in
+Python.  A tag dictionary can restrict words seen at least
+``tagdict_min_count`` times to the tags they were seen with.  With many
+tags, open words keep only their ``prune_k`` best tags.
+"""
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from .. import io as ftio
+from .. import metrics, modelfile
+from ..errors import InputError, ModelFormatError
+from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..sequence import SequenceModel
+from ..task import SequenceTask
+
+MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
+
+
+def _auto_prune(n_tags):
+    """Open tokens keep their 32 best tags when there are many tags."""
+    return 0 if n_tags <= 64 else 32
+
+
+def _auto_tagdict(n_tags):
+    """Default ``tagdict_min_count``.  Measured: on EWT UPOS (17 tags) any
+    tag dictionary costs 0.05-0.15 points, so it is off; on WSJ (44 tags)
+    restricting words seen 30+ times keeps accuracy and halves training
+    time; on Brown (466 tags) words seen 5+ times are restricted (speed)."""
+    if n_tags <= 20:
+        return 0
+    return 30 if n_tags <= 64 else 5
+
+
+def _is_source(data):
+    return isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") or hasattr(data, "read")
+
+
+def read_pairs(data, format=None, column=None, word_column=0, what="data"):
+    """(words, tags) pairs, empty sentences dropped, from a path or file,
+    from :class:`fasttag.io.Sentence` objects, from (words, tags) pairs or
+    from NLTK's tagged sentences (lists of (word, tag) tuples)."""
+    if _is_source(data):
+        sentences = ftio.read(data, format=format, column=column, word_column=word_column)
+        return [(s.words, s.tags) for s in sentences if s.words]
+    if not hasattr(data, "__iter__"):
+        raise TypeError(f"{what} must be a path or a list of sentences, not {type(data).__name__}")
+    pairs = []
+    for i, item in enumerate(data):
+        if isinstance(item, ftio.Sentence):
+            words, tags = item.words, item.tags
+        elif isinstance(item, list) and item and all(isinstance(p, tuple) and len(p) == 2 for p in item):
+            words, tags = [w for w, _ in item], [t for _, t in item]     # NLTK: [(word, tag), ...]
+        else:
+            try:
+                words, tags = item
+            except (TypeError, ValueError):
+                raise TypeError(f"{what}: sentence {i} must be a (words, tags) pair or a list of "
+                                f"(word, tag) tuples, not {type(item).__name__}") from None
+            if isinstance(words, str) or isinstance(tags, str):
+                raise TypeError(f"{what}: sentence {i}: words and tags must be lists of str, not str")
+            words, tags = list(words), None if tags is None else list(tags)
+        if tags is not None and len(tags) != len(words):
+            raise InputError(f"{what}: sentence {i} has {len(words)} words and {len(tags)} tags")
+        if words:
+            pairs.append((words, tags))
+    return pairs
+
+
+class Tagger(SequenceTask):
+    """A trained part-of-speech tagger.  Create with :meth:`train` or
+    :func:`fasttag.load`.
+
+        >>> tagger = fasttag.load()
+        >>> tagger.tag(["I", "saw", "her", "duck", "."])
+        ['PRON', 'VERB', 'PRON', 'NOUN', 'PUNCT']
+    """
+
+    task = "pos"
+    kind = "tagger"
+    featurizer = ("word", 1)
+    primary = "accuracy"
+
+    def __init__(self, model, meta=None, vocab=None):
+        super().__init__(model, meta)
+        self._vocab = _HashedVocab(np.zeros(0, np.uint64) if vocab is None else vocab)
+
+    @property
+    def tags(self):
+        """The tag set, sorted."""
+        return list(self.model.tags)
+
+    # ------------------------------------------------------------ task hooks
+
+    @classmethod
+    def _read(cls, data, opts, what):
+        if what == "training data" and _is_source(data) and not hasattr(data, "read") \
+                and opts.get("format") is None:
+            opts["format"] = ftio.guess_format(data)     # stored: evaluation reads the same way
+        return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
+
+    @classmethod
+    def _build(cls, examples, opts):
+        if any(tags is None for _, tags in examples):
+            raise InputError("training data has no tag column")
+        tags = sorted({t for _, ts in examples for t in ts})
+        if not all(isinstance(t, str) for t in tags):
+            raise TypeError("tags must be str")
+        index = {t: i for i, t in enumerate(tags)}
+        word_tags = defaultdict(Counter)
+        for words, ts in examples:
+            for w, t in zip(words, ts):
+                word_tags[w][index[t]] += 1
+        bad = bad_token([list(word_tags)])
+        if bad is not None:
+            raise TypeError(f"training data: a word must be a str ({str(bad).split(': ', 1)[-1]})")
+        min_count = opts["tagdict_min_count"]
+        if min_count is None:
+            min_count = _auto_tagdict(len(tags))
+        classes, tagdict = {}, {}
+        if min_count:
+            for w, counter in word_tags.items():
+                if sum(counter.values()) >= min_count:
+                    tagdict[w] = classes.setdefault(tuple(sorted(counter)), len(classes))
+        prune_k = opts["prune_k"]
+        if prune_k is None:
+            prune_k = _auto_prune(len(tags))
+        model = SequenceModel(tags, WordFeaturizer(), opts["templates"] or POS_TEMPLATES, tagdict=tagdict,
+                              tagdict_classes=sorted(classes, key=classes.get), prune_k=prune_k,
+                              decoder=opts["decoder"])
+        meta = {"format": opts["format"], "column": opts["column"], "word_column": opts["word_column"]}
+        if opts["format"] is None:
+            meta["column"] = None          # Python pairs: no column was read
+        return cls(model, meta, vocab=np.unique(hash_texts(list(word_tags))))
+
+    def _encode(self, examples, training=False):
+        index = self.model.tag_index
+        return [(w, None, None if ts is None else [index.get(t, -1) for t in ts]) for w, ts in examples]
+
+    def _decode(self, examples, ids):
+        names = self.model.tags
+        return [[names[i] for i in row.tolist()] for row in ids]
+
+    def _predict(self, examples):
+        return self.tag_sents([w for w, _ in examples])
+
+    def _reading_options(self, opts, given):
+        out = dict(opts)
+        for key in ("format", "column", "word_column"):
+            if given.get(key) is None:
+                out[key] = self.meta.get(key, 0 if key == "word_column" else None)
+        return out
+
+    def _score(self, examples, outputs, opts):
+        if any(tags is None for _, tags in examples):
+            raise InputError("the evaluation data has no tag column")
+        words = [w for ws, _ in examples for w in ws]
+        if opts.get("words") is not None:
+            vocab = opts["words"]
+            if _is_source(vocab):
+                vocab = ftio.read_word_list(vocab)
+            known = np.fromiter((w in vocab for w in words), dtype=bool, count=len(words))
+        else:
+            known = self._vocab.contains(words)
+        return metrics.score_tagging([t for _, t in examples], outputs, known=known)
+
+    @staticmethod
+    def report(result):
+        """The human-readable text of an :meth:`evaluate` result."""
+        lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)",
+                 f"known words       {100 * result['known_accuracy']:.2f}%",
+                 f"unknown words     {100 * result['unknown_accuracy']:.2f}%   "
+                 f"({result['unknown_tokens']} tokens)",
+                 f"speed             {result['tokens_per_second']:,.0f} tokens/s", "",
+                 f"{'tag':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
+        for t, r in result["per_tag"].items():
+            lines.append(f"{t:<10} {100 * r['precision']:8.2f}% {100 * r['recall']:8.2f}% "
+                         f"{100 * r['f1']:8.2f}% {r['support']:8d}")
+        if result["confusions"]:
+            lines += ["", "most frequent confusions (gold -> predicted)"]
+            lines += [f"  {g:<8} -> {p:<8} {c}" for g, p, c in result["confusions"][:10]]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ tagging
+
+    def tag(self, tokens):
+        """Tags of one sentence (a list of token strings).  A str is a
+        TypeError, not a sentence of characters."""
+        return self.tag_sents([one_sentence(tokens, "tag")])[0]
+
+    def tag_sents(self, sentences):
+        """Tags of many sentences (lists of token strings); batching them is
+        much faster than calling :meth:`tag` in a loop.  Safe to call from
+        many threads on one tagger.  A token that is not a str is a
+        TypeError saying where it is."""
+        sents = token_lists(sentences)
+        try:
+            return self.model.predict_tags([(s, None) for s in sents])
+        except TypeError:
+            # only new word types are checked while tagging; find the culprit
+            err = bad_token(sents)
+            if err is None:
+                raise
+            raise err from None
+
+    def tag_file(self, source, out, *, format=None, column=None):
+        """Tag a CoNLL-U, column or plain-text file (a path or binary
+        stream) into the text stream ``out``, a batch at a time.  CoNLL-U
+        gets its ``column`` (upos by default) rewritten, column files an
+        appended tag column, text ``word/TAG`` tokens."""
+        fmt = format or (ftio.guess_format(source) if _is_source(source) and not hasattr(source, "read")
+                         else ftio.peek_format(source))
+        column = column or "upos"
+        if fmt != "conllu" and column not in ("upos", "xpos"):
+            raise InputError(f"--column {column} applies to CoNLL-U input only")
+        if fmt == "conllu" and isinstance(column, int):
+            raise InputError("the CoNLL-U column to fill is upos or xpos, not a number")
+        if fmt == "conll":
+            sentences = ftio.read_conll(source, tag_column=None)
+        else:
+            sentences = ftio.read(source, format=fmt, column=column if fmt == "conllu" else None)
+        for batch in ftio.batches(sentences):
+            tags = self.tag_sents([s.words for s in batch])
+            for sent, ts in zip(batch, tags):
+                if fmt == "conllu":
+                    ftio.write_conllu(sent, ts, out, column=column)
+                elif fmt == "conll":
+                    ftio.write_conll(sent, ts, out, mode="append")
+                else:
+                    ftio.write_text(sent, ts, out)
+
+    # ------------------------------------------------------------ storage
+
+    def _featurizer_options(self):
+        return {"n_columns": 0}
+
+    def _task_parts(self):
+        return {}, {"vocab": self._vocab.hashes}
+
+    @classmethod
+    def _featurizer_from(cls, spec, header, meta):
+        return WordFeaturizer()
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        vocab = arrays.get("vocab", np.zeros(0, np.uint64))
+        if vocab.ndim != 1 or vocab.dtype != np.uint64 or np.any(vocab[1:] <= vocab[:-1]):
+            raise ModelFormatError("corrupt fasttag model: the vocabulary is not sorted word hashes")
+        return cls(model, _checked_meta(meta), vocab=vocab)
+
+
+def _checked_meta(meta):
+    """The stored reading options, checked: ``evaluate`` passes them to the
+    readers as its defaults."""
+    fmt, column, word_column = meta.get("format"), meta.get("column"), meta.get("word_column", 0)
+    if fmt is not None and fmt not in ("conllu", "conll"):       # tagged formats only
+        raise ModelFormatError(f"corrupt fasttag model: bad training format {fmt!r}")
+    if isinstance(column, str) and fmt != "conllu":
+        raise ModelFormatError(f"corrupt fasttag model: column {column!r} without the CoNLL-U format")
+    limit = 10 if fmt == "conllu" else MAX_COLUMNS
+    if not (column is None or modelfile.header_int(column, -limit, limit - 1)
+            or (isinstance(column, str) and column.upper() in ftio.CONLLU_FIELDS and fmt != "conll")):
+        raise ModelFormatError(f"corrupt fasttag model: bad tag column {column!r}")
+    if not modelfile.header_int(word_column, 0, MAX_COLUMNS - 1):
+        raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
+    return meta
+
+
+class _HashedVocab:
+    """Membership in the training vocabulary, stored as sorted word hashes."""
+
+    def __init__(self, hashes):
+        self.hashes = np.asarray(hashes, dtype=np.uint64)
+
+    def __contains__(self, word):
+        return bool(self.contains([word])[0])
+
+    def contains(self, words):
+        if not len(self.hashes) or not words:
+            return np.zeros(len(words), dtype=bool)
+        h = hash_texts(words)
+        i = np.searchsorted(self.hashes, h)
+        i[i == len(self.hashes)] = 0
+        return self.hashes[i] == h
+
+    def __len__(self):
+        return len(self.hashes)
