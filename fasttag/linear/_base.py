@@ -337,9 +337,11 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         for name, value in self._state.items():
             arrays[f"state.{name}"] = np.asarray(value)
         for name, arr in arrays.items():    # never write a file that would not load
-            if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-                raise ValueError(f"cannot save this {type(self).__name__}: {name} holds NaN or "
-                                 "infinity (training diverged; try a smaller eta0 or scaled inputs)")
+            if arr.dtype.kind == "f" and not (np.all(np.isfinite(arr))
+                                              and (name not in ("coef", "intercept") or not arr.size
+                                                   or np.abs(arr).max() <= MAX_WEIGHT)):
+                raise ValueError(f"cannot save this {type(self).__name__}: {name} holds NaN, "
+                                 "infinity or a weight beyond float32 (training diverged; try a smaller eta0 or scaled inputs)")
         store.stamp(header, FEATURIZERS[self._input_kind], 1)
         return header, arrays
 
@@ -424,6 +426,9 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 (f"state.{name}", arr) for name, arr in state.items()]:
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
                 raise ValueError(f"{name} holds NaN or infinity")
+        for name, arr in (("coef", coef), ("intercept", intercept)):
+            if arr.size and np.abs(arr).max() > MAX_WEIGHT:
+                raise ValueError(f"{name} holds a weight beyond {MAX_WEIGHT:.3g} (no training makes one)")
 
         est._coef = np.ascontiguousarray(coef)
         est.intercept_ = intercept
@@ -444,6 +449,10 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         est._load_extras(header)
         return est
 
+
+#: The largest weight a model file may hold (float32's largest): scores of
+#: ordinary inputs then stay finite.  No converging fit comes near it.
+MAX_WEIGHT = float(np.finfo(np.float32).max)
 
 #: The featurizer of each input kind: feature strings are hashed (so the
 #: hash function matters); numeric columns are taken as they are.
