@@ -36,18 +36,12 @@ TEMPLATES = ["bias", "word[0]", "word[-1]"]     # two per word type, one per con
 
 def featurize(model, examples):
     """(keys, bounds, candidates) of token examples."""
-    if hasattr(model, "featurize"):
-        keys, bounds, cands, _ = model.featurize(examples)
-    else:                                        # before the trainer refactor
-        keys, bounds, cands = model._batch_keys(examples)
+    keys, bounds, cands, _ = model.featurize(examples)
     return keys, bounds, cands
 
 
 def make_search(model, emit, trans, cands):
-    make = getattr(model, "search", None)
-    if not callable(make):
-        make = model._search
-    return make(emit, trans, cands)
+    return model.search(emit, trans, cands)
 
 
 # ---------------------------------------------------------------- reference

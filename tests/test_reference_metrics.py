@@ -14,12 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
 
-try:
-    from fasttag import metrics
-except ImportError:              # the metrics module comes with a refactor
-    metrics = None
-
-needs_metrics = pytest.mark.skipif(metrics is None, reason="fasttag.metrics does not exist yet")
+from fasttag import metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -37,7 +32,6 @@ def approx(x):
 
 # ---------------------------------------------------------------- spans, by hand
 
-@needs_metrics
 def test_spans_by_hand_iob2():
     gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O", "O"]]
     pred = [["B-PER", "O", "O", "B-LOC"], ["B-ORG", "B-LOC", "I-LOC"]]
@@ -58,7 +52,6 @@ def test_spans_by_hand_iob2():
     assert s["per_type"]["ORG"]["f1"] == approx(1.0)
 
 
-@needs_metrics
 def test_spans_by_hand_ill_formed_iob2_read_as_conlleval():
     # I- after O opens a chunk; a type change opens a chunk
     gold = [["O", "I-PER", "I-PER", "B-LOC", "I-ORG"]]
@@ -69,7 +62,6 @@ def test_spans_by_hand_ill_formed_iob2_read_as_conlleval():
     assert s["accuracy"] == approx(3 / 5)
 
 
-@needs_metrics
 def test_spans_by_hand_bioes():
     gold = [["B-PER", "E-PER", "S-LOC", "O"]]
     pred = [["S-PER", "O", "S-LOC", "S-LOC"]]
@@ -80,7 +72,6 @@ def test_spans_by_hand_bioes():
     assert s["f1"] == approx(0.4)
 
 
-@needs_metrics
 def test_spans_by_hand_iob1():
     gold = [["I-PER", "B-PER", "O", "I-LOC", "I-LOC"]]     # PER(0,1) PER(1,2) LOC(3,5)
     pred = [["I-PER", "I-PER", "O", "I-LOC", "I-LOC"]]     # PER(0,2) LOC(3,5)
@@ -90,7 +81,6 @@ def test_spans_by_hand_iob1():
     assert s["f1"] == approx(0.4)
 
 
-@needs_metrics
 def test_spans_refuses_mismatched_lengths():
     with pytest.raises(InputError):
         metrics.score_spans([["O", "O"]], [["O"]], "iob2")
@@ -144,7 +134,6 @@ def span_corpora(draw):
     return scheme, lengths, gold, pred
 
 
-@needs_metrics
 @settings(max_examples=200, deadline=None)
 @given(span_corpora())
 def test_spans_equal_set_reference(corpus):
@@ -176,7 +165,6 @@ def test_spans_equal_set_reference(corpus):
 TAGS = ["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "E-B", "S-B"]
 
 
-@needs_metrics
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["iob1", "iob2", "bioes"]),
        st.lists(st.integers(0, 6), max_size=4), st.data())
@@ -202,7 +190,6 @@ def test_spans_symmetry_and_micro_average_on_any_tags(scheme, lengths, data):
 
 # ---------------------------------------------------------------- segmentation
 
-@needs_metrics
 def test_segmentation_by_hand():
     gold = [["我们", "今天", "去", "北京"], ["他", "好"]]
     pred = [["我们", "今天", "去北京"], ["他好"]]
@@ -221,7 +208,6 @@ def test_segmentation_by_hand():
     assert plain["oov_rate"] is None and plain["oov_recall"] is None and plain["iv_recall"] is None
 
 
-@needs_metrics
 def test_segmentation_refuses_different_text():
     with pytest.raises(InputError):
         metrics.score_segmentation([["我们", "去"]], [["我", "去"]])
@@ -255,7 +241,6 @@ def spans_of(words):
     return out
 
 
-@needs_metrics
 @settings(max_examples=200, deadline=None)
 @given(seg_corpora())
 def test_segmentation_equals_span_reference(corpus):
@@ -286,7 +271,6 @@ def test_segmentation_equals_span_reference(corpus):
 
 # ---------------------------------------------------------------- tagging
 
-@needs_metrics
 def test_tagging_by_hand():
     gold = [["N", "V", "N"], ["D", "N"]]
     pred = [["N", "N", "N"], ["D", "N"]]
@@ -306,7 +290,6 @@ def test_tagging_by_hand():
     assert metrics.score_tagging(gold, pred)["accuracy"] == approx(4 / 5)
 
 
-@needs_metrics
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 5), max_size=4), st.data())
 def test_tagging_equals_count_reference(lengths, data):

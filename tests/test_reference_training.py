@@ -38,18 +38,12 @@ TEMPLATES = ["bias", "word[0]", "word[-1]"]
 # ---------------------------------------------------------------- engine access
 
 def featurize(model, examples):
-    if hasattr(model, "featurize"):
-        keys, bounds, _, _ = model.featurize(examples)
-    else:                                        # before the trainer refactor
-        keys, bounds, _ = model._batch_keys(examples)
+    keys, bounds, _, _ = model.featurize(examples)
     return keys, bounds
 
 
 def fit(model, train, **options):
-    try:
-        from fasttag.trainer import fit as trainer_fit
-    except ImportError:                          # before the trainer refactor
-        return model.fit(train, **options)
+    from fasttag.trainer import fit as trainer_fit
     return trainer_fit(model, train, **options)
 
 
