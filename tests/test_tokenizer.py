@@ -298,3 +298,11 @@ def test_english_ewt_subset(shared_data):
     assert r["token_f1"] > 0.95
     assert r["sentence_f1"] > 0.5
     assert r["word_f1"] > 0.94
+
+
+def test_to_conllu_keeps_sentences_without_space_between(tok, tmp_path):
+    text = "We can't go!Why not?"
+    path = tmp_path / "out.conllu"
+    path.write_text(tok.to_conllu(text), encoding="utf-8")
+    gold = read_conllu_text(path)
+    assert gold.text == text and gold.words() == tok.tokenize(text)
