@@ -280,6 +280,11 @@ class TokBatch(NamedTuple):
 
 
 _NONE = np.uint64(0x6E6F6E65)          # "no such chunk" before hashing
+_LONG = np.uint64(0x6C6F6E67)          # a chunk longer than MAX_CHUNK
+MAX_CHUNK = 24                         # longer chunks are all the same to the chunk features
+MAX_SHAPE = 12                         # so are longer shapes
+MAX_PART = 8                           # the parts of a chunk around a character, and its
+                                       # letter runs, are cut to this many characters
 
 
 class TokFeaturizer:
@@ -329,7 +334,12 @@ class TokFeaturizer:
 
         cp64 = cp.astype(np.uint64)
         seg = _Segments(cp64)
+        # long chunks (URLs, text without spaces) are "long" to the chunk
+        # features: a feature unique to one place in the training text
+        # teaches nothing
         chunk_hash = seg(starts, ends)
+        long_chunk = ends - starts > MAX_CHUNK
+        chunk_hash[long_chunk] = _LONG
         # shapes: letters, marks and digits by class, anything else as
         # itself, runs collapsed
         sym = np.where(cls < _WORDLIKE, cls.astype(np.uint64), cp64 + np.uint64(256))
@@ -337,6 +347,7 @@ class TokFeaturizer:
         ck = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(keep, out=ck[1:])
         shape_hash = _Segments(sym[keep])(ck[starts], ck[ends])
+        shape_hash[ck[ends] - ck[starts] > MAX_SHAPE] = _LONG
         nl_count = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(newline, out=nl_count[1:])
         # the whitespace before each chunk: 0 text start, 1 spaces, 2 one
@@ -392,8 +403,8 @@ class TokFeaturizer:
             return out
 
         put("chunk", per_char(chunk_hash[cc], run_kind))
-        put("left", per_char(seg(starts[cc], c_at), np.full(len(w_at), _NONE)))
-        put("right", per_char(seg(c_at, ends[cc]), np.full(len(w_at), _NONE)))
+        put("left", per_char(seg(np.maximum(starts[cc], c_at - MAX_PART), c_at), np.full(len(w_at), _NONE)))
+        put("right", per_char(seg(c_at, np.minimum(ends[cc], c_at + MAX_PART)), np.full(len(w_at), _NONE)))
         put("pos", per_char(np.minimum(c_at - starts[cc], 3) * 4 + np.minimum(ends[cc] - 1 - c_at, 3),
                             16 + first_in_run * 2 + last_in_run))
         put("shape", per_char(shape_hash[cc], np.full(len(w_at), _NONE)))
@@ -424,7 +435,8 @@ class TokFeaturizer:
         run_starts = np.flatnonzero(rstart)
         run_ends = np.flatnonzero(rend) + 1
         low = _Segments(_lowered(cp).astype(np.uint64))
-        run_hash = low(run_starts, run_ends)
+        run_tail = low(np.maximum(run_starts, run_ends - MAX_PART), run_ends)
+        run_head = low(run_starts, np.minimum(run_ends, run_starts + MAX_PART))
         run_chunk = cid[run_starts]
         li = np.searchsorted(run_ends, c_at, side="right") - 1
         ri = np.searchsorted(run_starts, c_at, side="left")
@@ -433,8 +445,8 @@ class TokFeaturizer:
         r_ok = ri < len(run_starts)
         r_ok[r_ok] = run_chunk[ri[r_ok]] == cc[r_ok]
         none_w = np.full(len(w_at), _NONE, dtype=np.uint64)
-        put("wl", per_char(nb(run_hash, li, l_ok), none_w))
-        put("wr", per_char(nb(run_hash, ri, r_ok), none_w))
+        put("wl", per_char(nb(run_tail, li, l_ok), none_w))
+        put("wr", per_char(nb(run_head, ri, r_ok), none_w))
         # the chunk's first characters (lowercased) and its length
         pre_end = np.minimum(starts + 4, ends)
         put("cpre", per_char(low(starts, pre_end)[cc], none_w))
