@@ -1,0 +1,1277 @@
+"""Tokenization and sentence splitting: a character tagger trained from
+CoNLL-U.
+
+Any CoNLL-U file with ``SpaceAfter=No`` in its MISC column is training data:
+its tokens, their spacing and its sentence and paragraph marks give back the
+raw text and, for every character of it, whether a token, a word (inside a
+multiword token) or a sentence begins there.  A
+:class:`fasttag.sequence.SequenceModel` learns these labels from
+language-neutral character features and decodes them with Viterbi under a
+transition mask, so that every output is a well-formed tokenization.  This is
+the UDPipe approach (a character model trained on the treebank's own text)
+with a structured perceptron in place of UDPipe's GRU.
+
+Raw text
+--------
+:func:`read_conllu_text` rebuilds the text of a file as follows.
+
+* Within a sentence, every token is followed by one space, or by nothing if
+  its MISC column says ``SpaceAfter=No``, or by the exact whitespace of
+  ``SpacesAfter=...`` (UDPipe's escapes ``\\s \\t \\n \\r \\p \\\\ \\uXXXX``;
+  it must decode to whitespace).  A multiword token's spacing is on its range
+  line ("3-4"), not on its words.
+* Sentences of one paragraph are joined the same way: the last token's
+  spacing separates them (one space by default, none with
+  ``SpaceAfter=No``).
+* A sentence that opens a paragraph or a document (``# newpar`` or
+  ``# newdoc`` comment) starts on a new line: paragraphs are separated by a
+  single ``"\\n"``.  The whole file is one text.
+
+The CoNLL 2018 shared task made its raw test text with the UD tool
+``conllu_to_text.pl``, which joins tokens and sentences the same way, but
+marks paragraphs with an empty line and also wraps long lines at about 80
+characters.  We keep one text line per paragraph and no wrapping: a single
+newline is then always a paragraph break in the training text, and the
+model learns that it ends a sentence.  Text whose lines are hard-wrapped
+inside sentences should have its lines joined first (or give the model such
+text to train on), since the model would take each line break for a
+paragraph break.
+
+The tokens and their spacing are the truth: the ``# text`` comments are
+only compared with the text rebuilt from the tokens, and where they
+disagree (a different spacing, a typo fixed in one place only) the rebuilt
+text is used; :attr:`GoldText.mismatches` lists the line numbers of such
+comments.  Gold tokens whose form holds whitespace (some treebanks have
+them) cannot be produced by the model, which never puts whitespace inside a
+token; they count as errors in :meth:`Tokenizer.evaluate`.
+
+Multiword tokens ("3-4 don't" with words "do" and "n't") are learned two
+ways.  When the words concatenate to the token's form, as in English, the
+split points are character labels (W below) and the model learns them like
+token boundaries, so it also splits forms it never saw ("dont" -> "do nt").
+When they do not (French "du" -> "de le", German "zum" -> "zu dem"), the
+token is an ordinary token to the character model, and its words come from
+an expansion table learned from the training data: a form is expanded when
+it was a multiword token in most of its training occurrences, into its most
+frequent expansion (a form unseen with its case is looked up lowercased, and
+the expansion takes the form's capitalisation).
+
+Labels
+------
+Every character gets one of nine labels:
+
+``O``   whitespace inside a sentence;
+``X``   whitespace between two sentences (and before the first one);
+``B``   the first character of a token of two or more characters;
+``U``   a token of one character;
+``SB``, ``SU``  the same for the first token of a sentence;
+``I``   a character inside a token;
+``E``   the last character of a token of two or more characters;
+``W``   a character after the first of a token that begins a new word (a
+        split point inside a multiword token: the "n" of "don't"); it may
+        also end the token.
+
+Whitespace characters (``str.isspace``) can only be ``O`` or ``X``, and
+other characters only one of the rest: whitespace is never part of a token
+and every other character is.  The transition mask allows ``O -> O B U``,
+``X -> X SB SU``, ``B SB I -> I E W``, ``W -> I E W`` or what may follow
+a token, ``E U SU ->`` whitespace or a new token, and only ``X``, ``SB``
+or ``SU`` at the start, so the output is always well formed: a whitespace
+run is all ``O`` or all ``X``, a token after ``O`` continues its sentence,
+one after ``X`` begins a new sentence, and the first token always does.
+
+Why these labels (each was measured on the EWT dev set).  The sentence
+break is put on the whitespace (``X``) rather than only on the next token,
+so that the first-order model ties the decision to both neighbours: the
+period before it (split off, or part of an abbreviation) and the word after
+it.  Marking single-character tokens (``U``) and token ends (``E``), as
+B/M/E/S word segmentation does, ties the two sides of a split: with only
+begin/inside labels the model produced tokens such as "-cream" and "post-"
+(splitting a hyphen off on one side only), and UD English EWT splits most
+hyphens; the extra labels took test token F1 from 98.90 to 99.05.
+
+Features
+--------
+All language-neutral, computed with numpy for a whole batch of texts
+(:class:`TokFeaturizer`): the character and its Unicode class (general
+category, with spaces and line breaks apart) in a +-3 window and their
+n-grams; and features of the whitespace-delimited *chunk* the character is
+in: the whole chunk, its parts before and after the character, the
+character's position in it, its first four characters and its length, the
+chunk's shape (classes of letters and digits, other characters as
+themselves, runs collapsed: "Xx.", "d:dd" -> "d:d"), the letter-and-digit
+runs before and after the character (lowercased: "news" and "cycle" at the
+hyphen of "news-cycle"), the previous and next chunks (their identity,
+shape, and their last and first characters), and the whitespace around the
+chunk (none, spaces, a line break, several).  Nothing in them knows a
+language: what an abbreviation, a clitic or a hyphenated prefix is, the
+model learns from the treebank.
+
+Scores
+------
+:meth:`Tokenizer.evaluate` scores as the CoNLL 2018 evaluation script does:
+tokens and sentences match when their character spans are equal; words are
+aligned by span outside multiword tokens and by the longest common
+subsequence of their lowercased forms inside them.
+"""
+import os
+import re
+import time
+import unicodedata
+from collections import Counter, defaultdict
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import modelfile
+from ..charfeatures import _P, _P_INV, _powers, codepoints, mix
+from ..errors import FasttagError, InputError, ModelFormatError
+from ..io import _open_lines
+from ..sequence import SequenceModel
+
+__all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
+           "tok_allowed", "TAGS", "TOK_TEMPLATES"]
+
+KIND = "tokenizer"
+FEATURIZER = "tokchars"
+FEATURIZER_VERSION = 1
+DEFAULT_EPOCHS = 20
+BATCH_CHARS = 50_000          # the longest text decoded as one sequence
+TRAIN_PIECE = 1_000           # training texts are cut into pieces of about this many characters
+
+TAGS = ("O", "X", "SB", "SU", "B", "U", "I", "E", "W")
+O, X, SB, SU, B, U, I, E, W = range(len(TAGS))
+_STARTS = (SB, SU, B, U)                 # labels that begin a token
+_ENDS = (SU, U, E, W)                    # labels a token may end with
+CANDIDATE_CLASSES = ((O, X), (SB, SU, B, U, I, E, W))      # whitespace, anything else
+
+
+def tok_allowed():
+    """The transition mask of the tokenizer's labels (layout in
+    :mod:`fasttag._sequence`)."""
+    T = len(TAGS)
+    allowed = np.zeros((T + 2) * T, dtype=np.uint8)
+    after_token = (O, X, SB, SU, B, U)
+    nxt = {O: (O, B, U), X: (X, SB, SU), SB: (I, E, W), B: (I, E, W), I: (I, E, W),
+           E: after_token, SU: after_token, U: after_token, W: (I, E, W) + after_token}
+    for p, ts in nxt.items():
+        for t in ts:
+            allowed[p * T + t] = 1
+    for t in (X, SB, SU):
+        allowed[T * T + t] = 1              # start -> X, SB, SU
+    for p in (O, X) + _ENDS:
+        allowed[(T + 1) * T + p] = 1        # these may end a text
+    return allowed
+
+
+_ALLOWED = tok_allowed()
+
+
+# ---------------------------------------------------------------- characters
+
+_CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
+               "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So",
+               "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn")
+_CAT_INDEX = {c: i for i, c in enumerate(_CATEGORIES)}
+SPACE_CLASS = len(_CATEGORIES)          # whitespace that does not break lines
+NEWLINE_CLASS = SPACE_CLASS + 1         # whitespace that does ("\n", "\r", U+2028, ...)
+_WORDLIKE = 9                           # classes below this (letters, marks, Nd) are collapsed in shapes
+_TABLES = {}
+
+
+def _char_tables():
+    """(class, is-space, is-newline) of every BMP code point, built once."""
+    if not _TABLES:
+        bmp = [chr(i) for i in range(0x10000)]
+        cls = np.array([_CAT_INDEX[unicodedata.category(ch)] for ch in bmp], dtype=np.uint8)
+        space = np.array([ch.isspace() for ch in bmp], dtype=bool)
+        newline = np.array([len(("a" + ch + "b").splitlines()) == 2 for ch in bmp], dtype=bool)
+        cls[space] = SPACE_CLASS
+        cls[newline] = NEWLINE_CLASS
+        lower = np.array([ord(low) if len(low) == 1 else i for i, low in enumerate(ch.lower() for ch in bmp)],
+                         dtype=np.uint32)
+        _TABLES.update(cls=cls, space=space, newline=newline, lower=lower)
+    return _TABLES["cls"], _TABLES["space"], _TABLES["newline"]
+
+
+def _lowered(cp):
+    """Lowercased code points (one for one; outside the BMP unchanged)."""
+    _char_tables()
+    table = _TABLES["lower"]
+    bmp = cp < 0x10000
+    if bmp.all():
+        return table[cp]
+    out = cp.copy()
+    out[bmp] = table[cp[bmp]]
+    return out
+
+
+def _classes(cp):
+    """(class, is-space, is-newline) arrays for code points (no whitespace
+    lies outside the BMP)."""
+    cls_t, space_t, nl_t = _char_tables()
+    bmp = cp < 0x10000
+    if bmp.all():
+        return cls_t[cp], space_t[cp], nl_t[cp]
+    cls = np.empty(len(cp), dtype=np.uint8)
+    space = np.zeros(len(cp), dtype=bool)
+    newline = np.zeros(len(cp), dtype=bool)
+    inner = cp[bmp]
+    cls[bmp], space[bmp], newline[bmp] = cls_t[inner], space_t[inner], nl_t[inner]
+    rest = np.flatnonzero(~bmp)
+    cls[rest] = [_CAT_INDEX[unicodedata.category(chr(int(c)))] for c in cp[rest]]
+    return cls, space, newline
+
+
+class _Segments:
+    """Hashes of arbitrary slices ``values[a:b]`` of a uint64 array, in a
+    few vector passes: with S[j] = sum(values[k] * P**-k for k < j),
+    hash(a, b) = P**b * (S[b] - S[a]) (modulo 2**64), mixed with b - a."""
+
+    def __init__(self, values):
+        n = len(values)
+        self.powers = _powers(_P, n + 1)
+        self.prefix = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(values.astype(np.uint64) * _powers(_P_INV, n), out=self.prefix[1:])
+
+    def __call__(self, a, b):
+        h = self.powers[b] * (self.prefix[b] - self.prefix[a])
+        return mix(h ^ ((b - a).astype(np.uint64) << np.uint64(48)))
+
+
+# ---------------------------------------------------------------- featurizer
+
+ATTRIBUTES = ("c", "k", "chunk", "left", "right", "pos", "shape", "prev", "next",
+              "gap", "pc", "nc", "pk", "nk", "pshape", "nshape", "wl", "wr", "cpre", "clen")
+
+TOK_TEMPLATES = (
+    "bias",
+    "c[0]", "c[-1]", "c[1]", "c[-2]", "c[2]", "c[-3]", "c[3]",
+    "c[-1]|c[0]", "c[0]|c[1]", "c[-2]|c[-1]", "c[1]|c[2]",
+    "c[-2]|c[-1]|c[0]", "c[-1]|c[0]|c[1]", "c[0]|c[1]|c[2]",
+    "k[0]", "k[-1]|k[0]", "k[0]|k[1]", "k[-1]|k[0]|k[1]",
+    "k[-2]|k[-1]|k[0]|k[1]", "k[-1]|k[0]|k[1]|k[2]",
+    "chunk[0]", "chunk[0]|pos[0]", "left[0]|right[0]", "left[0]", "right[0]",
+    "left[0]|c[0]", "c[-1]|right[0]",
+    "pos[0]", "pos[0]|c[0]", "pos[0]|k[0]",
+    "shape[0]", "shape[0]|pos[0]", "shape[0]|c[0]",
+    "prev[0]", "next[0]", "pc[0]", "nc[0]", "pk[0]|nk[0]", "pc[0]|nk[0]", "pc[0]|nc[0]",
+    "pshape[0]", "nshape[0]", "pshape[0]|nshape[0]",
+    "gap[0]", "gap[0]|k[0]", "gap[0]|pos[0]|c[0]",
+    "prev[0]|nk[0]", "pk[0]|next[0]", "right[0]|nc[0]", "right[0]|nshape[0]",
+    "wl[0]|c[0]", "wr[0]|c[0]", "wl[0]|c[0]|wr[0]", "wl[0]|c[-1]|c[0]", "wr[0]|c[-1]|c[0]",
+    "wl[0]|wr[0]", "wl[0]|k[0]|wr[0]", "wl[0]|nc[0]",
+    "c[-2]|c[-1]|c[0]|c[1]", "c[-1]|c[0]|c[1]|c[2]",
+    "cpre[0]|k[-1]|k[0]", "clen[0]|k[-1]|k[0]", "cpre[0]|c[0]",
+    "pc[0]|nc[0]|gap[0]", "pshape[0]|shape[0]",
+)
+"""Default templates: character and class n-grams in a +-3 window, the
+chunk and its split at the character, its shape, and the neighbouring
+chunks and whitespace."""
+
+
+class TokBatch(NamedTuple):
+    """Featurized texts: ``attrs`` (uint64[n_chars, n_attributes]),
+    ``bounds`` (text starts and the final end) and ``classes`` (per
+    character an index into :data:`CANDIDATE_CLASSES`)."""
+    attrs: np.ndarray
+    bounds: np.ndarray
+    classes: np.ndarray
+
+
+_NONE = np.uint64(0x6E6F6E65)          # "no such chunk" before hashing
+_LONG = np.uint64(0x6C6F6E67)          # a chunk longer than MAX_CHUNK
+MAX_CHUNK = 24                         # longer chunks are all the same to the chunk features
+MAX_SHAPE = 12                         # so are longer shapes
+MAX_PART = 8                           # the parts of a chunk around a character, and its
+                                       # letter runs, are cut to this many characters
+
+
+class TokFeaturizer:
+    """The tokenizer's batch featurizer: whole texts in, per-character
+    attributes out (see the module documentation).  No state: one
+    featurizer serves any number of threads."""
+
+    attribute_names = list(ATTRIBUTES)
+    n_columns = 0
+
+    def __init__(self):
+        seeds = mix(np.arange(1, len(ATTRIBUTES) + 1, dtype=np.uint64) * np.uint64(0x70C3A9))
+        self._seeds = [np.uint64(int(v)) for v in seeds]
+
+    def batch(self, inputs, columns=None):
+        """Featurize a list of texts (str; ``columns`` is ignored)."""
+        lens = np.fromiter((len(s) for s in inputs), dtype=np.int64, count=len(inputs))
+        bounds = np.zeros(len(inputs) + 1, dtype=np.int64)
+        np.cumsum(lens, out=bounds[1:])
+        n = int(bounds[-1])
+        A = len(ATTRIBUTES)
+        if n == 0:
+            return TokBatch(np.zeros((0, A), dtype=np.uint64), bounds, np.zeros(0, dtype=np.int32))
+        cp = codepoints("".join(inputs))
+        cls, space, newline = _classes(cp)
+        doc = np.repeat(np.arange(len(inputs), dtype=np.int64), lens)
+        first = np.zeros(n, dtype=bool)
+        first[bounds[:-1][lens > 0]] = True
+        last = np.zeros(n, dtype=bool)
+        last[bounds[1:][lens > 0] - 1] = True
+        ns = ~space
+        prev_space = np.concatenate(([True], space[:-1]))
+        next_space = np.concatenate((space[1:], [True]))
+        cstart = ns & (prev_space | first)
+        cend = ns & (next_space | last)
+        starts = np.flatnonzero(cstart)
+        ends = np.flatnonzero(cend) + 1
+        m = len(starts)
+        pos = np.arange(n, dtype=np.int64)
+        # chunk of a character; for whitespace, the last chunk before it
+        cid = np.cumsum(cstart) - 1
+        chunk_doc = doc[starts]
+        has_prev_chunk = np.zeros(m, dtype=bool)         # a chunk before it in the same text
+        has_prev_chunk[1:] = chunk_doc[1:] == chunk_doc[:-1]
+        has_next_chunk = np.zeros(m, dtype=bool)
+        has_next_chunk[:-1] = has_prev_chunk[1:]
+
+        cp64 = cp.astype(np.uint64)
+        seg = _Segments(cp64)
+        # long chunks (URLs, text without spaces) are "long" to the chunk
+        # features: a feature unique to one place in the training text
+        # teaches nothing
+        chunk_hash = seg(starts, ends)
+        long_chunk = ends - starts > MAX_CHUNK
+        chunk_hash[long_chunk] = _LONG
+        # shapes: letters, marks and digits by class, anything else as
+        # itself, runs collapsed
+        sym = np.where(cls < _WORDLIKE, cls.astype(np.uint64), cp64 + np.uint64(256))
+        keep = ns & (cstart | np.concatenate(([True], sym[1:] != sym[:-1])))
+        ck = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(keep, out=ck[1:])
+        shape_hash = _Segments(sym[keep])(ck[starts], ck[ends])
+        shape_hash[ck[ends] - ck[starts] > MAX_SHAPE] = _LONG
+        nl_count = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(newline, out=nl_count[1:])
+        # the whitespace before each chunk: 0 text start, 1 spaces, 2 one
+        # line break, 3 more; after it the same with 0 for the text end
+        before = np.zeros(m, dtype=np.int64)
+        j = np.flatnonzero(has_prev_chunk)
+        before[j] = 1 + np.minimum(nl_count[starts[j]] - nl_count[ends[j - 1]], 2)
+        after = np.zeros(m, dtype=np.int64)
+        after[j - 1] = before[j]
+
+        def nb(values, which, ok):
+            """values[which] where ok, else _NONE."""
+            out = np.full(len(which), _NONE, dtype=np.uint64)
+            out[ok] = values[which[ok]]
+            return out
+
+        last_cp = cp64[ends - 1]
+        first_cp = cp64[starts]
+        last_k = cls[ends - 1].astype(np.uint64)
+        first_k = cls[starts].astype(np.uint64)
+        attrs = np.empty((n, A), dtype=np.uint64)
+        col = {name: i for i, name in enumerate(ATTRIBUTES)}
+
+        def put(name, values):
+            attrs[:, col[name]] = mix(values.astype(np.uint64) ^ self._seeds[col[name]])
+
+        put("c", cp64)
+        put("k", cls)
+        # per-character values of chunk characters (c) and whitespace (w)
+        c_at = np.flatnonzero(ns)
+        w_at = np.flatnonzero(space)
+        cc = cid[c_at]
+        wc = cid[w_at]                  # the chunk before the whitespace (-1: none)
+        w_prev_ok = wc >= 0
+        w_prev_ok[w_prev_ok] = chunk_doc[wc[w_prev_ok]] == doc[w_at[w_prev_ok]]
+        w_next = wc + 1
+        w_next_ok = w_next < m
+        w_next_ok[w_next_ok] = chunk_doc[w_next[w_next_ok]] == doc[w_at[w_next_ok]]
+        # the whitespace run of each whitespace character: its line breaks
+        # and whether chunks lie on both sides
+        # (padded: a text may have no chunk at all)
+        run_lo = np.where(w_prev_ok, np.append(ends, 0)[np.clip(wc, 0, m)], bounds[doc[w_at]])
+        run_hi = np.where(w_next_ok, np.append(starts, n)[np.clip(w_next, 0, m)], bounds[doc[w_at] + 1])
+        run_kind = (np.uint64(1 << 20) + (w_prev_ok * 2 + w_next_ok) * 3
+                    + np.minimum(nl_count[run_hi] - nl_count[run_lo], 2)).astype(np.uint64)
+        first_in_run = w_at == run_lo
+        last_in_run = w_at == run_hi - 1
+
+        def per_char(c_values, w_values):
+            out = np.empty(n, dtype=np.uint64)
+            out[c_at] = c_values
+            out[w_at] = w_values
+            return out
+
+        put("chunk", per_char(chunk_hash[cc], run_kind))
+        put("left", per_char(seg(np.maximum(starts[cc], c_at - MAX_PART), c_at), np.full(len(w_at), _NONE)))
+        put("right", per_char(seg(c_at, np.minimum(ends[cc], c_at + MAX_PART)), np.full(len(w_at), _NONE)))
+        put("pos", per_char(np.minimum(c_at - starts[cc], 3) * 4 + np.minimum(ends[cc] - 1 - c_at, 3),
+                            16 + first_in_run * 2 + last_in_run))
+        put("shape", per_char(shape_hash[cc], np.full(len(w_at), _NONE)))
+        put("gap", per_char(before[cc] * 4 + after[cc], run_kind))
+        # the neighbouring chunks: of a chunk character, the chunks before
+        # and after its own; of whitespace, the chunks around its run
+        c_prev, c_prev_ok = cc - 1, has_prev_chunk[cc]
+        c_next, c_next_ok = cc + 1, has_next_chunk[cc]
+        prev_i = per_char(c_prev, wc)
+        next_i = per_char(c_next, w_next)
+        prev_ok = per_char(c_prev_ok, w_prev_ok).astype(bool)
+        next_ok = per_char(c_next_ok, w_next_ok).astype(bool)
+        put("prev", nb(chunk_hash, prev_i, prev_ok))
+        put("next", nb(chunk_hash, next_i, next_ok))
+        put("pc", nb(last_cp, prev_i, prev_ok))
+        put("nc", nb(first_cp, next_i, next_ok))
+        put("pk", nb(last_k, prev_i, prev_ok))
+        put("nk", nb(first_k, next_i, next_ok))
+        put("pshape", nb(shape_hash, prev_i, prev_ok))
+        put("nshape", nb(shape_hash, next_i, next_ok))
+        # the letter-and-digit runs of a chunk (lowercased): of each
+        # character, the last run that ends at or before it and the first
+        # run that starts at or after it ("news" and "cycle" for both the
+        # hyphen and the "c" of "news-cycle")
+        wordlike = ns & (cls < _WORDLIKE)
+        rstart = wordlike & ~np.concatenate(([False], wordlike[:-1]) ) | (wordlike & cstart)
+        rend = wordlike & ~np.concatenate((wordlike[1:], [False])) | (wordlike & cend)
+        run_starts = np.flatnonzero(rstart)
+        run_ends = np.flatnonzero(rend) + 1
+        low = _Segments(_lowered(cp).astype(np.uint64))
+        run_tail = low(np.maximum(run_starts, run_ends - MAX_PART), run_ends)
+        run_head = low(run_starts, np.minimum(run_ends, run_starts + MAX_PART))
+        run_chunk = cid[run_starts]
+        li = np.searchsorted(run_ends, c_at, side="right") - 1
+        ri = np.searchsorted(run_starts, c_at, side="left")
+        l_ok = li >= 0
+        l_ok[l_ok] = run_chunk[li[l_ok]] == cc[l_ok]
+        r_ok = ri < len(run_starts)
+        r_ok[r_ok] = run_chunk[ri[r_ok]] == cc[r_ok]
+        none_w = np.full(len(w_at), _NONE, dtype=np.uint64)
+        put("wl", per_char(nb(run_tail, li, l_ok), none_w))
+        put("wr", per_char(nb(run_head, ri, r_ok), none_w))
+        # the chunk's first characters (lowercased) and its length
+        pre_end = np.minimum(starts + 4, ends)
+        put("cpre", per_char(low(starts, pre_end)[cc], none_w))
+        length = ends - starts
+        bucket = np.searchsorted(np.array([2, 3, 4, 5, 7, 10, 15, 25]), length, side="right")
+        put("clen", per_char(bucket[cc], np.full(len(w_at), 99)))
+        classes = ns.astype(np.int32)          # 0 whitespace, 1 anything else
+        return TokBatch(attrs, bounds, classes)
+
+
+# ---------------------------------------------------------------- the engine
+
+# The sequence model reads batch featurizers itself once the task redesign
+# lands (``SequenceModel.featurize``); until then this bridge feeds it.
+if hasattr(SequenceModel, "featurize"):
+    _Model = SequenceModel
+else:
+    class _Model(SequenceModel):
+        def _batch_keys(self, examples):
+            attrs, bounds, classes = self.featurizer.batch([x for x, _ in examples],
+                                                           [c for _, c in examples])
+            offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
+            np.cumsum([len(c) for c in self.tagdict_classes], out=offsets[1:])
+            flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
+            return self.templates.keys(attrs, bounds), bounds, (classes, offsets, flat)
+
+
+def _fit(model, train, dev, **options):
+    """The one call into the trainer (``fasttag.trainer.fit`` once it
+    exists, the model's own ``fit`` before)."""
+    try:
+        from .. import trainer
+    except ImportError:
+        trainer = None
+    if trainer is not None and hasattr(trainer, "fit"):
+        return trainer.fit(model, train, dev, **options)
+    return model.fit(train, dev, **options)
+
+
+# ---------------------------------------------------------------- reading
+
+class Token(NamedTuple):
+    """A token: character offsets ``start``/``end`` into its text, its
+    ``form`` (``text[start:end]``) and its ``words`` (one, or the words of
+    a multiword token)."""
+    start: int
+    end: int
+    form: str
+    words: tuple
+
+
+class GoldText:
+    """The raw text of a CoNLL-U file and its gold segmentation.
+
+    ``text``: the raw text (see the module documentation); ``tokens``: a
+    list of :class:`Token` in text order; ``sentence_starts``: the index of
+    each sentence's first token, and the number of tokens at the end;
+    ``paragraph_starts``: the indices of the sentences that open a
+    paragraph or a document; ``mismatches``: line numbers of ``# text``
+    comments that disagree with the tokens; ``path``: the file's name.
+    """
+
+    def __init__(self, text, tokens, sentence_starts, paragraph_starts, mismatches, path):
+        self.text = text
+        self.tokens = tokens
+        self.sentence_starts = sentence_starts
+        self.paragraph_starts = paragraph_starts
+        self.mismatches = mismatches
+        self.path = path
+
+    @property
+    def sentences(self):
+        """The tokens of each sentence (lists of :class:`Token`)."""
+        b = self.sentence_starts
+        return [self.tokens[b[i]:b[i + 1]] for i in range(len(b) - 1)]
+
+    def sentence_spans(self):
+        """(start, end) character offsets of each sentence."""
+        b = self.sentence_starts
+        return [(self.tokens[b[i]].start, self.tokens[b[i + 1] - 1].end) for i in range(len(b) - 1)]
+
+    def words(self):
+        """The words of each sentence (multiword tokens split), as
+        :meth:`Tokenizer.tokenize` gives them."""
+        return [[w for t in s for w in t.words] for s in self.sentences]
+
+
+_ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
+_SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
+_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+_EMPTY_NODE = re.compile(r"(?:0|[1-9][0-9]*)\.[1-9][0-9]*")
+
+
+def _spaces_after(value, name, lineno):
+    """The whitespace a ``SpacesAfter=`` value stands for."""
+    def sub(m):
+        e = m.group(1)
+        if len(e) == 5:
+            return chr(int(e[1:], 16))
+        if e in _ESCAPES:
+            return _ESCAPES[e]
+        raise InputError(f"unknown escape \\{e} in SpacesAfter", name, lineno)
+    out = _SPACES_ESCAPE.sub(sub, value)
+    if not out or not out.isspace():
+        raise InputError(f"SpacesAfter={value} is not whitespace", name, lineno)
+    return out
+
+
+def _space_after(misc, name, lineno):
+    """The whitespace after a token from its MISC field."""
+    if misc == "_":
+        return " "
+    out = None
+    for item in misc.split("|"):
+        key, eq, value = item.partition("=")
+        if key == "SpaceAfter":
+            if value != "No":
+                raise InputError(f"SpaceAfter={value}: the only value CoNLL-U allows is No", name, lineno)
+            new = ""
+        elif key == "SpacesAfter":
+            new = _spaces_after(value, name, lineno)
+        else:
+            continue
+        if out is not None and out != new:
+            raise InputError("MISC gives both SpaceAfter and SpacesAfter", name, lineno)
+        out = new
+    return " " if out is None else out
+
+
+def read_conllu_text(source):
+    """Read a CoNLL-U file (a path or a file object) as a :class:`GoldText`.
+
+    Strict: a malformed line raises :class:`fasttag.InputError` naming the
+    file and the line (the wrong number of fields, word IDs out of order,
+    a multiword range that its words do not fill, a comment between word
+    lines, a bad ``SpaceAfter``, undecodable UTF-8).  A BOM and CRLF line
+    ends are accepted.
+    """
+    name, lines, close = _open_lines(source)
+    try:
+        return _parse(lines, name)
+    finally:
+        close()
+
+
+def _parse(lines, name):
+    pieces = []               # the text, in pieces
+    length = 0                # len("".join(pieces))
+    tokens = []
+    sentence_starts = []
+    paragraph_starts = []
+    mismatches = []
+    pending_after = None      # the spacing after the previous sentence's last token
+
+    # the sentence being read
+    comments_done = False
+    newpar = False
+    text_comment = None       # (line number, text)
+    sent_tokens = []          # (form, words, space after)
+    next_id = 1
+    mwt = None                # (first id, last id, form, after, words, line number)
+
+    def finish(lineno):
+        nonlocal pending_after, length, comments_done, newpar, text_comment, sent_tokens, next_id, mwt
+        if mwt is not None:
+            raise InputError(f"multiword token {mwt[0]}-{mwt[1]} lacks its words", name, mwt[5])
+        if not sent_tokens:
+            raise InputError("a sentence without words", name, lineno)
+        if sentence_starts and pending_after is not None:
+            sep = "\n" if newpar else pending_after
+            pieces.append(sep)
+            length += len(sep)
+        if newpar or not sentence_starts:
+            paragraph_starts.append(len(sentence_starts))
+        sentence_starts.append(len(tokens))
+        rebuilt = []
+        for i, (form, words, after) in enumerate(sent_tokens):
+            tokens.append(Token(length, length + len(form), form, words))
+            pieces.append(form)
+            rebuilt.append(form)
+            length += len(form)
+            if i + 1 < len(sent_tokens):
+                pieces.append(after)
+                rebuilt.append(after)
+                length += len(after)
+        pending_after = sent_tokens[-1][2]
+        if text_comment is not None and text_comment[1] != "".join(rebuilt):
+            mismatches.append(text_comment[0])
+        comments_done = newpar = False
+        text_comment = None
+        sent_tokens = []
+        next_id = 1
+
+    lineno = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line or line.isspace():
+            if sent_tokens or mwt is not None:
+                finish(lineno)
+            else:
+                # comments without a sentence (a file header): only a
+                # paragraph or document mark carries on
+                comments_done = False
+                text_comment = None
+            continue
+        if line.startswith("#"):
+            if sent_tokens or mwt is not None:
+                raise InputError("a comment line among word lines (comments go before a sentence)",
+                                 name, lineno)
+            comments_done = True
+            body = line[1:].strip()
+            if body == "newpar" or body.startswith(("newpar ", "newpar=", "newdoc ", "newdoc=")) \
+                    or body == "newdoc":
+                newpar = True
+            elif body.startswith("text") and body[4:].lstrip().startswith("="):
+                value = line[line.index("=") + 1:]
+                text_comment = (lineno, value[1:] if value.startswith(" ") else value)
+            continue
+        comments_done = True
+        fields = line.split("\t")
+        if len(fields) != 10:
+            hint = " (fields must be separated by tabs)" if len(fields) < 10 and " " in line else ""
+            raise InputError(f"expected 10 tab-separated fields, found {len(fields)}{hint}", name, lineno)
+        wid, form, misc = fields[0], fields[1], fields[9]
+        if not form:
+            raise InputError("empty FORM field", name, lineno)
+        if _EMPTY_NODE.fullmatch(wid):
+            continue
+        m = _RANGE.fullmatch(wid)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if mwt is not None:
+                raise InputError(f"multiword token {wid} begins inside {mwt[0]}-{mwt[1]}", name, lineno)
+            if a != next_id or b <= a:
+                raise InputError(f"multiword token range {wid} does not start at the next word "
+                                 f"({next_id}) or is empty", name, lineno)
+            if form.isspace():
+                raise InputError("a token of only whitespace", name, lineno)
+            mwt = (a, b, form, _space_after(misc, name, lineno), [], lineno)
+            continue
+        if not (wid.isascii() and wid.isdigit() and wid[0] != "0"):
+            raise InputError(f"malformed ID {wid!r} (expected a word number like 3, a range like 3-4 "
+                             f"or an empty node like 3.1)", name, lineno)
+        if int(wid) != next_id:
+            raise InputError(f"word ID {wid} where {next_id} was expected "
+                             f"(IDs count 1, 2, 3 ... in a sentence; missing blank line?)", name, lineno)
+        next_id += 1
+        if mwt is not None:
+            if form.isspace():
+                raise InputError("a word of only whitespace", name, lineno)
+            mwt[4].append(form)
+            if int(wid) == mwt[1]:
+                sent_tokens.append((mwt[2], tuple(mwt[4]), mwt[3]))
+                mwt = None
+            continue
+        if form.isspace():
+            raise InputError("a token of only whitespace", name, lineno)
+        sent_tokens.append((form, (form,), _space_after(misc, name, lineno)))
+    if sent_tokens or mwt is not None:
+        finish(lineno + 1)
+    sentence_starts.append(len(tokens))
+    return GoldText("".join(pieces), tokens, sentence_starts, paragraph_starts, mismatches, name)
+
+
+# ---------------------------------------------------------------- gold labels
+
+def _gold_labels(gold):
+    """int32 labels of every character of ``gold.text``."""
+    text = gold.text
+    n = len(text)
+    _, space, _ = _classes(codepoints(text))
+    lab = np.full(n, O, dtype=np.int32)
+    if not gold.tokens:
+        return lab
+    starts = np.fromiter((t.start for t in gold.tokens), dtype=np.int64, count=len(gold.tokens))
+    ends = np.fromiter((t.end for t in gold.tokens), dtype=np.int64, count=len(gold.tokens))
+    inside = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(inside, starts, 1)
+    np.add.at(inside, ends, -1)
+    in_token = np.cumsum(inside[:n]) > 0
+    lab[in_token] = I
+    lab[starts] = B
+    for t in gold.tokens:                  # split points of multiword tokens
+        if len(t.words) > 1 and "".join(t.words) == t.form:
+            at = t.start
+            for w in t.words[:-1]:
+                at += len(w)
+                lab[at] = W
+    sb = np.asarray(gold.sentence_starts, dtype=np.int64)
+    first = starts[sb[:-1]]
+    lab[first] = SB
+    # whitespace between sentences
+    last_end = ends[sb[1:-1] - 1]
+    gaps = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(gaps, last_end, 1)
+    np.add.at(gaps, first[1:], -1)
+    lab[(np.cumsum(gaps[:n]) > 0) & space] = X
+    # whitespace inside a gold token is still whitespace, and what follows
+    # it begins a token
+    lab[space & in_token] = O
+    after_space = np.zeros(n, dtype=bool)
+    after_space[1:] = space[:-1] & in_token[:-1]
+    lab[after_space & ~space & ((lab == I) | (lab == W))] = B
+    # single characters and last characters of tokens
+    begin = (lab == B) | (lab == SB)
+    last = ~space & np.concatenate((space[1:] | begin[1:], [True]))
+    lab[begin & last & (lab == B)] = U
+    lab[begin & last & (lab == SB)] = SU
+    lab[last & (lab == I)] = E
+    return lab
+
+
+def _train_pieces(gold, labels):
+    """(text, labels) pieces of about TRAIN_PIECE characters, cut between
+    sentences (the whitespace at a cut is dropped)."""
+    out = []
+    spans = gold.sentence_spans()
+    i = 0
+    while i < len(spans):
+        j = i
+        while j + 1 < len(spans) and spans[j][1] - spans[i][0] < TRAIN_PIECE:
+            j += 1
+        a, b = spans[i][0], spans[j][1]
+        out.append((gold.text[a:b], labels[a:b]))
+        i = j + 1
+    return out
+
+
+def _cuts(text, limit=None):
+    """(start, end) pieces covering ``text``, each at most ``limit``
+    characters, cut after a line break where one lies in the second half
+    of the window, else after whitespace, else anywhere.  Each piece is
+    decoded alone, so a cut is always a sentence break."""
+    limit = BATCH_CHARS if limit is None else limit
+    n = len(text)
+    if n <= limit:
+        return [(0, n)]
+    out, a = [], 0
+    while n - a > limit:
+        lo, hi = a + limit // 2, a + limit
+        cut = max(text.rfind("\n", lo, hi), text.rfind("\r", lo, hi), text.rfind("\u2028", lo, hi)) + 1
+        if cut <= 0:
+            m = None
+            for m in re.finditer(r"\s", text[lo:hi]):
+                pass
+            cut = lo + m.end() if m is not None else hi
+        out.append((a, cut))
+        a = cut
+    out.append((a, n))
+    return out
+
+
+# ---------------------------------------------------------------- decoding
+
+def _decode(labels):
+    """(token starts, token ends, sentence-start flags per token, word split
+    positions) of a label array."""
+    labels = np.asarray(labels)
+    n = len(labels)
+    begin = np.isin(labels, _STARTS)
+    starts = np.flatnonzero(begin)
+    # a token runs from its start over the following I, E and W
+    stop = np.flatnonzero(~np.isin(labels, (I, E, W)))
+    after = np.searchsorted(stop, starts + 1)
+    ends = np.where(after < len(stop), stop[np.minimum(after, len(stop) - 1)], n)
+    sent = np.isin(labels[starts], (SB, SU))
+    if len(sent):
+        sent[0] = True
+    splits = np.flatnonzero(labels == W)
+    return starts, ends, sent, splits
+
+
+# ---------------------------------------------------------------- scoring
+
+def _prf(correct, system, gold):
+    p = correct / system if system else 0.0
+    r = correct / gold if gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def score_tokenization(gold, system):
+    """Scores of a tokenization against the gold one, as the CoNLL 2018
+    evaluation script computes them.  ``gold`` and ``system``: lists of
+    sentences, each a list of :class:`Token` (spans in the same text).
+
+    Returns a dict of fractions and counts: ``token_precision``,
+    ``token_recall``, ``token_f1``, the same for ``sentence_`` and
+    ``word_``, and ``gold_tokens``, ``system_tokens``, ``correct_tokens``
+    (and for sentences and words).  Tokens and sentences are correct when
+    their spans are equal; words are aligned as in the script (by span,
+    and by the longest common subsequence of lowercased forms inside
+    multiword tokens)."""
+    def spans(sents):
+        toks = [(t.start, t.end) for s in sents for t in s]
+        sent = [(s[0].start, s[-1].end) for s in sents if s]
+        return toks, sent
+
+    g_tok, g_sent = spans(gold)
+    s_tok, s_sent = spans(system)
+    out = {}
+    for what, g, s in (("token", g_tok, s_tok), ("sentence", g_sent, s_sent)):
+        correct = len(set(g) & set(s))
+        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = _prf(correct, len(s), len(g))
+        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = len(g), len(s), correct
+    g_words = _word_list(gold)
+    s_words = _word_list(system)
+    correct = _align_words(g_words, s_words)
+    out["word_precision"], out["word_recall"], out["word_f1"] = _prf(correct, len(s_words), len(g_words))
+    out["gold_words"], out["system_words"], out["correct_words"] = len(g_words), len(s_words), correct
+    return out
+
+
+def _word_list(sentences):
+    """(start, end, is multiword, lowercased form) of every word; the words
+    of a multiword token have the token's span, as in the CoNLL 2018 script."""
+    out = []
+    for s in sentences:
+        for t in s:
+            multi = len(t.words) > 1
+            for w in t.words:
+                out.append((t.start, t.end, multi, w.lower()))
+    return out
+
+
+def _align_words(gold, system):
+    """The number of aligned words (the CoNLL 2018 script's ``align_words``)."""
+    def beyond_end(words, i, end):
+        if i >= len(words):
+            return True
+        if words[i][2]:
+            return words[i][0] >= end
+        return words[i][1] > end
+
+    def extend_end(word, end):
+        return max(end, word[1]) if word[2] else end
+
+    correct = 0
+    gi = si = 0
+    while gi < len(gold) and si < len(system):
+        g, s = gold[gi], system[si]
+        if g[2] or s[2]:
+            # a multiword span: align by LCS of the forms
+            if g[2]:
+                end = g[1]
+                if not s[2] and s[0] < g[0]:
+                    si += 1
+            else:
+                end = s[1]
+                if not g[2] and g[0] < s[0]:
+                    gi += 1
+            gs, ss = gi, si
+            while not beyond_end(gold, gi, end) or not beyond_end(system, si, end):
+                if gi < len(gold) and (si >= len(system) or gold[gi][0] <= system[si][0]):
+                    end = extend_end(gold[gi], end)
+                    gi += 1
+                else:
+                    end = extend_end(system[si], end)
+                    si += 1
+            correct += _lcs([w[3] for w in gold[gs:gi]], [w[3] for w in system[ss:si]])
+        elif (g[0], g[1]) == (s[0], s[1]):
+            correct += 1
+            gi += 1
+            si += 1
+        elif g[0] <= s[0]:
+            gi += 1
+        else:
+            si += 1
+    return correct
+
+
+def _lcs(a, b):
+    """Length of the longest common subsequence of two short lists."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+# ---------------------------------------------------------------- the tokenizer
+
+def _not_str(what, value):
+    hint = ""
+    if isinstance(value, (bytes, bytearray)):
+        hint = " (decode bytes to str first)"
+    elif isinstance(value, (list, tuple)):
+        hint = " (tokenize_lines() takes several texts)"
+    return f"{what} takes a str, not {type(value).__name__}{hint}"
+
+
+class Tokenizer(modelfile.Stored):
+    """A trained tokenizer and sentence splitter.  Create with
+    :meth:`train` or :func:`fasttag.load`.
+
+        >>> tok = Tokenizer.train("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")
+        >>> tok.tokenize("I don't know. Do you?")
+        [['I', 'do', "n't", 'know', '.'], ['Do', 'you', '?']]
+
+    Tokenizing changes no state, so one tokenizer may be shared by threads.
+    """
+
+    def __init__(self, model, expansions=None, meta=None):
+        self.model = model
+        self.meta = dict(meta or {})
+        self.expansions = dict(expansions or {})
+        self._lower = {}
+        for form, words in sorted(self.expansions.items()):
+            self._lower.setdefault(form.lower(), tuple(w.lower() for w in words))
+        _char_tables()
+
+    # ------------------------------------------------------------ training
+
+    @classmethod
+    def train(cls, train, dev=None, *, epochs=DEFAULT_EPOCHS, seed=0, algorithm="perceptron", k=1, C=None,
+              verbose=None, templates=TOK_TEMPLATES, max_sentences=None):
+        """Train on a CoNLL-U file (a path or a file object); with ``dev``
+        (the same), keep the epoch with the best dev score (the mean of
+        token F1 and sentence F1).  ``max_sentences``: train on the first
+        so many sentences only."""
+        gold = read_conllu_text(train)
+        if max_sentences is not None:
+            gold = _first_sentences(gold, int(max_sentences))
+        if not gold.tokens:
+            raise FasttagError("no training sentences")
+        labels = _gold_labels(gold)
+        data = [(text, None, lab) for text, lab in _train_pieces(gold, labels)]
+        model = _Model(TAGS, TokFeaturizer(), templates, allowed=_ALLOWED,
+                       tagdict_classes=CANDIDATE_CLASSES)
+        tok = cls(model, _expansions(gold.tokens))
+        dev_data = evaluate = None
+        if dev is not None:
+            dev_gold = read_conllu_text(dev)
+            cuts = _cuts(dev_gold.text)
+            dev_data = [(dev_gold.text[a:b], None, np.zeros(b - a, np.int32)) for a, b in cuts]
+            gold_sents = dev_gold.sentences
+
+            def evaluate(pred):
+                system = tok._sentences(dev_gold.text, cuts, pred)
+                s = score_tokenization(gold_sents, system)
+                return (s["token_f1"] + s["sentence_f1"]) / 2
+        t0 = time.perf_counter()
+        history = _fit(model, data, dev_data, epochs=epochs, seed=seed, evaluate=evaluate, verbose=verbose,
+                       name="tok", algorithm=algorithm, k=k, C=C)
+        tok.meta.update({
+            "train_seconds": time.perf_counter() - t0, "history": history,
+            "train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
+            "text_mismatches": len(gold.mismatches),
+        })
+        return tok
+
+    # ------------------------------------------------------------ tokenizing
+
+    def tokenize(self, text, offsets=False):
+        """Split ``text`` (a str) into sentences of words: a list of
+        sentences, each a list of word strings, the words of multiword
+        tokens split ("don't" -> "do", "n't").  An empty or all-whitespace
+        text gives [].
+
+        With ``offsets=True`` each word is a ``(word, start, end)`` triple
+        of character offsets into ``text``: ``text[start:end] == word``,
+        except for the words of a multiword token expanded from the
+        expansion table, which all carry the token's span."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str("tokenize()", text))
+        return self._words(self._analyze([text])[0], offsets)
+
+    def spans(self, text):
+        """The tokens of ``text``: a list of sentences, each a list of
+        :class:`Token` (``start``, ``end``, ``form``, ``words``)."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str("spans()", text))
+        return self._analyze([text])[0]
+
+    def tokenize_lines(self, texts, offsets=False):
+        """Tokenize an iterable of texts lazily, yielding for each what
+        :meth:`tokenize` gives.  Much faster than one :meth:`tokenize` call
+        per text when the texts are short."""
+        if isinstance(texts, (str, bytes, bytearray)):
+            raise TypeError(f"tokenize_lines() takes an iterable of texts, not one {type(texts).__name__}: "
+                            f"use tokenize() for one text")
+        try:
+            it = iter(texts)
+        except TypeError:
+            raise TypeError(f"tokenize_lines() takes an iterable of str texts, "
+                            f"not {type(texts).__name__}") from None
+        return self._lines(it, offsets)
+
+    def _lines(self, it, offsets):
+        batch, size = [], 0
+        for number, text in enumerate(it, start=1):
+            if not isinstance(text, str):
+                raise TypeError(_not_str(f"tokenize_lines(): text {number}", text))
+            batch.append(text)
+            size += len(text)
+            if size >= BATCH_CHARS:
+                for sents in self._analyze(batch):
+                    yield self._words(sents, offsets)
+                batch, size = [], 0
+        if batch:
+            for sents in self._analyze(batch):
+                yield self._words(sents, offsets)
+
+    @staticmethod
+    def _words(sentences, offsets):
+        if not offsets:
+            return [[w for t in s for w in t.words] for s in sentences]
+        out = []
+        for s in sentences:
+            words = []
+            for t in s:
+                if len(t.words) == 1:
+                    words.append((t.form, t.start, t.end))
+                elif "".join(t.words) == t.form:
+                    at = t.start
+                    for w in t.words:
+                        words.append((w, at, at + len(w)))
+                        at += len(w)
+                else:
+                    words.extend((w, t.start, t.end) for w in t.words)
+            out.append(words)
+        return out
+
+    def _analyze(self, texts):
+        """Sentences of :class:`Token` for each text."""
+        examples, where = [], []
+        for i, text in enumerate(texts):
+            cuts = _cuts(text)
+            where.append((len(examples), cuts))
+            examples.extend((text[a:b], None) for a, b in cuts)
+        pred = self.model.predict_ids(examples) if examples else []
+        return [self._sentences(text, cuts, pred[first:first + len(cuts)])
+                for text, (first, cuts) in zip(texts, where)]
+
+    def _sentences(self, text, cuts, pred):
+        """Sentences of :class:`Token` from the labels of the pieces of a
+        text."""
+        # each piece is decoded alone, and its first token begins a sentence
+        labels = np.concatenate([np.asarray(p) for p in pred]) if len(pred) != 1 else np.asarray(pred[0])
+        starts, ends, sent, splits = _decode(labels)
+        if not len(starts):
+            return []
+        split_set = set(splits.tolist()) if len(splits) else ()
+        expand = self._expand
+        tokens = []
+        if split_set:
+            token_of = np.searchsorted(starts, splits, side="right") - 1
+            by_token = defaultdict(list)
+            for t, p in zip(token_of.tolist(), splits.tolist()):
+                by_token[t].append(p)
+        else:
+            by_token = {}
+        for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+            form = text[a:b]
+            cut = by_token.get(i)
+            if cut:
+                bounds = [a] + cut + [b]
+                words = tuple(text[x:y] for x, y in zip(bounds[:-1], bounds[1:]))
+            else:
+                words = expand(form)
+            tokens.append(Token(a, b, form, words))
+        firsts = np.flatnonzero(sent).tolist() + [len(tokens)]
+        return [tokens[firsts[i]:firsts[i + 1]] for i in range(len(firsts) - 1)]
+
+    def _expand(self, form):
+        words = self.expansions.get(form)
+        if words is not None:
+            return words
+        if self._lower:
+            words = self._lower.get(form.lower())
+            if words is not None:
+                return _recase(form, words)
+        return (form,)
+
+    def to_conllu(self, text):
+        """The tokenization of ``text`` as CoNLL-U: ``# text`` comments,
+        multiword-token ranges, ``SpaceAfter=No``, ``# newpar`` before a
+        sentence that follows a line break; every column but ID and FORM
+        left empty (``_``)."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str("to_conllu()", text))
+        lines = []
+        sentences = self._analyze([text])[0]
+        starts = [t.start for s in sentences for t in s][1:] + [None]
+        n_before = 0
+        prev_end = 0
+        for s in sentences:
+            gap = text[prev_end:s[0].start]
+            if lines and any(ch in gap for ch in "\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85"):
+                lines.append("# newpar")
+            lines.append("# text = " + " ".join(text[s[0].start:s[-1].end].split()))
+            wid = 1
+            for i, t in enumerate(s):
+                nxt = starts[n_before + i]
+                misc = "SpaceAfter=No" if nxt is not None and nxt == t.end else "_"
+                if len(t.words) > 1:
+                    lines.append(f"{wid}-{wid + len(t.words) - 1}\t{t.form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+                    for w in t.words:
+                        lines.append(f"{wid}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_")
+                        wid += 1
+                else:
+                    lines.append(f"{wid}\t{t.form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+                    wid += 1
+            lines.append("")
+            prev_end = s[-1].end
+            n_before += len(s)
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, conllu):
+        """Scores against a CoNLL-U file (path or file object): its raw text
+        (see the module documentation) is tokenized and compared with its
+        tokens and sentences.  Returns the dict of
+        :func:`score_tokenization` plus ``chars``, ``seconds`` and
+        ``chars_per_second`` (the tokenizing alone)."""
+        gold = read_conllu_text(conllu)
+        t0 = time.perf_counter()
+        system = self._analyze([gold.text])[0]
+        seconds = time.perf_counter() - t0
+        out = score_tokenization(gold.sentences, system)
+        out.update({"chars": len(gold.text), "seconds": seconds,
+                    "chars_per_second": len(gold.text) / seconds if seconds > 0 else 0.0,
+                    "text_mismatches": len(gold.mismatches)})
+        return out
+
+    # ------------------------------------------------------------ storage
+
+    @classmethod
+    def load(cls, path):
+        """Read a tokenizer model file (:func:`fasttag.load` reads any
+        model)."""
+        header, arrays = modelfile.read(path)
+        try:
+            return cls._from_parts(header, arrays)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: {exc}") from None
+
+    def _parts(self):
+        header, arrays = self.model.to_parts()
+        header["kind"] = KIND
+        header["featurizer"] = {"name": FEATURIZER, "version": FEATURIZER_VERSION}
+        header["expansions"] = {form: list(words) for form, words in sorted(self.expansions.items())}
+        header["meta"] = modelfile.stored_meta(self.meta)
+        return header, arrays
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """Validate, then build: a file that loads also tokenizes; anything
+        else raises ModelFormatError."""
+        if header.get("kind") != KIND:
+            raise ModelFormatError(f"not a tokenizer model (kind {header.get('kind')!r})")
+        fz = header.get("featurizer")
+        if not isinstance(fz, dict) or fz.get("name") != FEATURIZER \
+                or not modelfile.header_int(fz.get("version"), FEATURIZER_VERSION, FEATURIZER_VERSION):
+            raise ModelFormatError("corrupt fasttag model: unknown tokenizer featurizer")
+        if header.get("tags") != list(TAGS):
+            raise ModelFormatError(f"corrupt fasttag model: tokenizer tags are not {' '.join(TAGS)}")
+        classes = header.get("tagdict_classes")
+        if not isinstance(classes, list) or len(classes) != len(CANDIDATE_CLASSES) or any(
+                not isinstance(c, list) or any(type(t) is not int for t in c) or c != list(want)
+                for c, want in zip(classes, CANDIDATE_CLASSES)):
+            raise ModelFormatError("corrupt fasttag model: tokenizer candidate classes do not match")
+        if header.get("decoder", "viterbi") != "viterbi":
+            raise ModelFormatError("corrupt fasttag model: tokenizers decode with Viterbi")
+        if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
+            raise ModelFormatError("corrupt fasttag model: tokenizers do not prune candidates")
+        if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+            raise ModelFormatError("corrupt fasttag model: tokenizers have no tag dictionary")
+        allowed = arrays.get("allowed")
+        if allowed is None or allowed.shape != _ALLOWED.shape or not np.array_equal(allowed, _ALLOWED):
+            raise ModelFormatError("corrupt fasttag model: the transition mask is not the tokenizer's")
+        expansions = header.get("expansions", {})
+        if not isinstance(expansions, dict) or not all(
+                isinstance(f, str) and f and not any(ch.isspace() for ch in f)
+                and isinstance(ws, list) and len(ws) >= 2
+                and all(isinstance(w, str) and w and not any(ch.isspace() and ch != " " for ch in w)
+                        for w in ws) for f, ws in expansions.items()):
+            raise ModelFormatError("corrupt fasttag model: the multiword expansions are malformed")
+        meta = header.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        try:
+            model = _Model.from_parts(header, arrays, TokFeaturizer())
+        except ModelFormatError:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        return cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta)
+
+
+def _recase(form, words):
+    """``words`` (lowercase) with the capitalisation of ``form``."""
+    if len(form) > 1 and form.isupper():
+        return tuple(w.upper() for w in words)
+    if form[:1].isupper():
+        return (words[0][:1].upper() + words[0][1:],) + tuple(words[1:])
+    return tuple(words)
+
+
+def _expansions(tokens):
+    """Forms whose words do not concatenate to them, and that were
+    multiword tokens in most of their training occurrences: form -> its most
+    frequent words."""
+    multi = defaultdict(Counter)
+    plain = Counter()
+    for t in tokens:
+        if len(t.words) == 1:
+            plain[t.form] += 1
+        elif "".join(t.words) != t.form and not any(ch.isspace() for ch in t.form):
+            multi[t.form][t.words] += 1
+    out = {}
+    for form, counts in multi.items():
+        if sum(counts.values()) > plain[form]:
+            out[form] = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return out
+
+
+def _first_sentences(gold, n):
+    """The first ``n`` sentences of a GoldText (spans unchanged)."""
+    if n >= len(gold.sentence_starts) - 1:
+        return gold
+    end_tok = gold.sentence_starts[n]
+    end = gold.tokens[end_tok - 1].end
+    return GoldText(gold.text[:end], gold.tokens[:end_tok], gold.sentence_starts[:n + 1],
+                    [p for p in gold.paragraph_starts if p < n], gold.mismatches, gold.path)
