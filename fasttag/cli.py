@@ -50,13 +50,15 @@ def _add_option(parser, opt, task=None):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="fasttag", description="Fast trainable sequence taggers.")
+    # no abbreviations: --prune must never be read as --prune-k
+    parser = argparse.ArgumentParser(prog="fasttag", description="Fast trainable sequence taggers.",
+                                     allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    train = sub.add_parser("train", help="train a model")
+    train = sub.add_parser("train", help="train a model", allow_abbrev=False)
     tasks = train.add_subparsers(dest="task", required=True)
     for name, (_, _, _, help_text) in TASKS.items():
-        p = tasks.add_parser(name, help=help_text)
+        p = tasks.add_parser(name, help=help_text, allow_abbrev=False)
         p.add_argument("train", metavar="TRAIN")
         p.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
         p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
@@ -65,7 +67,7 @@ def build_parser():
             _add_option(p, opt, name)
 
     for command, (_, bundled, help_text) in TAG_COMMANDS.items():
-        p = sub.add_parser(command, help=help_text)
+        p = sub.add_parser(command, help=help_text, allow_abbrev=False)
         p.add_argument("input", nargs="?", metavar="INPUT", help="input file (default: standard input)")
         p.add_argument("-m", "--model", required=bundled is None,
                        help="model file" + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
@@ -78,7 +80,7 @@ def build_parser():
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
 
-    ev = sub.add_parser("eval", help="evaluate a model on gold data")
+    ev = sub.add_parser("eval", help="evaluate a model on gold data", allow_abbrev=False)
     ev.add_argument("model", metavar="MODEL")
     ev.add_argument("test", metavar="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")

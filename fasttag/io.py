@@ -610,6 +610,9 @@ def _read_any(source, format, column, word_column):
             format = _guess_from_lines(prefix)
             lines = itertools.chain(prefix, lines)
         if format == "conllu":
+            if word_column:
+                raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
+                                 f"({word_column}) applies to column files only", name)
             parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
         elif format == "conll":
             if isinstance(column, str):

@@ -111,7 +111,7 @@ def _str_or_none(v):
 
 OPTIONS = [
     # ---------------------------------------------------------- learning
-    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 10},
+    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20},
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("seed", "seed of the per-epoch shuffle", default=0, parse=int, check=_int_at_least(0), metavar="S"),
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA", default="perceptron",
@@ -161,6 +161,9 @@ OPTIONS = [
            tasks=("seg",)),
     Option("prune", "drop averaged weights smaller than this in absolute value", default=0.0,
            tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
+    # ---------------------------------------------------------- tokenization
+    Option("max_sentences", "train on the first N sentences only", tasks=("tok",),
+           check=lambda v: None if v is None else _int_at_least(1)(v)),
     # ---------------------------------------------------------- evaluation
     Option("words", "training word list for OOV recall (segmentation) or unknown-word accuracy (pos)",
            tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None),
@@ -199,7 +202,7 @@ def resolve(task, phase, given, what=None, cli=False):
         needs = opt.extra.get("needs")
         if needs and opt.name in given and given[opt.name] is not None \
                 and given[opt.name] != opt.default_for(task) and out.get(needs[0]) != needs[1]:
-            raise InputError(f"{named(opt)} applies to {needs[0]} {needs[1]} only")
+            raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{needs[0]} {needs[1]} only")
     return out
 
 

@@ -1,7 +1,6 @@
 """Shared machinery of the linear learners: inputs, epochs, stopping, saving."""
 import math
 import numbers
-import os
 import warnings
 
 import numpy as np

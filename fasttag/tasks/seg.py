@@ -76,7 +76,7 @@ from .. import io as ftio
 from .. import metrics, modelfile, schemes
 from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
                             codepoints, word_hashes)
-from ..errors import InputError, ModelFormatError
+from ..errors import ModelFormatError
 from ..sequence import SequenceModel
 from ..tables import table_from_arrays, table_to_arrays
 from ..task import SequenceTask

@@ -28,7 +28,6 @@ Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
 feature column unless ``feature_columns`` is given.
 """
-import time
 from collections import Counter
 
 import numpy as np

@@ -114,28 +114,24 @@ tokens and sentences match when their character spans are equal; words are
 aligned by span outside multiword tokens and by the longest common
 subsequence of their lowercased forms inside them.
 """
-import os
 import re
-import time
 import unicodedata
 from collections import Counter, defaultdict
 from typing import NamedTuple
 
 import numpy as np
 
+from .. import io as ftio
 from .. import modelfile
 from ..charfeatures import _P, _P_INV, _powers, codepoints, mix
-from ..errors import FasttagError, InputError, ModelFormatError
+from ..errors import InputError, ModelFormatError
 from ..io import _open_lines
 from ..sequence import SequenceModel
+from ..task import SequenceTask
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
 
-KIND = "tokenizer"
-FEATURIZER = "tokchars"
-FEATURIZER_VERSION = 1
-DEFAULT_EPOCHS = 20
 BATCH_CHARS = 50_000          # the longest text decoded as one sequence
 TRAIN_PIECE = 1_000           # training texts are cut into pieces of about this many characters
 
@@ -323,7 +319,6 @@ class TokFeaturizer:
         starts = np.flatnonzero(cstart)
         ends = np.flatnonzero(cend) + 1
         m = len(starts)
-        pos = np.arange(n, dtype=np.int64)
         # chunk of a character; for whitespace, the last chunk before it
         cid = np.cumsum(cstart) - 1
         chunk_doc = doc[starts]
@@ -457,35 +452,6 @@ class TokFeaturizer:
         return TokBatch(attrs, bounds, classes)
 
 
-# ---------------------------------------------------------------- the engine
-
-# The sequence model reads batch featurizers itself once the task redesign
-# lands (``SequenceModel.featurize``); until then this bridge feeds it.
-if hasattr(SequenceModel, "featurize"):
-    _Model = SequenceModel
-else:
-    class _Model(SequenceModel):
-        def _batch_keys(self, examples):
-            attrs, bounds, classes = self.featurizer.batch([x for x, _ in examples],
-                                                           [c for _, c in examples])
-            offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
-            np.cumsum([len(c) for c in self.tagdict_classes], out=offsets[1:])
-            flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
-            return self.templates.keys(attrs, bounds), bounds, (classes, offsets, flat)
-
-
-def _fit(model, train, dev, **options):
-    """The one call into the trainer (``fasttag.trainer.fit`` once it
-    exists, the model's own ``fit`` before)."""
-    try:
-        from .. import trainer
-    except ImportError:
-        trainer = None
-    if trainer is not None and hasattr(trainer, "fit"):
-        return trainer.fit(model, train, dev, **options)
-    return model.fit(train, dev, **options)
-
-
 # ---------------------------------------------------------------- reading
 
 class Token(NamedTuple):
@@ -610,7 +576,7 @@ def _parse(lines, name):
     mwt = None                # (first id, last id, form, after, words, line number)
 
     def finish(lineno):
-        nonlocal pending_after, length, comments_done, newpar, text_comment, sent_tokens, next_id, mwt
+        nonlocal pending_after, length, comments_done, newpar, text_comment, sent_tokens, next_id
         if mwt is not None:
             raise InputError(f"multiword token {mwt[0]}-{mwt[1]} lacks its words", name, mwt[5])
         if not sent_tokens:
@@ -940,7 +906,7 @@ def _not_str(what, value):
     return f"{what} takes a str, not {type(value).__name__}{hint}"
 
 
-class Tokenizer(modelfile.Stored):
+class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
     :meth:`train` or :func:`fasttag.load`.
 
@@ -948,57 +914,99 @@ class Tokenizer(modelfile.Stored):
         >>> tok.tokenize("I don't know. Do you?")
         [['I', 'do', "n't", 'know', '.'], ['Do', 'you', '?']]
 
+    Training and dev data are CoNLL-U files (paths or file objects); the
+    dev score is the mean of token F1 and sentence F1 (``mean_f1``).
     Tokenizing changes no state, so one tokenizer may be shared by threads.
     """
 
+    task = "tok"
+    kind = "tokenizer"
+    featurizer = ("tokchars", 1)
+    primary = "mean_f1"
+
     def __init__(self, model, expansions=None, meta=None):
-        self.model = model
-        self.meta = dict(meta or {})
+        super().__init__(model, meta)
         self.expansions = dict(expansions or {})
         self._lower = {}
         for form, words in sorted(self.expansions.items()):
             self._lower.setdefault(form.lower(), tuple(w.lower() for w in words))
         _char_tables()
 
-    # ------------------------------------------------------------ training
+    # ------------------------------------------------------------ task hooks
 
     @classmethod
-    def train(cls, train, dev=None, *, epochs=DEFAULT_EPOCHS, seed=0, algorithm="perceptron", k=1, C=None,
-              verbose=None, templates=TOK_TEMPLATES, max_sentences=None):
-        """Train on a CoNLL-U file (a path or a file object); with ``dev``
-        (the same), keep the epoch with the best dev score (the mean of
-        token F1 and sentence F1).  ``max_sentences``: train on the first
-        so many sentences only."""
-        gold = read_conllu_text(train)
-        if max_sentences is not None:
-            gold = _first_sentences(gold, int(max_sentences))
-        if not gold.tokens:
-            raise FasttagError("no training sentences")
-        labels = _gold_labels(gold)
-        data = [(text, None, lab) for text, lab in _train_pieces(gold, labels)]
-        model = _Model(TAGS, TokFeaturizer(), templates, allowed=_ALLOWED,
-                       tagdict_classes=CANDIDATE_CLASSES)
-        tok = cls(model, _expansions(gold.tokens))
-        dev_data = evaluate = None
-        if dev is not None:
-            dev_gold = read_conllu_text(dev)
-            cuts = _cuts(dev_gold.text)
-            dev_data = [(dev_gold.text[a:b], None, np.zeros(b - a, np.int32)) for a, b in cuts]
-            gold_sents = dev_gold.sentences
+    def _read(cls, data, opts, what):
+        """The one example of a CoNLL-U file: its :class:`GoldText`."""
+        gold = read_conllu_text(data)
+        if what == "training data" and opts.get("max_sentences") is not None:
+            gold = _first_sentences(gold, opts["max_sentences"])
+        return [gold] if gold.tokens else []
 
-            def evaluate(pred):
-                system = tok._sentences(dev_gold.text, cuts, pred)
-                s = score_tokenization(gold_sents, system)
-                return (s["token_f1"] + s["sentence_f1"]) / 2
-        t0 = time.perf_counter()
-        history = _fit(model, data, dev_data, epochs=epochs, seed=seed, evaluate=evaluate, verbose=verbose,
-                       name="tok", algorithm=algorithm, k=k, C=C)
-        tok.meta.update({
-            "train_seconds": time.perf_counter() - t0, "history": history,
-            "train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
-            "text_mismatches": len(gold.mismatches),
-        })
+    @classmethod
+    def _build(cls, examples, opts):
+        model = SequenceModel(TAGS, TokFeaturizer(), opts["templates"] or TOK_TEMPLATES, allowed=_ALLOWED,
+                              tagdict_classes=CANDIDATE_CLASSES)
+        gold = examples[0]
+        tok = cls(model, _expansions(gold.tokens))
+        tok.meta.update({"train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
+                         "text_mismatches": len(gold.mismatches)})
         return tok
+
+    def _encode(self, examples, training=False):
+        """Training texts in pieces with their gold labels; other texts in
+        the pieces they are decoded in (labels unused)."""
+        out = []
+        for gold in examples:
+            if training:
+                out.extend((text, None, lab) for text, lab in _train_pieces(gold, _gold_labels(gold)))
+            else:
+                out.extend((gold.text[a:b], None, np.zeros(b - a, np.int32)) for a, b in _cuts(gold.text))
+        return out
+
+    def _dev_scorer(self, examples):
+        def score(pred):
+            outputs, at = [], 0
+            for gold in examples:
+                cuts = _cuts(gold.text)
+                outputs.append(self._sentences(gold.text, cuts, pred[at:at + len(cuts)]))
+                at += len(cuts)
+            return self._score(examples, outputs, {})[self.primary]
+        return score
+
+    def _predict(self, examples):
+        return [self._analyze([gold.text])[0] for gold in examples]
+
+    def _score(self, examples, outputs, opts):
+        gold_sents = [s for gold in examples for s in gold.sentences]
+        system = [s for sents in outputs for s in sents]
+        if len(examples) > 1:
+            raise InputError("a tokenizer is evaluated on one CoNLL-U text at a time")
+        out = score_tokenization(gold_sents, system)
+        out["mean_f1"] = (out["token_f1"] + out["sentence_f1"]) / 2
+        out["chars"] = sum(len(gold.text) for gold in examples)
+        out["text_mismatches"] = sum(len(gold.mismatches) for gold in examples)
+        return out
+
+    @staticmethod
+    def report(result):
+        """The human-readable text of an :meth:`evaluate` result."""
+        lines = []
+        for what in ("token", "sentence", "word"):
+            lines.append(f"{what + 's':<10} precision {100 * result[what + '_precision']:6.2f}%  "
+                         f"recall {100 * result[what + '_recall']:6.2f}%  F1 {100 * result[what + '_f1']:6.2f}%")
+        lines.append(f"speed      {result['chars_per_second']:,.0f} chars/s")
+        return "\n".join(lines)
+
+    def tag_file(self, source, out):
+        """Tokenize a text file (a path or binary stream), each line a
+        paragraph, into the text stream ``out``: one sentence a line,
+        words separated by spaces, a blank line after each paragraph."""
+        for sentences in self.tokenize_lines(ftio.read_lines(source)):
+            for words in sentences:
+                out.write(" ".join(words))
+                out.write("\n")
+            if sentences:
+                out.write("\n")
 
     # ------------------------------------------------------------ tokenizing
 
@@ -1157,54 +1165,22 @@ class Tokenizer(modelfile.Stored):
             n_before += len(s)
         return "\n".join(lines) + ("\n" if lines else "")
 
-    # ------------------------------------------------------------ evaluation
-
     def evaluate(self, conllu):
         """Scores against a CoNLL-U file (path or file object): its raw text
         (see the module documentation) is tokenized and compared with its
         tokens and sentences.  Returns the dict of
-        :func:`score_tokenization` plus ``chars``, ``seconds`` and
-        ``chars_per_second`` (the tokenizing alone)."""
-        gold = read_conllu_text(conllu)
-        t0 = time.perf_counter()
-        system = self._analyze([gold.text])[0]
-        seconds = time.perf_counter() - t0
-        out = score_tokenization(gold.sentences, system)
-        out.update({"chars": len(gold.text), "seconds": seconds,
-                    "chars_per_second": len(gold.text) / seconds if seconds > 0 else 0.0,
-                    "text_mismatches": len(gold.mismatches)})
-        return out
+        :func:`score_tokenization` plus ``mean_f1`` (of tokens and
+        sentences), ``chars``, ``seconds`` and ``chars_per_second`` (the
+        tokenizing alone)."""
+        return super().evaluate(conllu)
 
     # ------------------------------------------------------------ storage
 
-    @classmethod
-    def load(cls, path):
-        """Read a tokenizer model file (:func:`fasttag.load` reads any
-        model)."""
-        header, arrays = modelfile.read(path)
-        try:
-            return cls._from_parts(header, arrays)
-        except ModelFormatError as exc:
-            raise ModelFormatError(f"{os.fsdecode(os.fspath(path))}: {exc}") from None
-
-    def _parts(self):
-        header, arrays = self.model.to_parts()
-        header["kind"] = KIND
-        header["featurizer"] = {"name": FEATURIZER, "version": FEATURIZER_VERSION}
-        header["expansions"] = {form: list(words) for form, words in sorted(self.expansions.items())}
-        header["meta"] = modelfile.stored_meta(self.meta)
-        return header, arrays
+    def _task_parts(self):
+        return {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}, {}
 
     @classmethod
-    def _from_parts(cls, header, arrays):
-        """Validate, then build: a file that loads also tokenizes; anything
-        else raises ModelFormatError."""
-        if header.get("kind") != KIND:
-            raise ModelFormatError(f"not a tokenizer model (kind {header.get('kind')!r})")
-        fz = header.get("featurizer")
-        if not isinstance(fz, dict) or fz.get("name") != FEATURIZER \
-                or not modelfile.header_int(fz.get("version"), FEATURIZER_VERSION, FEATURIZER_VERSION):
-            raise ModelFormatError("corrupt fasttag model: unknown tokenizer featurizer")
+    def _featurizer_from(cls, spec, header, meta):
         if header.get("tags") != list(TAGS):
             raise ModelFormatError(f"corrupt fasttag model: tokenizer tags are not {' '.join(TAGS)}")
         classes = header.get("tagdict_classes")
@@ -1216,7 +1192,13 @@ class Tokenizer(modelfile.Stored):
             raise ModelFormatError("corrupt fasttag model: tokenizers decode with Viterbi")
         if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
             raise ModelFormatError("corrupt fasttag model: tokenizers do not prune candidates")
-        if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+        if header.get("tagdict_words", []) != []:
+            raise ModelFormatError("corrupt fasttag model: tokenizers have no tag dictionary")
+        return TokFeaturizer()
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        if "tagdict_class" in arrays:
             raise ModelFormatError("corrupt fasttag model: tokenizers have no tag dictionary")
         allowed = arrays.get("allowed")
         if allowed is None or allowed.shape != _ALLOWED.shape or not np.array_equal(allowed, _ALLOWED):
@@ -1228,15 +1210,6 @@ class Tokenizer(modelfile.Stored):
                 and all(isinstance(w, str) and w and not any(ch.isspace() and ch != " " for ch in w)
                         for w in ws) for f, ws in expansions.items()):
             raise ModelFormatError("corrupt fasttag model: the multiword expansions are malformed")
-        meta = header.get("meta", {})
-        if not isinstance(meta, dict):
-            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
-        try:
-            model = _Model.from_parts(header, arrays, TokFeaturizer())
-        except ModelFormatError:
-            raise
-        except (TypeError, ValueError, OverflowError, KeyError, AttributeError) as exc:
-            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
         return cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta)
 
 

@@ -1,0 +1,244 @@
+"""The task model: one option table, one trainer, one store, one CLI for
+every task.  CLI behaviour is tested through the real console script."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fasttag
+from fasttag import modelfile, options
+from fasttag.errors import InputError, ModelFormatError
+from fasttag.tasks import TASKS, task_class
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "chunk": DATA / "sample_chunk.conll",
+           "ner": DATA / "sample_ner.conll", "tok": DATA / "sample_tok.conllu"}
+
+# a valid value other than the default for every training flag, and what
+# the flag needs beside it
+TRAIN_VALUES = {
+    "epochs": ["3"], "seed": ["7"], "algorithm": ["mira"],
+    "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
+    "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],
+    "format": ["conll"], "column": {"pos": ["xpos"], "chunk": ["1"], "ner": ["1"]},
+    "word_column": ["1"], "feature_columns": [""], "scheme": ["bioes"],
+    "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
+    "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
+}
+BASE = ["--epochs", "2", "--quiet"]
+
+
+def _train_cases():
+    for task in TASKS:
+        for opt in options.for_cli(task, "train"):
+            yield task, opt.name
+
+
+def test_every_training_flag_has_a_test_value():
+    assert {name for _, name in _train_cases()} <= set(TRAIN_VALUES)
+
+
+@pytest.fixture(scope="module")
+def baselines(tmp_path_factory, run_cli):
+    """The model of each task trained with the base options, and the same
+    with k-best MIRA (the baseline of --k and --C)."""
+    folder = tmp_path_factory.mktemp("baselines")
+    out = {}
+    for task in TASKS:
+        for extra in ([], ["--algorithm", "mira"]):
+            path = folder / f"{task}{len(extra)}.ftm"
+            proc = run_cli("train", task, SAMPLES[task], "-o", path, *BASE, *extra)
+            assert proc.returncode == 0, proc.stderr
+            out[task, bool(extra)] = path.read_bytes()
+    return out
+
+
+def _header(data):
+    return modelfile.loads(data)[0]
+
+
+@pytest.mark.parametrize("task, name", list(_train_cases()))
+def test_every_training_flag_takes_effect_or_is_refused(task, name, baselines, run_cli, tmp_path):
+    """A flag the CLI accepts for a task changes the model it trains, or
+    stops with exit code 2 and one line naming the flag's problem."""
+    opt = options.BY_NAME[name]
+    value = TRAIN_VALUES[name]
+    value = value[task] if isinstance(value, dict) else value
+    path = tmp_path / "m.ftm"
+    proc = run_cli("train", task, SAMPLES[task], "-o", path, *BASE, opt.flag, *value)
+    if proc.returncode == 2:
+        lines = proc.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("fasttag: error:"), proc.stderr
+        assert not path.exists()
+        return
+    assert proc.returncode == 0, proc.stderr
+    mira = name in ("k", "C")
+    assert path.read_bytes() != baselines[task, mira], f"{opt.flag} {value} changed nothing"
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_flags_of_other_tasks_are_refused(task, run_cli, tmp_path):
+    own = {o.name for o in options.for_cli(task, "train")}
+    for opt in options.OPTIONS:
+        if opt.parse is None or "train" not in opt.phases or opt.name in own:
+            continue
+        proc = run_cli("train", task, SAMPLES[task], "-o", tmp_path / "m.ftm", "--quiet", opt.flag, "1")
+        assert proc.returncode == 2, (opt.flag, proc.stderr)
+        assert not (tmp_path / "m.ftm").exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--epochs", "0"], "--epochs must be an integer of at least 1"),
+    (["--epochs", "-3"], "--epochs must be an integer of at least 1"),
+    (["--algorithm", "mira", "--C", "-1"], "--C must be a positive number"),
+    (["--algorithm", "mira", "--k", "0"], "--k must be an integer of at least 1"),
+    (["--k", "3"], "--k applies to --algorithm mira only"),
+    (["--seed", "-1"], "--seed must be an integer of at least 0"),
+])
+def test_invalid_values_are_refused_before_any_work(args, says, run_cli, tmp_path):
+    # the training file does not exist: the option is checked first
+    proc = run_cli("train", "pos", tmp_path / "missing.conllu", "-o", tmp_path / "m.ftm", *args)
+    assert proc.returncode == 2
+    assert says in proc.stderr.decode()
+
+
+def test_python_options_are_checked_before_reading():
+    with pytest.raises(InputError, match="epochs"):
+        fasttag.Tagger.train("no such file.conllu", epochs=0)
+    with pytest.raises(InputError, match="does not apply to segmenter"):
+        fasttag.Segmenter.train("no such file.txt", decoder="greedy")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'epoch'"):
+        fasttag.Tagger.train("no such file.conllu", epoch=3)
+    with pytest.raises(InputError, match="applies to algorithm mira"):
+        fasttag.SpanTagger.train("no such file", task="ner", C=0.5)
+
+
+# ---------------------------------------------------------------- evaluation
+
+@pytest.fixture(scope="module")
+def models(baselines, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("models")
+    out = {}
+    for task in TASKS:
+        out[task] = folder / f"{task}.ftm"
+        out[task].write_bytes(baselines[task, False])
+    return out
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_scores_are_fractions_in_json_and_percentages_in_text(task, models, run_cli):
+    cls, _ = task_class(task)
+    proc = run_cli("eval", models[task], SAMPLES[task], "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert 0.0 < result[cls.primary] <= 1.0
+    text = run_cli("eval", models[task], SAMPLES[task])
+    assert text.returncode == 0 and b"%" in text.stdout
+    assert f"{100 * result[cls.primary]:.2f}".encode() in text.stdout or cls.primary == "mean_f1"
+
+
+EVAL_VALUES = {"format": ["conll"], "column": ["1"], "word_column": ["1"], "scheme": ["bioes"],
+               "words": [str(DATA / "sample_userdict.txt")]}
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+@pytest.mark.parametrize("name", [o.name for o in options.OPTIONS if "eval" in o.phases and o.parse])
+def test_every_eval_flag_takes_effect_or_is_refused(task, name, models, run_cli):
+    opt = options.BY_NAME[name]
+    plain = run_cli("eval", models[task], SAMPLES[task], "--json")
+    proc = run_cli("eval", models[task], SAMPLES[task], "--json", opt.flag, *EVAL_VALUES[name])
+    if proc.returncode == 2:
+        assert len(proc.stderr.decode().strip().splitlines()) == 1, proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    drop = ("seconds", "tokens_per_second", "chars_per_second")
+    a, b = (json.loads(p.stdout) for p in (plain, proc))
+    assert {k: v for k, v in a.items() if k not in drop} != {k: v for k, v in b.items() if k not in drop}, \
+        f"{opt.flag} changed nothing for {task}"
+
+
+# ---------------------------------------------------------------- the store
+
+def _stamped(data, **changes):
+    header, arrays = modelfile.loads(data)
+    header.pop("arrays", None)
+    for key, value in changes.items():
+        if key == "version":
+            header["featurizer"] = dict(header["featurizer"], version=value)
+        else:
+            header[key] = value
+    return modelfile.dumps(header, arrays)
+
+
+def _linear_bytes():
+    from fasttag.linear import AveragedPerceptron
+    return AveragedPerceptron(max_iter=2).fit([["w=a"], ["w=b"]], ["x", "y"]).to_bytes()
+
+
+@pytest.mark.parametrize("task", list(TASKS) + ["linear"])
+def test_a_changed_featurizer_version_or_hash_is_refused(task, baselines):
+    data = _linear_bytes() if task == "linear" else baselines[task, False]
+    fasttag.loads(data)                          # as written: loads
+    version = _header(data)["featurizer"]["version"]
+    with pytest.raises(ModelFormatError, match=f"version {version + 1} of the"):
+        fasttag.loads(_stamped(data, version=version + 1))
+    with pytest.raises(ModelFormatError, match="hashed with"):
+        fasttag.loads(_stamped(data, hash="fnv1a/v0"))
+    header = _header(data)
+    header.pop("arrays", None)
+    del header["hash"]
+    with pytest.raises(ModelFormatError, match="hashed with None"):
+        fasttag.loads(modelfile.dumps(header, modelfile.loads(data)[1]))
+
+
+def test_a_linear_model_saved_and_loaded_through_fasttag_load(tmp_path):
+    from fasttag.linear import AveragedPerceptron
+    X = [["w=the", "suf=he"], ["w=dog", "suf=og"], ["w=a"], ["w=cat", "suf=at"]]
+    y = ["DET", "NOUN", "DET", "NOUN"]
+    est = AveragedPerceptron(max_iter=5, random_state=0).fit(X, y)
+    est.save(tmp_path / "lin.ftm")
+    back = fasttag.load(tmp_path / "lin.ftm")
+    assert type(back) is AveragedPerceptron
+    assert back.predict(X).tolist() == est.predict(X).tolist()
+    assert back.to_bytes() == est.to_bytes()
+    assert _header(est.to_bytes())["featurizer"] == {"name": "hashed-features", "version": 1}
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_a_trained_model_predicts_as_its_saved_file_does(task):
+    """Weights are kept at the precision of model files, so saving never
+    changes a prediction, and a reloaded model saves the same bytes."""
+    cls, kwargs = task_class(task)
+    model = cls.train(SAMPLES[task], epochs=3, verbose=False, **kwargs)
+    back = fasttag.loads(model.to_bytes())
+    assert back.to_bytes() == model.to_bytes()
+    assert np.array_equal(back.model.trans, model.model.trans)
+    assert _same_scores(model.evaluate(SAMPLES[task]), back.evaluate(SAMPLES[task]))
+
+
+def _same_scores(a, b):
+    drop = ("seconds", "tokens_per_second", "chars_per_second")
+    return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+
+def test_tag_commands_refuse_other_model_kinds(models, run_cli):
+    proc = run_cli("tag", "-m", models["seg"], input=b"a b\n")
+    assert proc.returncode == 2 and b"use 'fasttag segment'" in proc.stderr
+    proc = run_cli("segment", "-m", models["pos"], input="我们\n".encode())
+    assert proc.returncode == 2 and b"use 'fasttag tag'" in proc.stderr
+    proc = run_cli("tokenize", "-m", models["pos"], input=b"a b\n")
+    assert proc.returncode == 2
+
+
+def test_tokenize_command_and_output_file_is_all_or_nothing(models, run_cli, tmp_path):
+    out = tmp_path / "out.txt"
+    proc = run_cli("tokenize", "-m", models["tok"], "-o", out, input=b"Hello there. How are you?\n")
+    assert proc.returncode == 0, proc.stderr
+    words = out.read_text().split()
+    assert "".join(words) == "Hellothere.Howareyou?"
+    # a bad byte on line 2: an error naming the line, no output file left
+    bad = tmp_path / "bad.txt"
+    proc = run_cli("tag", "-m", models["pos"], "-o", bad, input=b"one line\ntwo \xff\n")
+    assert proc.returncode == 2 and b"<stdin>:2: invalid UTF-8" in proc.stderr
+    assert not bad.exists() and not list(tmp_path.glob(".fasttag-*"))
