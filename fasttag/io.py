@@ -116,8 +116,15 @@ class Sentence:
 # Sources
 
 
-def _is_path(source):
+def is_path(source):
+    """Whether ``source`` names a file (str, bytes or os.PathLike): the one
+    test of "is this a path?" in fasttag."""
     return isinstance(source, (str, bytes)) or hasattr(source, "__fspath__")
+
+
+def is_source(source):
+    """Whether ``source`` is a path or an open file (not Python objects)."""
+    return is_path(source) or hasattr(source, "read")
 
 
 def _stream_name(f):
@@ -174,7 +181,7 @@ def _strip_text(f, name):
 
 def _open_lines(source):
     """(name, line iterator, close) for a path or a file object."""
-    if _is_path(source):
+    if is_path(source):
         path = os.fspath(source)
         name = os.fsdecode(path)
         f = open(path, "rb")
@@ -442,7 +449,7 @@ def read_lines(source, what="input") -> Iterator[str]:
     object (UTF-8, BOM and CRLF accepted, a bad byte an InputError naming
     the line), or an iterable of str lines (a non-str line is a TypeError
     naming it).  The one way fasttag reads plain text."""
-    if _is_path(source) or hasattr(source, "read"):
+    if is_source(source):
         name, lines, close = _open_lines(source)
         try:
             yield from lines
@@ -552,7 +559,7 @@ def guess_format(source) -> str:
     pass ``format=`` explicitly when it matters.  A seekable file object is rewound to where it
     was; a non-seekable one (a pipe) cannot be peeked at and raises
     ValueError (:func:`read` guesses without losing lines)."""
-    if _is_path(source):
+    if is_path(source):
         name, lines, close = _open_lines(source)
         try:
             return _guess_from_lines(_guess_prefix(lines))

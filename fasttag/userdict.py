@@ -24,6 +24,7 @@ import math
 import os
 
 from .errors import InputError
+from .io import is_path, read_lines
 
 
 def read_userdict(source):
@@ -33,26 +34,19 @@ def read_userdict(source):
     for anything that is not one of those forms."""
     if isinstance(source, dict):
         return {_dict_word(w): _weight(v, None, None) for w, v in source.items()}
-    if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__"):
+    if is_path(source):
         path = os.fspath(source)
         if isinstance(source, str) and not os.path.exists(path) and not _looks_like_path(path):
             raise TypeError(f"a str is read as a dictionary file's path, and there is no file {path!r}; "
                             f"to add words pass a list of them, e.g. [{path!r}]")
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            lines = list(read_lines(path))
         except (OSError, ValueError) as exc:       # ValueError: a NUL in the name
+            if isinstance(exc, InputError):
+                raise
             raise InputError(f"cannot read the dictionary ({getattr(exc, 'strerror', None) or exc})",
-                             path=path) from None
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        lines = []
-        for i, raw in enumerate(data.split(b"\n"), start=1):
-            try:
-                lines.append(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not valid UTF-8 ({exc.reason})", path=path, line=i) from None
-        return _parse(lines, path)
+                             path=os.fsdecode(path)) from None
+        return _parse(lines, os.fsdecode(path))
     try:
         items = iter(source)
     except TypeError:

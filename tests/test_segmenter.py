@@ -205,7 +205,7 @@ def test_save_load_roundtrip(seg, tmp_path):
 
 def test_corrupt_header_is_rejected(seg):
     from fasttag import modelfile
-    header, arrays = seg._parts()
+    header, arrays = modelfile.loads(seg.to_bytes())
     header["featurizer"]["name"] = "words"
     with pytest.raises(fasttag.ModelFormatError):
         fasttag.loads(modelfile.dumps(header, arrays))

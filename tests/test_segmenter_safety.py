@@ -319,7 +319,7 @@ for _name in ("vocab", "train_dict"):
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_model_is_rejected_at_load(small, name, tmp_path):
-    header, arrays = small._parts()
+    header, arrays = modelfile.loads(small.to_bytes())
     header = json.loads(json.dumps(header))
     arrays = dict(arrays)
     if "train_dict" in name:
@@ -353,7 +353,7 @@ GOOD = {
 @pytest.mark.parametrize("name", sorted(GOOD))
 def test_model_that_loads_segments_evaluates_and_saves(small, name):
     """The other half of the contract: whatever loads also works."""
-    header, arrays = small._parts()
+    header, arrays = modelfile.loads(small.to_bytes())
     header = json.loads(json.dumps(header))
     arrays = dict(arrays)
     GOOD[name](header, arrays)

@@ -112,14 +112,14 @@ def test_save_load_round_trip(ner_tagger, tmp_path):
 
 def test_not_a_span_model(tmp_path):
     tagger = SpanTagger.train(CHUNK, epochs=1, verbose=False)
-    header, arrays = tagger._parts()
+    header, arrays = fasttag.modelfile.loads(tagger.to_bytes())
     header["kind"] = "tagger"
-    with pytest.raises(ModelFormatError):
-        SpanTagger._from_parts(header, arrays)
+    with pytest.raises(ModelFormatError, match="not a SpanTagger model"):
+        SpanTagger.from_bytes(fasttag.modelfile.dumps(header, arrays))
     header["kind"] = "spans"
     header["featurizer"]["extras"] = ["nonsense"]
-    with pytest.raises(ModelFormatError):
-        SpanTagger._from_parts(header, arrays)
+    with pytest.raises(ModelFormatError, match="extras"):
+        fasttag.loads(fasttag.modelfile.dumps(header, arrays))
 
 
 def test_scheme_option_and_bioes_files(tmp_path):

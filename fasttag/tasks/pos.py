@@ -35,15 +35,11 @@ def _auto_tagdict(n_tags):
     return 30 if n_tags <= 64 else 5
 
 
-def _is_source(data):
-    return isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") or hasattr(data, "read")
-
-
 def read_pairs(data, format=None, column=None, word_column=0, what="data"):
     """(words, tags) pairs, empty sentences dropped, from a path or file,
     from :class:`fasttag.io.Sentence` objects, from (words, tags) pairs or
     from NLTK's tagged sentences (lists of (word, tag) tuples)."""
-    if _is_source(data):
+    if ftio.is_source(data):
         sentences = ftio.read(data, format=format, column=column, word_column=word_column)
         return [(s.words, s.tags) for s in sentences if s.words]
     if not hasattr(data, "__iter__"):
@@ -97,7 +93,7 @@ class Tagger(SequenceTask):
 
     @classmethod
     def _read(cls, data, opts, what):
-        if what == "training data" and _is_source(data) and not hasattr(data, "read") \
+        if what == "training data" and ftio.is_path(data) \
                 and opts.get("format") is None:
             opts["format"] = ftio.guess_format(data)     # stored: evaluation reads the same way
         return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
@@ -160,7 +156,7 @@ class Tagger(SequenceTask):
         words = [w for ws, _ in examples for w in ws]
         if opts.get("words") is not None:
             vocab = opts["words"]
-            if _is_source(vocab):
+            if ftio.is_source(vocab):
                 vocab = ftio.read_word_list(vocab)
             known = np.fromiter((w in vocab for w in words), dtype=bool, count=len(words))
         else:
@@ -211,7 +207,7 @@ class Tagger(SequenceTask):
         stream) into the text stream ``out``, a batch at a time.  CoNLL-U
         gets its ``column`` (upos by default) rewritten, column files an
         appended tag column, text ``word/TAG`` tokens."""
-        fmt = format or (ftio.guess_format(source) if _is_source(source) and not hasattr(source, "read")
+        fmt = format or (ftio.guess_format(source) if ftio.is_path(source)
                          else ftio.peek_format(source))
         column = column or "upos"
         if fmt != "conllu" and column not in ("upos", "xpos"):

@@ -90,10 +90,6 @@ __all__ = ["Segmenter", "read_userdict"]
 
 # ---------------------------------------------------------------- reading
 
-def _is_path(x):
-    return isinstance(x, (str, bytes)) or hasattr(x, "__fspath__")
-
-
 def _not_str(what, value):
     """The message of a TypeError for a text argument that is not a str."""
     hint = ""
@@ -109,8 +105,8 @@ def read_words(data, format=None, what="training data"):
     path or file (one sentence per line, words separated by whitespace;
     or CoNLL-U, whose words are the gold segmentation), an iterable of
     such lines, or of word lists.  TypeError for anything else."""
-    if _is_path(data) or hasattr(data, "read"):
-        if format is None and _is_path(data):
+    if ftio.is_source(data):
+        if format is None and ftio.is_path(data):
             format = "conllu" if ftio.guess_format(data) == "conllu" else "text"
         if format == "conllu":
             return [s.words for s in ftio.read_conllu(data) if s.words]
@@ -307,7 +303,7 @@ class Segmenter(SequenceTask):
         words = opts.get("words")
         if words is None:
             vocab = self.vocabulary()
-        elif _is_path(words):
+        elif ftio.is_path(words):
             vocab = ftio.read_word_list(words)
         else:
             vocab = set(words)

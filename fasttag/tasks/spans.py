@@ -341,14 +341,10 @@ class Gazetteer:
 
 # ---------------------------------------------------------------- reading
 
-def _is_source(data):
-    return isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") or hasattr(data, "read")
-
-
 def _read_sentences(data, word_column=0, tag_column=-1):
     """(Sentence list, document id per sentence) from a path or file, or
     from an iterable of Sentence objects."""
-    if _is_source(data):
+    if ftio.is_source(data):
         sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
     else:
         sents = list(data)
@@ -476,7 +472,7 @@ class SpanTagger(SequenceTask):
         if opts["gazetteers"]:
             lists = {}
             for typ, src in dict(opts["gazetteers"]).items():
-                lists[typ] = read_gazetteer(src) if isinstance(src, str) or hasattr(src, "__fspath__") \
+                lists[typ] = read_gazetteer(src) if ftio.is_path(src) \
                     else [" ".join(str(e).split()) for e in src]
             gaz = Gazetteer(lists)
         extras = list(DOCUMENT_EXTRAS) if opts["document_features"] else []
