@@ -14,10 +14,10 @@ rows) are not checked in the release build.  The debug build
 (FASTTAG_DEBUG=1, see setup.py) checks every memoryview access and, with
 ``check_index`` of ``_check.pxd``, every raw-pointer access of the loops.
 
-Averaging of the perceptron family uses the lazy per-weight timestamps of
-``fasttag._core``: the averaged weight after T steps is (1/T) sum_{s<=T} w_s,
-with ``total`` holding the sum up to the weight's timestamp ``ts``.  The
-state lives in numpy arrays (so that estimators pickle and clone).
+Averaging of the perceptron family is the lazy per-weight averaging of
+``fasttag._core``, with the same functions (``_averaging.pxd``, which states
+the convention: the averaged weight after T steps is (1/T) sum_{s<=T} w_s).
+The state lives in numpy arrays (so that estimators pickle and clone).
 
 SGD keeps every weight vector as ``w_k = wscale[k] * V[:, k]`` so that the
 L2 shrinkage ``w <- (1 - eta * alpha) w`` costs O(1), and the running sum of
@@ -38,11 +38,17 @@ import numpy as np
 cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.math cimport exp, log, log1p, fabs, sqrt, pow
-from libc.stdint cimport int64_t, int32_t, uint64_t
+from libc.stdint cimport int64_t, int32_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ._check cimport check_index
+from ._check cimport check_index, DEBUG_BUILD as _DEBUG_BUILD
 from ._hashing cimport murmurhash64a
+from ._probe cimport Slot, SLOT_EMPTY, home_slot, probe, new_slots
+from ._averaging cimport avg_update, avg_read
+
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (indices checked)."""
 
 cdef extern from *:
     """
@@ -98,60 +104,57 @@ def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     ``np.unique(keys, return_inverse=True)`` by hashing instead of sorting
     every key; with ``return_counts`` also each distinct key's count."""
     cdef Py_ssize_t n = keys.shape[0], i
-    cdef uint64_t cap = 1024, mask, h, FIB = 0x9E3779B97F4A7C15ULL
+    if <uint64_t>n >= SLOT_EMPTY:          # ids would not fit a slot
+        return np.unique(np.asarray(keys), return_inverse=True, return_counts=return_counts)
+    cdef uint64_t cap = 1024, j
     cdef int shift = 54
     # start small (the table grows): a table sized for every key would be
     # mostly empty on real feature sets and far out of cache
     while cap < <uint64_t>min(n // 4, 1 << 16) + 16:
         cap <<= 1
         shift -= 1
-    slot_key = np.zeros(cap, dtype=np.uint64)
-    slot_id = np.full(cap, -1, dtype=np.int64)
     first = np.empty(min(n, 1024), dtype=np.uint64)
     ids = np.empty(n, dtype=np.int64)
     cnt = np.zeros(first.shape[0], dtype=np.int64)
-    cdef uint64_t[::1] sk = slot_key, fv = first
-    cdef int64_t[::1] sid = slot_id, iv = ids, cv = cnt
+    cdef uint64_t[::1] fv = first
+    cdef int64_t[::1] iv = ids, cv = cnt
     cdef int64_t count = 0, idn
-    cdef uint64_t key, j, c2
-    for i in range(n):
-        if i + 4 < n:
-            FT_PREFETCH(&sid[(keys[i + 4] * FIB) >> shift])
-        key = keys[i]
-        mask = cap - 1
-        h = (key * FIB) >> shift
-        while sid[h] >= 0 and sk[h] != key:
-            h = (h + 1) & mask
-        if sid[h] < 0:
-            if count == fv.shape[0]:          # grow the distinct-key arrays
-                first = np.concatenate([first, np.empty(count, dtype=np.uint64)])
-                cnt = np.concatenate([cnt, np.zeros(count, dtype=np.int64)])
-                fv = first
-                cv = cnt
-            sk[h] = key
-            sid[h] = count
-            fv[count] = key
-            count += 1
-            if <uint64_t>count * 2 > cap:     # grow and rehash
-                c2 = cap * 2
-                slot_key = np.zeros(c2, dtype=np.uint64)
-                slot_id = np.full(c2, -1, dtype=np.int64)
-                sk = slot_key
-                sid = slot_id
-                cap = c2
-                shift -= 1
-                mask = cap - 1
-                for j in range(<uint64_t>count):
-                    h = (fv[j] * FIB) >> shift
-                    while sid[h] >= 0:
-                        h = (h + 1) & mask
-                    sk[h] = fv[j]
-                    sid[h] = j
-            idn = count - 1
-        else:
-            idn = sid[h]
-        iv[i] = idn
-        cv[idn] += 1
+    cdef uint64_t key, h
+    cdef Slot* slots = _empty_slots(cap)
+    cdef Slot* grown
+    try:
+        for i in range(n):
+            if i + 4 < n:
+                FT_PREFETCH(&slots[home_slot(keys[i + 4], shift)])
+            key = keys[i]
+            h = probe(slots, cap, shift, key)
+            if slots[h].start == SLOT_EMPTY:
+                if count == fv.shape[0]:          # grow the distinct-key arrays
+                    first = np.concatenate([first, np.empty(count, dtype=np.uint64)])
+                    cnt = np.concatenate([cnt, np.zeros(count, dtype=np.int64)])
+                    fv = first
+                    cv = cnt
+                slots[h].key = key
+                slots[h].start = <uint32_t>count
+                fv[count] = key
+                count += 1
+                if <uint64_t>count * 2 > cap:     # grow and rehash
+                    grown = _empty_slots(cap * 2)
+                    free(slots)
+                    slots = grown
+                    cap *= 2
+                    shift -= 1
+                    for j in range(<uint64_t>count):
+                        h = probe(slots, cap, shift, fv[j])
+                        slots[h].key = fv[j]
+                        slots[h].start = <uint32_t>j
+                idn = count - 1
+            else:
+                idn = slots[h].start
+            iv[i] = idn
+            cv[idn] += 1
+    finally:
+        free(slots)
     uniq = first[:count]
     order = np.argsort(uniq, kind="stable")
     rank = np.empty(count, dtype=np.int64)
@@ -159,6 +162,13 @@ def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     if return_counts:
         return uniq[order], rank[ids], cnt[:count][order]
     return uniq[order], rank[ids]
+
+
+cdef Slot* _empty_slots(uint64_t size) except NULL:
+    cdef Slot* slots = new_slots(size)
+    if slots == NULL:
+        raise MemoryError("fasttag index_keys: out of memory")
+    return slots
 
 
 def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
@@ -197,8 +207,10 @@ def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     return pos
 
 
-# ------------------------------------------------------------------ losses
-# ids shared with fasttag/linear/_losses.py
+# ------------------------------------------------------------------ codes
+# The codes of the losses, learning-rate schedules and update rules are
+# defined here only: the Python layer (fasttag.linear.losses, .sgd and
+# .perceptron) imports the name -> code tables below.
 cdef enum:
     L_HINGE = 0
     L_LOG = 1
@@ -222,6 +234,18 @@ cdef enum:
     A_PA1 = 2
     A_PA2 = 3
     A_MIRA = 4
+
+LOSSES = {"hinge": L_HINGE, "log_loss": L_LOG, "squared_error": L_SQUARED,
+          "modified_huber": L_MODIFIED_HUBER, "perceptron": L_PERCEPTRON, "huber": L_HUBER,
+          "epsilon_insensitive": L_EPS_INSENSITIVE,
+          "squared_epsilon_insensitive": L_SQ_EPS_INSENSITIVE}
+"""Loss name -> the code ``sgd_epoch``, ``loss_values`` and friends take."""
+
+LEARNING_RATES = {"constant": LR_CONSTANT, "optimal": LR_OPTIMAL, "invscaling": LR_INVSCALING}
+"""Learning-rate schedule name -> the code ``sgd_epoch`` takes."""
+
+ALGORITHMS = {"perceptron": A_PERCEPTRON, "pa": A_PA, "pa1": A_PA1, "pa2": A_PA2, "mira": A_MIRA}
+"""Perceptron-family update rule name -> the code ``pa_epoch`` takes."""
 
 cdef double MAX_DLOSS = 1e12
 
@@ -310,25 +334,22 @@ cdef inline double _dloss(int kind, double p, double y, double eps) noexcept nog
 
 def loss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised loss (the compiled function the learners use)."""
-    if y.shape[0] != p.shape[0]:
-        raise ValueError("p and y differ in length")
-    out = np.empty(p.shape[0])
-    cdef double[::1] o = out
-    cdef Py_ssize_t i
-    for i in range(p.shape[0]):
-        o[i] = _loss(kind, p[i], y[i], eps)
-    return out
+    return _pointwise(kind, p, y, eps, False)
 
 
 def dloss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised d loss / d p (the compiled function the learners use)."""
+    return _pointwise(kind, p, y, eps, True)
+
+
+cdef _pointwise(int kind, const double[::1] p, const double[::1] y, double eps, bint derivative):
     if y.shape[0] != p.shape[0]:
         raise ValueError("p and y differ in length")
     out = np.empty(p.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i
     for i in range(p.shape[0]):
-        o[i] = _dloss(kind, p[i], y[i], eps)
+        o[i] = _dloss(kind, p[i], y[i], eps) if derivative else _loss(kind, p[i], y[i], eps)
     return out
 
 
@@ -440,10 +461,12 @@ cdef inline void _prefetch_rows(const int64_t* idx, Py_ssize_t n_idx, Py_ssize_t
 
 cdef inline void _avg_add(double* w, double* tot, int64_t* ts, double delta, int64_t step,
                           bint track) noexcept nogil:
+    """w += delta at ``step``, averaged lazily when ``track`` (else the
+    averaging state is left alone)."""
     if track:
-        tot[0] += (step - 1 - ts[0]) * w[0]
-        ts[0] = step - 1
-    w[0] += delta
+        avg_update(w, tot, ts, delta, step)
+    else:
+        w[0] += delta
 
 
 def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
@@ -611,7 +634,7 @@ def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
     with nogil:
         for f in range(n):
             for k in range(K):
-                o[f, k] = (TOT[f, k] + <double>(step - TS[f, k]) * W[f, k]) / step
+                o[f, k] = avg_read(W[f, k], TOT[f, k], TS[f, k], step)
     return out
 
 
