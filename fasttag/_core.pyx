@@ -23,7 +23,7 @@ import numpy as np
 cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint32_t, uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
@@ -31,6 +31,7 @@ from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
 from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
 from ._probe cimport Slot, SLOT_EMPTY as EMPTY, home_slot, probe, new_slots
 from ._averaging cimport avg_update, avg_start, avg_read
+from ._buffers cimport resize
 
 HASH_ID = FASTTAG_HASH_ID.decode("ascii")
 
@@ -112,16 +113,6 @@ cdef inline uint32_t _lower_bound(const class_t* labels, uint32_t lo, uint32_t h
 
 cdef int _raise_memory() except -1 with gil:
     raise MemoryError("fasttag weight table: out of memory")
-
-
-cdef int _resize(void** buf, size_t nbytes) except -1 nogil:
-    """realloc ``buf[0]`` to nbytes; MemoryError (the old buffer kept) if it fails."""
-    cdef void* p = realloc(buf[0], nbytes)
-    if p == NULL:
-        _raise_memory()
-        return -1
-    buf[0] = p
-    return 0
 
 
 cdef int _raise_overflow() except -1 with gil:
@@ -346,11 +337,11 @@ cdef class WeightTable:
         return self._resize_pool(cap)
 
     cdef int _resize_pool(self, uint64_t cap) except -1 nogil:
-        _resize(<void**>&self.labels, cap * sizeof(class_t))
-        _resize(<void**>&self.weights, cap * sizeof(weight_t))
+        resize(<void**>&self.labels, cap * sizeof(class_t), b"weight table")
+        resize(<void**>&self.weights, cap * sizeof(weight_t), b"weight table")
         if self.totals != NULL:
-            _resize(<void**>&self.totals, cap * sizeof(weight_t))
-            _resize(<void**>&self.tstamps, cap * sizeof(step_t))
+            resize(<void**>&self.totals, cap * sizeof(weight_t), b"weight table")
+            resize(<void**>&self.tstamps, cap * sizeof(step_t), b"weight table")
         self.pool_cap = cap
         return 0
 
