@@ -37,6 +37,8 @@ cdef class WeightTable:
     cdef int _resize_pool(self, uint64_t cap) except -1 nogil
     cdef int _relayout(self, bint tight) except -1 nogil
     cdef const Slot* find(self, feat_t key) noexcept nogil
+    cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
+                        const Slot** found, Py_ssize_t* at) noexcept nogil
     cdef int _pack(self) except -1
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil

@@ -50,6 +50,8 @@ cdef extern from *:
     void __builtin_prefetch(const void* addr) noexcept nogil
 
 cdef uint64_t MAX_POOL = 0xFFFFFFF0u
+cdef enum:
+    GROUP = 32          # keys looked up together by find_group
 
 
 # ---------------------------------------------------------------- hashing
@@ -177,6 +179,31 @@ cdef class WeightTable:
             return NULL
         return &self.slots[i]
 
+    cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
+                        const Slot** found, Py_ssize_t* at) noexcept nogil:
+        """The slots of the keys g..g+GROUP-1 (keys holds n_keys) that the
+        table holds, in key order, into found[0..m-1] and their key indices
+        into at[0..m-1] (both of GROUP entries); returns m.  The slots, then
+        a packed table's blocks, are prefetched first, so the cache misses of
+        a group overlap instead of queueing.  (A prefetch only computes an
+        address: nothing to check there.)"""
+        cdef Py_ssize_t i, stop = min(g + GROUP, n_keys)
+        cdef int m = 0
+        cdef const Slot* slot
+        for i in range(g, stop):
+            check_index(i, n_keys)
+            __builtin_prefetch(&self.slots[home_slot(keys[i], self.shift)])
+        for i in range(g, stop):
+            slot = self.find(keys[i])
+            if slot == NULL:
+                continue
+            if self.packed != NULL:
+                __builtin_prefetch(&self.packed[slot.start])
+            found[m] = slot
+            at[m] = i
+            m += 1
+        return m
+
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil:
         """scores[label] += weight * value for every feature; scores (of
@@ -186,27 +213,19 @@ cdef class WeightTable:
         Keys are handled in groups whose slots are prefetched first, so the
         cache misses of a group overlap instead of queueing.
         """
-        cdef Py_ssize_t g, i, stop
+        cdef Py_ssize_t g
+        cdef int q, m
         cdef uint32_t j, end
         cdef const Slot* slot
-        cdef const Slot* found[32]
+        cdef const Slot* found[GROUP]
+        cdef Py_ssize_t at[GROUP]
         cdef weight_t v
         cdef const Packed* p
-        # (prefetches only compute addresses: nothing to check there)
-        for g in range(0, n_keys, 32):
-            stop = min(g + 32, n_keys)
-            for i in range(g, stop):
-                check_index(i, n_keys)
-                __builtin_prefetch(&self.slots[home_slot(keys[i], self.shift)])
-            for i in range(g, stop):
-                found[i - g] = self.find(keys[i])
-                if self.packed != NULL and found[i - g] != NULL:
-                    __builtin_prefetch(&self.packed[found[i - g].start])
-            for i in range(g, stop):
-                slot = found[i - g]
-                if slot == NULL:
-                    continue
-                v = 1.0 if values == NULL else values[i]
+        for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
+            m = self.find_group(keys, g, n_keys, found, at)
+            for q in range(m):
+                slot = found[q]
+                v = 1.0 if values == NULL else values[at[q]]
                 end = slot.start + slot.n
                 if self.packed != NULL:
                     p = self.packed
@@ -226,22 +245,17 @@ cdef class WeightTable:
         ascending labels: binary search in each (sorted) block instead of
         scattering all of a feature's labels (decoding hundreds of tags with
         a tag dictionary)."""
-        cdef Py_ssize_t g, i, stop, c
-        cdef const Slot* found[32]
+        cdef Py_ssize_t g, c
+        cdef int q, m
+        cdef const Slot* found[GROUP]
+        cdef Py_ssize_t at[GROUP]
         cdef const Slot* slot
         cdef uint32_t lo, hi, mid, end
         cdef class_t lab
-        for g in range(0, n_keys, 32):
-            stop = min(g + 32, n_keys)
-            for i in range(g, stop):
-                check_index(i, n_keys)
-                __builtin_prefetch(&self.slots[home_slot(keys[i], self.shift)])
-            for i in range(g, stop):
-                found[i - g] = self.find(keys[i])
-            for i in range(g, stop):
-                slot = found[i - g]
-                if slot == NULL:
-                    continue
+        for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
+            m = self.find_group(keys, g, n_keys, found, at)
+            for q in range(m):
+                slot = found[q]
                 lo = slot.start
                 end = slot.start + slot.n
                 for c in range(n_labels):

@@ -496,16 +496,12 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
             or y.shape[0] < indptr.shape[0] - 1):
         raise ValueError("pa_epoch: the shapes of the weights, the state and the samples disagree")
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    scores_arr = np.zeros(max(K, 1))
-    tau_arr = np.zeros(max(K, 1))
-    buf_arr = np.zeros(max(K, 1))
-    nzk_arr = np.zeros(max(K, 1), dtype=np.intp)
-    cdef double[::1] s_mv = scores_arr, tau_mv = tau_arr, buf_mv = buf_arr
-    cdef Py_ssize_t[::1] nzk_mv = nzk_arr
-    cdef double* s = &s_mv[0]
-    cdef double* tau = &tau_mv[0]
-    cdef double* buf = &buf_mv[0]
-    cdef Py_ssize_t* nzk = &nzk_mv[0]
+    cdef double[:, ::1] work = np.zeros((3, max(K, 1)))
+    cdef Py_ssize_t[::1] nzk_mv = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double* s = &work[0, 0]         # scores
+    cdef double* tau = &work[1, 0]       # per-class steps
+    cdef double* buf = &work[2, 0]       # MIRA's sort buffer
+    cdef Py_ssize_t* nzk = &nzk_mv[0]    # the classes whose step is nonzero
     cdef double* Wp = &W[0, 0] if W.shape[0] > 0 else NULL
     cdef double* Tp = &TOT[0, 0] if TOT.shape[0] > 0 else NULL
     cdef int64_t* Sp = &TS[0, 0] if TS.shape[0] > 0 else NULL
@@ -640,6 +636,18 @@ def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
 
 # ------------------------------------------------------------------ SGD
 
+cdef inline double _target(bint classify, Py_ssize_t K, int32_t label, double value,
+                          Py_ssize_t k) noexcept nogil:
+    """The target of problem k for a sample of class ``label`` (classifying:
+    +1 or -1, K == 1 class 1 against the rest, else class k against the
+    rest) or of regression target ``value``."""
+    if not classify:
+        return value
+    if K == 1:
+        return 1.0 if label == 1 else -1.0
+    return 1.0 if label == k else -1.0
+
+
 cdef void _rescale(double[:, ::1] V, double[:, ::1] U, double* wscale, double* cavg,
                    Py_ssize_t k, bint averaging) noexcept nogil:
     """Fold wscale[k] into V[:, k] (and c[k] into U) so wscale becomes 1."""
@@ -686,15 +694,11 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     t = counters[0]
     n_avg = counters[1]
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    p_arr = np.zeros(max(K, 1))
-    u_arr = np.zeros(max(K, 1))
-    s_arr = np.zeros(max(K, 1))
-    nz_arr = np.zeros(max(K, 1), dtype=np.intp)
-    cdef double[::1] p_mv = p_arr, u_mv = u_arr, s_mv = s_arr
-    cdef Py_ssize_t[::1] nz_mv = nz_arr
-    cdef double* p = &p_mv[0]
-    cdef double* upd = &u_mv[0]
-    cdef double* step_v = &s_mv[0]       # upd / wscale: the change of V per unit input
+    cdef double[:, ::1] work = np.zeros((3, max(K, 1)))
+    cdef Py_ssize_t[::1] nz_mv = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double* p = &work[0, 0]         # scores
+    cdef double* upd = &work[1, 0]       # per-class updates
+    cdef double* step_v = &work[2, 0]    # upd / wscale: the change of V per unit input
     cdef Py_ssize_t* nzk = &nz_mv[0]
     cdef double* Vp
     cdef double* Up
@@ -728,13 +732,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
             nnz = 0
             for k in range(K):
                 p[k] = p[k] * wscale[k] + b[k]
-                if classify:
-                    if K == 1:
-                        target = 1.0 if yi[i] == 1 else -1.0
-                    else:
-                        target = 1.0 if yi[i] == k else -1.0
-                else:
-                    target = yf[i]
+                target = _target(classify, K, yi[i] if classify else 0, 0.0 if classify else yf[i], k)
                 if want_loss:
                     loss_sum += _loss(loss_kind, p[k], target, eps)
                 d = _dloss(loss_kind, p[k], target, eps)
@@ -820,15 +818,11 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
             or (yi.shape[0] if classify else yf.shape[0]) < n):
         raise ValueError("sgd_objective: the shapes of the weights, the state and the samples disagree")
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    p_arr = np.zeros(max(K, 1))
-    q_arr = np.zeros(max(K, 1))
-    a_arr = np.zeros(max(K, 1))
-    bb_arr = np.zeros(max(K, 1))
-    cdef double[::1] p_mv = p_arr, q_mv = q_arr, a_mv = a_arr, bb_mv = bb_arr
-    cdef double* p = &p_mv[0]
-    cdef double* q = &q_mv[0]      # U part of the averaged score
-    cdef double* a = &a_mv[0]      # per-class factor of V
-    cdef double* bb = &bb_mv[0]
+    cdef double[:, ::1] work = np.zeros((4, max(K, 1)))
+    cdef double* p = &work[0, 0]
+    cdef double* q = &work[1, 0]         # U part of the averaged score
+    cdef double* a = &work[2, 0]         # per-class factor of V
+    cdef double* bb = &work[3, 0]
     cdef const double* Vp = &V[0, 0] if F > 0 and K > 0 else NULL
     cdef const double* Up = &U[0, 0] if F > 0 and K > 0 else NULL
     cdef const double* vr
@@ -861,13 +855,7 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
                     w = (q[k] + a[k] * p[k]) / n_avg + bb[k]
                 else:
                     w = p[k] * a[k] + bb[k]
-                if classify:
-                    if K == 1:
-                        target = 1.0 if yi[i] == 1 else -1.0
-                    else:
-                        target = 1.0 if yi[i] == k else -1.0
-                else:
-                    target = yf[i]
+                target = _target(classify, K, yi[i] if classify else 0, 0.0 if classify else yf[i], k)
                 loss_sum += _loss(loss_kind, w, target, eps)
         if alpha > 0:
             for f in range(F):
