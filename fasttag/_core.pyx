@@ -633,14 +633,15 @@ cdef class WeightTable:
         return self.weight_of(key, label)
 
     def get_average(self, feat_t key, class_t label, step_t step):
-        """The averaged weight of (key, label) after ``step`` steps (a table
-        never trained: its weight, as :meth:`get`)."""
+        """The averaged weight of (key, label) after ``step`` steps, in
+        float64 (a table never trained: its float64 weight, as
+        :meth:`averaged` copies it)."""
         self._check_average_step(step)
         cdef Py_ssize_t j = self.entry_of(key, label)
         if j < 0:
             return 0.0
         if self.totals == NULL:
-            return self.weight_at(j)
+            return self.weights[j]
         return avg_read(self.weights[j], self.totals[j], self.tstamps[j], step)
 
     def _check_average_step(self, step_t step):
