@@ -26,7 +26,9 @@ coordinate ascent.  Difference vectors are sparse lists of (feature key,
 tag, count) and (transition index, count), sorted and merged, so a key that
 occurs several times in a token's features counts with its multiplicity.
 Updates go through the lazily averaged tables, one step per sentence, like
-the perceptron.
+the perceptron: the difference vectors come from the perceptron's own walk
+(``Search.walk_diff``), and ``mira_epoch`` is the perceptron's epoch loop
+(``_sequence.run_epoch``) with the ``Mira`` update rule.
 """
 import numpy as np
 
