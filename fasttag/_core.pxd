@@ -1,12 +1,9 @@
 # C-level interface of the weight table, for other Cython modules to cimport.
 from libc.stdint cimport uint32_t, uint64_t
 from ._types cimport feat_t, weight_t, class_t, step_t
-
-
-cdef struct Slot:
-    feat_t key        # the feature hash
-    uint32_t start    # first entry of the feature's block in the pool; EMPTY if unused
-    uint32_t n        # labels the feature has touched
+# Slot (in the weight table: key, the first entry of the feature's block in
+# the pool, the labels the feature has touched)
+from ._probe cimport Slot
 
 
 cdef struct Packed:
@@ -40,6 +37,8 @@ cdef class WeightTable:
     cdef int _resize_pool(self, uint64_t cap) except -1 nogil
     cdef int _relayout(self, bint tight) except -1 nogil
     cdef const Slot* find(self, feat_t key) noexcept nogil
+    cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
+                        const Slot** found, Py_ssize_t* at) noexcept nogil
     cdef int _pack(self) except -1
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil
@@ -47,6 +46,8 @@ cdef class WeightTable:
                            Py_ssize_t n_labels, weight_t* out) noexcept nogil
     cdef int add(self, feat_t key, class_t label, weight_t delta,
                  step_t step) except -1 nogil
+    cdef Py_ssize_t entry_of(self, feat_t key, class_t label) noexcept nogil
+    cdef weight_t weight_at(self, Py_ssize_t j) noexcept nogil
     cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil
 
 

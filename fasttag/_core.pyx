@@ -7,30 +7,31 @@ touched.  Storage is a power-of-two open-addressing table of ``Slot`` records
 arrays (label, weight, total, timestamp): memory grows with the (label,
 feature) pairs actually touched, never with labels x features.
 
-Averaging convention (the averaged perceptron with per-(label, feature)
-timestamps).  Steps are numbered 1, 2, ...; an update made "at step t" is part
-of step t.  The averaged weight after T steps is
+Averaging: every entry and every element of an ``AveragedVector`` is a
+lazily averaged weight (per-(label, feature) timestamps, float64
+accumulators), updated and read by the functions of ``_averaging.pxd``, whose
+comment states the convention: the average after T steps is
+(1 / T) * sum_{s=1..T} w_s.  Updates cost O(active features x labels
+touched); reading an average never disturbs training.
 
-    avg(T) = (1 / T) * sum_{s=1..T} w_s
-
-where w_s is the weight in force after step s.  Each entry keeps its current
-weight ``w``, a float64 accumulator ``total`` = sum of w_s for s <= ts, and
-the step ``ts`` it was last brought up to date to.  An update at step t first
-catches up (total += (t - 1 - ts) * w; ts = t - 1), then changes w; reading
-the average adds the missing (T - ts) * w without storing it, so reading never
-disturbs training.  Updates cost O(active features x labels touched).
+A trained table (loose blocks) scores with its float64 weights.  A tight
+table (loaded, or made by ``averaged``) scores with float32 copies of its
+weights, as model files store them; ``get`` returns the weight scoring uses.
 """
 import numpy as np
 
 cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint32_t, uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memmove, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._hashing cimport murmurhash64a, hash_combine, mix64, FASTTAG_HASH_ID
 from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
+from ._probe cimport Slot, SLOT_EMPTY as EMPTY, home_slot, probe, new_slots
+from ._averaging cimport avg_update, avg_start, avg_read
+from ._buffers cimport resize
 
 HASH_ID = FASTTAG_HASH_ID.decode("ascii")
 
@@ -48,9 +49,9 @@ def _debug_probe(long long i, long long n):
 cdef extern from *:
     void __builtin_prefetch(const void* addr) noexcept nogil
 
-cdef uint32_t EMPTY = 0xFFFFFFFFu
 cdef uint64_t MAX_POOL = 0xFFFFFFF0u
-cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL
+cdef enum:
+    GROUP = 32          # keys looked up together by find_group
 
 
 # ---------------------------------------------------------------- hashing
@@ -89,17 +90,27 @@ def combine(uint64_t a, uint64_t b):
 
 # ---------------------------------------------------------------- helpers
 
-cdef inline uint64_t slot_index(feat_t key, int shift) noexcept nogil:
-    """Fibonacci hashing: the high bits of key * 2^64/phi (the one index formula)."""
-    return (key * FIB) >> shift
-
-
 cdef inline uint32_t block_capacity(uint32_t n) noexcept nogil:
     """Capacity of a loose block holding n entries: the next power of two."""
     cdef uint32_t c = 1
     while c < n:
         c <<= 1
     return c
+
+
+cdef inline uint32_t _lower_bound(const class_t* labels, uint32_t lo, uint32_t hi, class_t label,
+                                  uint64_t n_labels) noexcept nogil:
+    """The first entry of the sorted labels[lo:hi] that is >= label (hi if
+    none); labels holds n_labels entries."""
+    cdef uint32_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        check_index(mid, n_labels)
+        if labels[mid] < label:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 cdef int _raise_memory() except -1 with gil:
@@ -150,16 +161,10 @@ cdef class WeightTable:
         free(self.tstamps)
 
     cdef int _alloc_slots(self, uint64_t size) except -1:
-        cdef uint64_t i
         cdef int log2 = 0
-        self.slots = <Slot*>malloc(size * sizeof(Slot))
+        self.slots = new_slots(size)
         if self.slots == NULL:
             raise MemoryError()
-        for i in range(size):
-            check_index(i, size)
-            self.slots[i].key = 0
-            self.slots[i].start = EMPTY
-            self.slots[i].n = 0
         self.n_slots = size
         while (<uint64_t>1 << log2) < size:
             log2 += 1
@@ -169,15 +174,35 @@ cdef class WeightTable:
     # ------------------------------------------------------------ C level
 
     cdef const Slot* find(self, feat_t key) noexcept nogil:
-        cdef uint64_t mask = self.n_slots - 1
-        cdef uint64_t i = slot_index(key, self.shift)
-        while True:
-            check_index(i, self.n_slots)
-            if self.slots[i].start == EMPTY:
-                return NULL
-            if self.slots[i].key == key:
-                return &self.slots[i]
-            i = (i + 1) & mask
+        cdef uint64_t i = probe(self.slots, self.n_slots, self.shift, key)
+        if self.slots[i].start == EMPTY:
+            return NULL
+        return &self.slots[i]
+
+    cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
+                        const Slot** found, Py_ssize_t* at) noexcept nogil:
+        """The slots of the keys g..g+GROUP-1 (keys holds n_keys) that the
+        table holds, in key order, into found[0..m-1] and their key indices
+        into at[0..m-1] (both of GROUP entries); returns m.  The slots, then
+        a packed table's blocks, are prefetched first, so the cache misses of
+        a group overlap instead of queueing.  (A prefetch only computes an
+        address: nothing to check there.)"""
+        cdef Py_ssize_t i, stop = min(g + GROUP, n_keys)
+        cdef int m = 0
+        cdef const Slot* slot
+        for i in range(g, stop):
+            check_index(i, n_keys)
+            __builtin_prefetch(&self.slots[home_slot(keys[i], self.shift)])
+        for i in range(g, stop):
+            slot = self.find(keys[i])
+            if slot == NULL:
+                continue
+            if self.packed != NULL:
+                __builtin_prefetch(&self.packed[slot.start])
+            found[m] = slot
+            at[m] = i
+            m += 1
+        return m
 
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil:
@@ -188,27 +213,19 @@ cdef class WeightTable:
         Keys are handled in groups whose slots are prefetched first, so the
         cache misses of a group overlap instead of queueing.
         """
-        cdef Py_ssize_t g, i, stop
+        cdef Py_ssize_t g
+        cdef int q, m
         cdef uint32_t j, end
         cdef const Slot* slot
-        cdef const Slot* found[32]
+        cdef const Slot* found[GROUP]
+        cdef Py_ssize_t at[GROUP]
         cdef weight_t v
         cdef const Packed* p
-        # (prefetches only compute addresses: nothing to check there)
-        for g in range(0, n_keys, 32):
-            stop = min(g + 32, n_keys)
-            for i in range(g, stop):
-                check_index(i, n_keys)
-                __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
-            for i in range(g, stop):
-                found[i - g] = self.find(keys[i])
-                if self.packed != NULL and found[i - g] != NULL:
-                    __builtin_prefetch(&self.packed[found[i - g].start])
-            for i in range(g, stop):
-                slot = found[i - g]
-                if slot == NULL:
-                    continue
-                v = 1.0 if values == NULL else values[i]
+        for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
+            m = self.find_group(keys, g, n_keys, found, at)
+            for q in range(m):
+                slot = found[q]
+                v = 1.0 if values == NULL else values[at[q]]
                 end = slot.start + slot.n
                 if self.packed != NULL:
                     p = self.packed
@@ -228,22 +245,17 @@ cdef class WeightTable:
         ascending labels: binary search in each (sorted) block instead of
         scattering all of a feature's labels (decoding hundreds of tags with
         a tag dictionary)."""
-        cdef Py_ssize_t g, i, stop, c
-        cdef const Slot* found[32]
+        cdef Py_ssize_t g, c
+        cdef int q, m
+        cdef const Slot* found[GROUP]
+        cdef Py_ssize_t at[GROUP]
         cdef const Slot* slot
         cdef uint32_t lo, hi, mid, end
         cdef class_t lab
-        for g in range(0, n_keys, 32):
-            stop = min(g + 32, n_keys)
-            for i in range(g, stop):
-                check_index(i, n_keys)
-                __builtin_prefetch(&self.slots[slot_index(keys[i], self.shift)])
-            for i in range(g, stop):
-                found[i - g] = self.find(keys[i])
-            for i in range(g, stop):
-                slot = found[i - g]
-                if slot == NULL:
-                    continue
+        for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
+            m = self.find_group(keys, g, n_keys, found, at)
+            for q in range(m):
+                slot = found[q]
                 lo = slot.start
                 end = slot.start + slot.n
                 for c in range(n_labels):
@@ -270,42 +282,46 @@ cdef class WeightTable:
                         if self.labels[lo] == lab:
                             out[c] += self.weights[lo]
 
-    cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
+    cdef Py_ssize_t entry_of(self, feat_t key, class_t label) noexcept nogil:
+        """The pool entry of (key, label), or -1."""
         cdef const Slot* slot = self.find(key)
         cdef uint32_t j
         if slot == NULL:
-            return 0.0
-        for j in range(slot.start, slot.start + slot.n):
-            check_index(j, self.pool_top)
-            if self.labels[j] == label:
-                return self.weights[j]
-        return 0.0
+            return -1
+        j = _lower_bound(self.labels, slot.start, slot.start + slot.n, label, self.pool_top)
+        if j < slot.start + slot.n and self.labels[j] == label:
+            return j
+        return -1
+
+    cdef weight_t weight_at(self, Py_ssize_t j) noexcept nogil:
+        """The weight of pool entry j as scoring reads it: the float32 copy
+        of a packed (tight) table, else the float64 weight."""
+        if self.packed != NULL:
+            check_index(j, self.packed_len)
+            return self.packed[j].weight
+        check_index(j, self.pool_top)
+        return self.weights[j]
+
+    cdef weight_t weight_of(self, feat_t key, class_t label) noexcept nogil:
+        """The weight of (key, label) as scoring reads it; 0.0 when absent."""
+        cdef Py_ssize_t j = self.entry_of(key, label)
+        return 0.0 if j < 0 else self.weight_at(j)
 
     cdef int _grow_slots(self) except -1 nogil:
         """Double the slot array and reinsert every feature."""
         cdef Slot* old = self.slots
         cdef uint64_t old_n = self.n_slots
         cdef uint64_t new_n = old_n * 2
-        cdef uint64_t i, k, mask = new_n - 1
-        cdef Slot* fresh = <Slot*>malloc(new_n * sizeof(Slot))
+        cdef uint64_t i
+        cdef Slot* fresh = new_slots(new_n)
         if fresh == NULL:
             _raise_memory()
             return -1
-        for i in range(new_n):
-            check_index(i, new_n)
-            fresh[i].key = 0
-            fresh[i].start = EMPTY
-            fresh[i].n = 0
         self.shift -= 1
         for i in range(old_n):
             check_index(i, old_n)
             if old[i].start != EMPTY:
-                k = slot_index(old[i].key, self.shift)
-                check_index(k, new_n)
-                while fresh[k].start != EMPTY:
-                    k = (k + 1) & mask
-                    check_index(k, new_n)
-                fresh[k] = old[i]
+                fresh[probe(fresh, new_n, self.shift, old[i].key)] = old[i]
         self.slots = fresh
         self.n_slots = new_n
         free(old)
@@ -335,28 +351,11 @@ cdef class WeightTable:
         return self._resize_pool(cap)
 
     cdef int _resize_pool(self, uint64_t cap) except -1 nogil:
-        cdef void* p
-        p = realloc(self.labels, cap * sizeof(class_t))
-        if p == NULL:
-            _raise_memory()
-            return -1
-        self.labels = <class_t*>p
-        p = realloc(self.weights, cap * sizeof(weight_t))
-        if p == NULL:
-            _raise_memory()
-            return -1
-        self.weights = <weight_t*>p
+        resize(<void**>&self.labels, cap * sizeof(class_t), b"weight table")
+        resize(<void**>&self.weights, cap * sizeof(weight_t), b"weight table")
         if self.totals != NULL:
-            p = realloc(self.totals, cap * sizeof(weight_t))
-            if p == NULL:
-                _raise_memory()
-                return -1
-            self.totals = <weight_t*>p
-            p = realloc(self.tstamps, cap * sizeof(step_t))
-            if p == NULL:
-                _raise_memory()
-                return -1
-            self.tstamps = <step_t*>p
+            resize(<void**>&self.totals, cap * sizeof(weight_t), b"weight table")
+            resize(<void**>&self.tstamps, cap * sizeof(step_t), b"weight table")
         self.pool_cap = cap
         return 0
 
@@ -442,7 +441,7 @@ cdef class WeightTable:
 
         Steps must not decrease from one call to the next.
         """
-        cdef uint64_t mask, i
+        cdef uint64_t i
         cdef uint32_t j, n, cap, start
         cdef Slot* slot
         if self.tight or self.totals == NULL:
@@ -452,21 +451,11 @@ cdef class WeightTable:
         if label >= self.n_classes:
             self.n_classes = label + 1
         # find or insert the feature
-        mask = self.n_slots - 1
-        i = slot_index(key, self.shift)
-        check_index(i, self.n_slots)
-        while self.slots[i].start != EMPTY and self.slots[i].key != key:
-            i = (i + 1) & mask
-            check_index(i, self.n_slots)
+        i = probe(self.slots, self.n_slots, self.shift, key)
         if self.slots[i].start == EMPTY:
             if 2 * (self.n_features + 1) > self.n_slots:
                 self._grow_slots()
-                mask = self.n_slots - 1
-                i = slot_index(key, self.shift)
-                check_index(i, self.n_slots)
-                while self.slots[i].start != EMPTY:
-                    i = (i + 1) & mask
-                    check_index(i, self.n_slots)
+                i = probe(self.slots, self.n_slots, self.shift, key)
             self._reserve_pool(1)
             check_index(self.pool_top, self.pool_cap)
             slot = &self.slots[i]
@@ -477,19 +466,11 @@ cdef class WeightTable:
             self.n_features += 1
         slot = &self.slots[i]
         # find the label in the feature's block (kept sorted by label)
-        cdef uint32_t lo = slot.start, hi = slot.start + slot.n, mid
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            check_index(mid, self.pool_top)
-            if self.labels[mid] < label:
-                lo = mid + 1
-            else:
-                hi = mid
+        cdef uint32_t lo = _lower_bound(self.labels, slot.start, slot.start + slot.n, label,
+                                        self.pool_top)
         if lo < slot.start + slot.n and self.labels[lo] == label:
             check_index(lo, self.pool_top)
-            self.totals[lo] += (step - 1 - self.tstamps[lo]) * self.weights[lo]
-            self.tstamps[lo] = step - 1
-            self.weights[lo] += delta
+            avg_update(&self.weights[lo], &self.totals[lo], &self.tstamps[lo], delta, step)
             return 0
         # insert a new entry at its sorted place, relocating a full block
         cdef uint32_t at = lo - slot.start
@@ -521,9 +502,7 @@ cdef class WeightTable:
             memmove(&self.totals[j + 1], &self.totals[j], (n - at) * sizeof(weight_t))
             memmove(&self.tstamps[j + 1], &self.tstamps[j], (n - at) * sizeof(step_t))
         self.labels[j] = label
-        self.weights[j] = delta
-        self.totals[j] = 0.0
-        self.tstamps[j] = step - 1
+        avg_start(&self.weights[j], &self.totals[j], &self.tstamps[j], delta, step)
         slot.n = n + 1
         self.n_entries += 1
         return 0
@@ -613,7 +592,7 @@ cdef class WeightTable:
             for e in range(n):
                 if e + 1 < n:        # the next example's slots, while this one runs
                     for ahead in range(offsets[e + 1], offsets[e + 2]):
-                        __builtin_prefetch(&self.slots[slot_index(keys[ahead], self.shift)])
+                        __builtin_prefetch(&self.slots[home_slot(keys[ahead], self.shift)])
                 for i in range(offsets[e], offsets[e + 1]):
                     self.add(keys[i], labels[e],
                              deltas[e] if values is None else deltas[e] * values[i], steps[e])
@@ -648,23 +627,22 @@ cdef class WeightTable:
         return out
 
     def get(self, feat_t key, class_t label):
-        """The current weight of (key, label); 0.0 when absent."""
+        """The current weight of (key, label); 0.0 when absent.  It is the
+        weight :meth:`score` adds: on a tight (loaded or averaged) table the
+        float32 value scoring reads, so ``get`` and ``score`` agree exactly."""
         return self.weight_of(key, label)
 
     def get_average(self, feat_t key, class_t label, step_t step):
-        """The averaged weight of (key, label) after ``step`` steps."""
+        """The averaged weight of (key, label) after ``step`` steps, in
+        float64 (a table never trained: its float64 weight, as
+        :meth:`averaged` copies it)."""
         self._check_average_step(step)
-        cdef const Slot* slot = self.find(key)
-        cdef uint32_t j
-        if slot == NULL:
+        cdef Py_ssize_t j = self.entry_of(key, label)
+        if j < 0:
             return 0.0
-        for j in range(slot.start, slot.start + slot.n):
-            check_index(j, self.pool_top)
-            if self.labels[j] == label:
-                if self.totals == NULL:
-                    return self.weights[j]
-                return (self.totals[j] + (step - self.tstamps[j]) * self.weights[j]) / step
-        return 0.0
+        if self.totals == NULL:
+            return self.weights[j]
+        return avg_read(self.weights[j], self.totals[j], self.tstamps[j], step)
 
     def _check_average_step(self, step_t step):
         if step < 1 or step < self.last_step:
@@ -681,7 +659,7 @@ cdef class WeightTable:
             step = max(self.last_step, 1)
         self._check_average_step(step)
         cdef WeightTable out = WeightTable.__new__(WeightTable, self.n_features)
-        cdef uint64_t i, k, mask = out.n_slots - 1
+        cdef uint64_t i, k
         cdef uint32_t j, n
         cdef uint64_t pos = 0
         cdef weight_t avg
@@ -697,7 +675,7 @@ cdef class WeightTable:
                     if self.totals == NULL:
                         avg = self.weights[j]
                     else:
-                        avg = (self.totals[j] + (step - self.tstamps[j]) * self.weights[j]) / step
+                        avg = avg_read(self.weights[j], self.totals[j], self.tstamps[j], step)
                     if avg != 0.0:
                         check_index(pos + n, out.pool_cap)
                         out.labels[pos + n] = self.labels[j]
@@ -705,11 +683,7 @@ cdef class WeightTable:
                         n += 1
                 if n == 0:
                     continue
-                k = slot_index(self.slots[i].key, out.shift)
-                check_index(k, out.n_slots)
-                while out.slots[k].start != EMPTY:
-                    k = (k + 1) & mask
-                    check_index(k, out.n_slots)
+                k = probe(out.slots, out.n_slots, out.shift, self.slots[i].key)
                 out.slots[k].key = self.slots[i].key
                 out.slots[k].start = <uint32_t>pos
                 out.slots[k].n = n
@@ -803,19 +777,14 @@ cdef class WeightTable:
         pos = 0
         cdef WeightTable out = WeightTable.__new__(WeightTable, kv.shape[0])
         out._resize_pool(max(total, 1))
-        cdef uint64_t mask = out.n_slots - 1
         if lv.shape[0]:
             check_index(total - 1, out.pool_cap)
             memcpy(out.labels, &lv[0], total * sizeof(class_t))
             memcpy(out.weights, &wv[0], total * sizeof(weight_t))
         for f in range(kv.shape[0]):
-            k = slot_index(kv[f], out.shift)
-            check_index(k, out.n_slots)
-            while out.slots[k].start != EMPTY:
-                if out.slots[k].key == kv[f]:
-                    raise ValueError("duplicate feature key")
-                k = (k + 1) & mask
-                check_index(k, out.n_slots)
+            k = probe(out.slots, out.n_slots, out.shift, kv[f])
+            if out.slots[k].start != EMPTY:
+                raise ValueError("duplicate feature key")
             out.slots[k].key = kv[f]
             out.slots[k].start = <uint32_t>pos
             out.slots[k].n = cv[f]
@@ -860,9 +829,7 @@ cdef class AveragedVector:
 
     cdef void add(self, Py_ssize_t i, weight_t delta, step_t step) noexcept nogil:
         check_index(i, self.size)
-        self.total[i] += (step - 1 - self.tstamp[i]) * self.w[i]
-        self.tstamp[i] = step - 1
-        self.w[i] += delta
+        avg_update(&self.w[i], &self.total[i], &self.tstamp[i], delta, step)
         if step > self.last_step:
             self.last_step = step
 
@@ -910,5 +877,5 @@ cdef class AveragedVector:
             if self.last_step == 0:
                 o[i] = self.w[i]
             else:
-                o[i] = (self.total[i] + (step - self.tstamp[i]) * self.w[i]) / step
+                o[i] = avg_read(self.w[i], self.total[i], self.tstamp[i], step)
         return out

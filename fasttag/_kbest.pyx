@@ -26,48 +26,30 @@ coordinate ascent.  Difference vectors are sparse lists of (feature key,
 tag, count) and (transition index, count), sorted and merged, so a key that
 occurs several times in a token's features counts with its multiplicity.
 Updates go through the lazily averaged tables, one step per sentence, like
-the perceptron.
+the perceptron: the difference vectors come from the perceptron's own walk
+(``Search.walk_diff``), and ``mira_epoch`` is the perceptron's epoch loop
+(``_sequence.run_epoch``) with the ``Mira`` update rule.
 """
 import numpy as np
 
 cimport cython
 from libc.math cimport INFINITY
 from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.stdlib cimport malloc, free, qsort
 
 from ._types cimport weight_t, step_t
 from ._core cimport WeightTable, AveragedVector
-from ._sequence cimport Search
+from ._sequence cimport Search, Entry, EntryList, UpdateRule, run_epoch
 from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
+from ._buffers cimport reserve
 
 DEBUG_BUILD = bool(_DEBUG_BUILD)
 """True when this module was compiled by the debug build (raw indices checked)."""
 cdef int MAX_HILDRETH_ITER = 200     # coordinate steps per constraint
 
 
-cdef int _raise_memory() except -1 with gil:
-    raise MemoryError("fasttag k-best decoder: out of memory")
-
-
-cdef int _grow(void** buf, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil:
-    cdef Py_ssize_t c = cap[0]
-    cdef void* p
-    if need <= c:
-        return 0
-    c = max(2 * c, need, 64)
-    p = realloc(buf[0], c * item)
-    if p == NULL:
-        _raise_memory()
-        return -1
-    buf[0] = p
-    cap[0] = c
-    return 0
-
-
-cdef struct Entry:
-    uint64_t key        # feature key, or transition index
-    int32_t tag         # emission label, or -1 for a transition
-    weight_t v
+cdef inline int _grow(void** buf, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil:
+    return reserve(buf, cap, need, item, b"k-best decoder")
 
 
 cdef int _cmp_entry(const void* a, const void* b) noexcept nogil:
@@ -97,9 +79,8 @@ cdef class KBest:
     cdef weight_t* path_scores
     cdef Py_ssize_t cap_paths
     cdef int n_found
-    # MIRA work space
-    cdef Entry* entries
-    cdef Py_ssize_t cap_entries
+    # MIRA work space: the difference vectors, one after the other
+    cdef EntryList diff
     cdef int64_t* seg           # per sequence: first entry, and the end
     cdef weight_t* gram
     cdef weight_t* alpha
@@ -114,13 +95,15 @@ cdef class KBest:
         self.heads = NULL
         self.paths = NULL
         self.path_scores = NULL
-        self.entries = NULL
+        self.diff.items = NULL
+        self.diff.cap = 0
+        self.diff.top = 0
         self.seg = NULL
         self.gram = NULL
         self.alpha = NULL
         self.resid = NULL
         self.loss = NULL
-        self.cap_cand = self.cap_heads = self.cap_paths = self.cap_entries = 0
+        self.cap_cand = self.cap_heads = self.cap_paths = 0
 
     def __dealloc__(self):
         free(self.score)
@@ -130,7 +113,7 @@ cdef class KBest:
         free(self.heads)
         free(self.paths)
         free(self.path_scores)
-        free(self.entries)
+        free(self.diff.items)
         free(self.seg)
         free(self.gram)
         free(self.alpha)
@@ -179,8 +162,8 @@ cdef class KBest:
         cdef int64_t T = self.search.T
         cdef int k = self.k, r, got, m
         cdef int64_t i, c, pc, first, prev_first, j, best_pc
-        cdef int32_t tag, ptag
-        cdef weight_t v, best
+        cdef int32_t tag
+        cdef weight_t best
         cdef const uint8_t* allowed = self.search.allowed
         cdef const int32_t* cand = self.search.cand
         cdef const int64_t* cand_start = self.search.cand_start
@@ -224,24 +207,8 @@ cdef class KBest:
                     heads[j] = 0
                 got = 0
                 while got < k:
-                    # best head among the previous candidates (ties: lowest tag,
-                    # the candidates being in ascending tag order)
-                    best = -INFINITY
-                    best_pc = -1
-                    for j in range(m):
-                        pc = prev_first + j
-                        check_index(pc, self.search.n_cands)
-                        if heads[j] >= count[pc]:
-                            continue
-                        ptag = cand[pc]
-                        check_index(ptag * T + tag, self.search.n_trans)
-                        if allowed != NULL and not allowed[ptag * T + tag]:
-                            continue
-                        check_index(heads[j], k)
-                        v = score[pc * k + heads[j]] + trans[ptag * T + tag]
-                        if best_pc < 0 or v > best:
-                            best = v
-                            best_pc = j
+                    # transitions ptag -> tag: index tag + ptag * T
+                    best_pc = self.best_head(prev_first, m, tag, T, &best)
                     if best_pc < 0:
                         break
                     check_index(c * k + got, self.cap_cand * k)
@@ -260,22 +227,8 @@ cdef class KBest:
             heads[j] = 0
         got = 0
         while got < k:
-            best = -INFINITY
-            best_pc = -1
-            for j in range(m):
-                pc = first + j
-                check_index(pc, self.search.n_cands)
-                if heads[j] >= count[pc]:
-                    continue
-                ptag = cand[pc]
-                check_index((T + 1) * T + ptag, self.search.n_trans)
-                if allowed != NULL and not allowed[(T + 1) * T + ptag]:
-                    continue
-                check_index(heads[j], k)
-                v = score[pc * k + heads[j]] + trans[(T + 1) * T + ptag]
-                if best_pc < 0 or v > best:
-                    best = v
-                    best_pc = j
+            # transitions ptag -> end: index (T + 1) * T + ptag
+            best_pc = self.best_head(first, m, (T + 1) * T, 1, &best)
             if best_pc < 0:
                 break
             check_index(got, k)
@@ -304,6 +257,35 @@ cdef class KBest:
             self.decode(n)
             self.search.allowed = allowed
         return 0
+
+    cdef int64_t best_head(self, int64_t first, int m, int64_t base, int64_t stride,
+                           weight_t* best_out) noexcept nogil:
+        """The merge step of decode(): among the m candidates first..first+m-1
+        of a token, the j whose next unused list entry (heads[j]) scores best
+        through the transition base + ptag * stride from its tag ptag
+        (ties: the lowest tag, the candidates being in ascending tag order),
+        its score into best_out; -1 when every list is used up or
+        forbidden."""
+        cdef int64_t j, pc, index, best_pc = -1
+        cdef int k = self.k
+        cdef weight_t v, best = -INFINITY
+        cdef const uint8_t* allowed = self.search.allowed
+        for j in range(m):
+            pc = first + j
+            check_index(pc, self.search.n_cands)
+            if self.heads[j] >= self.count[pc]:
+                continue
+            index = base + self.search.cand[pc] * stride
+            check_index(index, self.search.n_trans)
+            if allowed != NULL and not allowed[index]:
+                continue
+            check_index(self.heads[j], k)
+            v = self.score[pc * k + self.heads[j]] + self.search.trans[index]
+            if best_pc < 0 or v > best:
+                best = v
+                best_pc = j
+        best_out[0] = best
+        return best_pc
 
     cdef int decode_one(self, int64_t n) except -1 nogil:
         """k = 1: the search's own Viterbi (the same path, ties included)."""
@@ -339,69 +321,35 @@ cdef class KBest:
         check_index((T + 1) * T + prev, self.search.n_trans)
         return total + self.search.trans[(T + 1) * T + prev]
 
-    cdef int64_t diff_entries(self, int64_t pos, const uint64_t* keys, Py_ssize_t F,
-                              int64_t start, int64_t n, const int32_t* gold,
+    cdef int64_t diff_entries(self, AveragedVector trans, int64_t pos, const uint64_t* keys,
+                              Py_ssize_t F, int64_t start, int64_t n, const int32_t* gold,
                               const int32_t* pred) except -1 nogil:
-        """Append phi(gold) - phi(pred) at entries[pos:], sorted with equal
-        features merged (zeros dropped); returns the new end."""
-        cdef int64_t T = self.search.T
-        cdef int64_t i, top = pos, w
-        cdef Py_ssize_t f
-        cdef int32_t gp = T, pp = T
-        cdef Py_ssize_t need = pos + 2 * (n + 1)
-        for i in range(n):
-            if gold[i] != pred[i]:
-                need += 2 * F
-        _grow(<void**>&self.entries, &self.cap_entries, need, sizeof(Entry))
-        for i in range(n):
-            check_index(start + i, self.search.n_rows)      # row of keys
-            if gold[i] != pred[i]:
-                for f in range(F):
-                    check_index(top + 1, self.cap_entries)
-                    self.entries[top].key = keys[(start + i) * F + f]
-                    self.entries[top].tag = gold[i]
-                    self.entries[top].v = 1.0
-                    self.entries[top + 1].key = keys[(start + i) * F + f]
-                    self.entries[top + 1].tag = pred[i]
-                    self.entries[top + 1].v = -1.0
-                    top += 2
-            if gold[i] != pred[i] or gp != pp:
-                check_index(top + 1, self.cap_entries)
-                self.entries[top].key = <uint64_t>(gp * T + gold[i])
-                self.entries[top].tag = -1
-                self.entries[top].v = 1.0
-                self.entries[top + 1].key = <uint64_t>(pp * T + pred[i])
-                self.entries[top + 1].tag = -1
-                self.entries[top + 1].v = -1.0
-                top += 2
-            gp = gold[i]
-            pp = pred[i]
-        if gp != pp:
-            check_index(top + 1, self.cap_entries)
-            self.entries[top].key = <uint64_t>((T + 1) * T + gp)
-            self.entries[top].tag = -1
-            self.entries[top].v = 1.0
-            self.entries[top + 1].key = <uint64_t>((T + 1) * T + pp)
-            self.entries[top + 1].tag = -1
-            self.entries[top + 1].v = -1.0
-            top += 2
+        """Append phi(gold) - phi(pred) at diff.items[pos:] (the walk of
+        ``Search.walk_diff``), sorted with equal features merged (zeros
+        dropped); returns the new end."""
+        cdef int64_t i, top, w
+        cdef Entry* entries
+        self.diff.top = pos
+        self.search.walk_diff(trans, keys, F, start, n, gold, pred, 0, &self.diff)
+        top = self.diff.top
+        entries = self.diff.items
         if top == pos:
             return pos
-        check_index(top - 1, self.cap_entries)
-        qsort(&self.entries[pos], top - pos, sizeof(Entry), _cmp_entry)
+        check_index(top - 1, self.diff.cap)
+        qsort(&entries[pos], top - pos, sizeof(Entry), _cmp_entry)
         # merge equal features
         w = pos
         for i in range(pos + 1, top):
-            check_index(i, self.cap_entries)
+            check_index(i, self.diff.cap)
             check_index(w, i)
-            if self.entries[i].key == self.entries[w].key and self.entries[i].tag == self.entries[w].tag:
-                self.entries[w].v += self.entries[i].v
+            if entries[i].key == entries[w].key and entries[i].tag == entries[w].tag:
+                entries[w].v += entries[i].v
             else:
-                if self.entries[w].v != 0:
+                if entries[w].v != 0:
                     w += 1
-                self.entries[w] = self.entries[i]
+                entries[w] = entries[i]
         check_index(w, top)
-        if self.entries[w].v != 0:
+        if entries[w].v != 0:
             w += 1
         return w
 
@@ -414,11 +362,11 @@ cdef class KBest:
         cdef weight_t total = 0
         cdef int cmp
         while i < ie and j < je:
-            check_index(i, self.cap_entries)
-            check_index(j, self.cap_entries)
-            cmp = _cmp_entry(&self.entries[i], &self.entries[j])
+            check_index(i, self.diff.cap)
+            check_index(j, self.diff.cap)
+            cmp = _cmp_entry(&self.diff.items[i], &self.diff.items[j])
             if cmp == 0:
-                total += self.entries[i].v * self.entries[j].v
+                total += self.diff.items[i].v * self.diff.items[j].v
                 i += 1
                 j += 1
             elif cmp < 0:
@@ -436,6 +384,7 @@ cdef class KBest:
         cdef int64_t i, wrong = 0, hamming, pos = 0
         cdef weight_t gold_score, viol, best_viol, step_size, new_alpha, change
         cdef const int32_t* pred
+        cdef const Entry* e
         if self.k == 1:
             self.decode_one(n)
         else:
@@ -457,7 +406,7 @@ cdef class KBest:
                     hamming += 1
             if hamming == 0:
                 continue
-            pos = self.diff_entries(self.seg[m], keys, F, start, n, gold, pred)
+            pos = self.diff_entries(trans, self.seg[m], keys, F, start, n, gold, pred)
             if pos == self.seg[m]:
                 continue       # same features as gold: no constraint can help
             check_index(m + 1, self.k + 1)          # loss, resid, alpha: k; seg: k + 1
@@ -516,12 +465,12 @@ cdef class KBest:
             if step_size <= 0:
                 continue
             for i in range(self.seg[a], self.seg[a + 1]):
-                check_index(i, self.cap_entries)
-                if self.entries[i].tag < 0:
-                    trans.add(<Py_ssize_t>self.entries[i].key, step_size * self.entries[i].v, step)
+                check_index(i, self.diff.cap)
+                e = &self.diff.items[i]
+                if e.tag < 0:
+                    trans.add(<Py_ssize_t>e.key, step_size * e.v, step)
                 else:
-                    self.search.emit.add(self.entries[i].key, self.entries[i].tag,
-                               step_size * self.entries[i].v, step)
+                    self.search.emit.add(e.key, e.tag, step_size * e.v, step)
         return wrong
 
     # ------------------------------------------------------------ Python
@@ -560,39 +509,42 @@ cdef class KBest:
                   const int32_t[::1] gold, step_t step, double C=1.0):
         """One MIRA update on one sentence (all of ``keys``), as step
         ``step``: returns (tokens the best sequence got wrong, the k best
-        sequences decoded before the update, best first)."""
+        sequences decoded before the update, best first), a pair whatever
+        the sentence (an empty one: ``(0, [])``, nothing decoded or
+        updated)."""
         cdef Search s = self.search
-        _check_training(s, trans, keys, gold)
+        s._check_training(trans, keys, gold)
         if step < 1 or step < trans.last_step or step < s.emit.last_step:
             raise ValueError("steps start at 1 and never decrease")
         cdef Py_ssize_t F = keys.shape[1]
         cdef int64_t n = keys.shape[0], wrong = 0
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
         if n == 0:
-            return 0, [], []
+            return 0, []
+        cdef Mira rule = Mira(self, C)
         s.n_rows = n
         with nogil:
-            s.build(kp, F, 0, n, &gold[0])
-            wrong = self.update(trans, kp, F, 0, n, &gold[0], step, C)
+            wrong = rule.update(s, trans, kp, F, 0, n, &gold[0], step)
         check(self.n_found * n <= self.cap_paths)
         seqs = [np.array([self.paths[j * n + i] for i in range(n)], dtype=np.int32)
                 for j in range(self.n_found)]
         return wrong, seqs
 
 
-def _check_training(Search s, AveragedVector trans, keys, gold):
-    if <const weight_t*>trans.w != s.trans:
-        raise ValueError("train with the transition vector the search reads")
-    if np.asarray(keys).ndim != 2 or gold.shape[0] != keys.shape[0]:
-        raise ValueError("gold tags and keys differ in length")
-    g = np.asarray(gold)
-    if len(g) and (g.min() < 0 or g.max() >= s.T):
-        raise ValueError("gold tag out of range")
-    if s.classes != NULL and len(s.cand_owner[0]) != keys.shape[0]:
-        raise ValueError("candidate classes and keys differ in length")
-    if s.emit.n_classes > s.T:
-        # trained since the search was made: scoring writes past T scores
-        raise ValueError(f"the emission table has labels up to {s.emit.n_classes - 1} for {s.T} tags")
+@cython.final
+cdef class Mira(UpdateRule):
+    """k-best MIRA as the update rule of ``run_epoch``."""
+    cdef KBest kb
+    cdef double C
+
+    def __cinit__(self, KBest kb, double C):
+        self.kb = kb
+        self.C = C
+
+    cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                        int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil:
+        s.build(keys, F, start, n, gold)
+        return self.kb.update(trans, keys, F, start, n, gold, step, self.C)
 
 
 def kbest(Search search, keys, bounds, int k):
@@ -610,28 +562,7 @@ def mira_epoch(Search search, AveragedVector trans, const uint64_t[:, ::1] keys,
     """One epoch of k-best MIRA over the sentences in ``order``; sentence j
     of ``order`` is step ``step + j + 1``.  Returns (tokens the best
     sequence got wrong, last step), like ``Search.train_epoch``."""
-    search._check(np.asarray(keys), np.asarray(bounds))
-    _check_training(search, trans, keys, gold)
     cdef double c = 1.0 if C is None else float(C)
     if not c > 0:
         raise ValueError("C must be positive")
-    o = np.asarray(order)
-    if len(o) and (o.min() < 0 or o.max() >= bounds.shape[0] - 1):
-        raise ValueError("sentence index out of range")
-    cdef KBest kb = KBest(search, k)
-    cdef Py_ssize_t j, F = keys.shape[1]
-    cdef int64_t sent, start, n, wrong = 0
-    cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-    search.n_rows = keys.shape[0]
-    with nogil:
-        for j in range(order.shape[0]):
-            sent = order[j]
-            start = bounds[sent]
-            n = bounds[sent + 1] - start
-            step += 1
-            if n == 0:
-                continue
-            check_index(start + n - 1, gold.shape[0])
-            search.build(kp, F, start, n, &gold[start])
-            wrong += kb.update(trans, kp, F, start, n, &gold[start], step, c)
-    return wrong, step
+    return run_epoch(search, Mira(KBest(search, k), c), trans, keys, bounds, gold, order, step)

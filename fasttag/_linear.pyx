@@ -14,10 +14,10 @@ rows) are not checked in the release build.  The debug build
 (FASTTAG_DEBUG=1, see setup.py) checks every memoryview access and, with
 ``check_index`` of ``_check.pxd``, every raw-pointer access of the loops.
 
-Averaging of the perceptron family uses the lazy per-weight timestamps of
-``fasttag._core``: the averaged weight after T steps is (1/T) sum_{s<=T} w_s,
-with ``total`` holding the sum up to the weight's timestamp ``ts``.  The
-state lives in numpy arrays (so that estimators pickle and clone).
+Averaging of the perceptron family is the lazy per-weight averaging of
+``fasttag._core``, with the same functions (``_averaging.pxd``, which states
+the convention: the averaged weight after T steps is (1/T) sum_{s<=T} w_s).
+The state lives in numpy arrays (so that estimators pickle and clone).
 
 SGD keeps every weight vector as ``w_k = wscale[k] * V[:, k]`` so that the
 L2 shrinkage ``w <- (1 - eta * alpha) w`` costs O(1), and the running sum of
@@ -38,11 +38,17 @@ import numpy as np
 cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.math cimport exp, log, log1p, fabs, sqrt, pow
-from libc.stdint cimport int64_t, int32_t, uint64_t
+from libc.stdint cimport int64_t, int32_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ._check cimport check_index
+from ._check cimport check_index, DEBUG_BUILD as _DEBUG_BUILD
 from ._hashing cimport murmurhash64a
+from ._probe cimport Slot, SLOT_EMPTY, home_slot, probe, new_slots
+from ._averaging cimport avg_update, avg_read
+
+DEBUG_BUILD = bool(_DEBUG_BUILD)
+"""True when this module was compiled by the debug build (indices checked)."""
 
 cdef extern from *:
     """
@@ -98,60 +104,57 @@ def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     ``np.unique(keys, return_inverse=True)`` by hashing instead of sorting
     every key; with ``return_counts`` also each distinct key's count."""
     cdef Py_ssize_t n = keys.shape[0], i
-    cdef uint64_t cap = 1024, mask, h, FIB = 0x9E3779B97F4A7C15ULL
+    if <uint64_t>n >= SLOT_EMPTY:          # ids would not fit a slot
+        return np.unique(np.asarray(keys), return_inverse=True, return_counts=return_counts)
+    cdef uint64_t cap = 1024, j
     cdef int shift = 54
     # start small (the table grows): a table sized for every key would be
     # mostly empty on real feature sets and far out of cache
     while cap < <uint64_t>min(n // 4, 1 << 16) + 16:
         cap <<= 1
         shift -= 1
-    slot_key = np.zeros(cap, dtype=np.uint64)
-    slot_id = np.full(cap, -1, dtype=np.int64)
     first = np.empty(min(n, 1024), dtype=np.uint64)
     ids = np.empty(n, dtype=np.int64)
     cnt = np.zeros(first.shape[0], dtype=np.int64)
-    cdef uint64_t[::1] sk = slot_key, fv = first
-    cdef int64_t[::1] sid = slot_id, iv = ids, cv = cnt
+    cdef uint64_t[::1] fv = first
+    cdef int64_t[::1] iv = ids, cv = cnt
     cdef int64_t count = 0, idn
-    cdef uint64_t key, j, c2
-    for i in range(n):
-        if i + 4 < n:
-            FT_PREFETCH(&sid[(keys[i + 4] * FIB) >> shift])
-        key = keys[i]
-        mask = cap - 1
-        h = (key * FIB) >> shift
-        while sid[h] >= 0 and sk[h] != key:
-            h = (h + 1) & mask
-        if sid[h] < 0:
-            if count == fv.shape[0]:          # grow the distinct-key arrays
-                first = np.concatenate([first, np.empty(count, dtype=np.uint64)])
-                cnt = np.concatenate([cnt, np.zeros(count, dtype=np.int64)])
-                fv = first
-                cv = cnt
-            sk[h] = key
-            sid[h] = count
-            fv[count] = key
-            count += 1
-            if <uint64_t>count * 2 > cap:     # grow and rehash
-                c2 = cap * 2
-                slot_key = np.zeros(c2, dtype=np.uint64)
-                slot_id = np.full(c2, -1, dtype=np.int64)
-                sk = slot_key
-                sid = slot_id
-                cap = c2
-                shift -= 1
-                mask = cap - 1
-                for j in range(<uint64_t>count):
-                    h = (fv[j] * FIB) >> shift
-                    while sid[h] >= 0:
-                        h = (h + 1) & mask
-                    sk[h] = fv[j]
-                    sid[h] = j
-            idn = count - 1
-        else:
-            idn = sid[h]
-        iv[i] = idn
-        cv[idn] += 1
+    cdef uint64_t key, h
+    cdef Slot* slots = _empty_slots(cap)
+    cdef Slot* grown
+    try:
+        for i in range(n):
+            if i + 4 < n:
+                FT_PREFETCH(&slots[home_slot(keys[i + 4], shift)])
+            key = keys[i]
+            h = probe(slots, cap, shift, key)
+            if slots[h].start == SLOT_EMPTY:
+                if count == fv.shape[0]:          # grow the distinct-key arrays
+                    first = np.concatenate([first, np.empty(count, dtype=np.uint64)])
+                    cnt = np.concatenate([cnt, np.zeros(count, dtype=np.int64)])
+                    fv = first
+                    cv = cnt
+                slots[h].key = key
+                slots[h].start = <uint32_t>count
+                fv[count] = key
+                count += 1
+                if <uint64_t>count * 2 > cap:     # grow and rehash
+                    grown = _empty_slots(cap * 2)
+                    free(slots)
+                    slots = grown
+                    cap *= 2
+                    shift -= 1
+                    for j in range(<uint64_t>count):
+                        h = probe(slots, cap, shift, fv[j])
+                        slots[h].key = fv[j]
+                        slots[h].start = <uint32_t>j
+                idn = count - 1
+            else:
+                idn = slots[h].start
+            iv[i] = idn
+            cv[idn] += 1
+    finally:
+        free(slots)
     uniq = first[:count]
     order = np.argsort(uniq, kind="stable")
     rank = np.empty(count, dtype=np.int64)
@@ -159,6 +162,13 @@ def index_keys(const uint64_t[::1] keys, bint return_counts=False):
     if return_counts:
         return uniq[order], rank[ids], cnt[:count][order]
     return uniq[order], rank[ids]
+
+
+cdef Slot* _empty_slots(uint64_t size) except NULL:
+    cdef Slot* slots = new_slots(size)
+    if slots == NULL:
+        raise MemoryError("fasttag index_keys: out of memory")
+    return slots
 
 
 def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
@@ -197,8 +207,10 @@ def take_rows(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     return pos
 
 
-# ------------------------------------------------------------------ losses
-# ids shared with fasttag/linear/_losses.py
+# ------------------------------------------------------------------ codes
+# The codes of the losses, learning-rate schedules and update rules are
+# defined here only: the Python layer (fasttag.linear.losses, .sgd and
+# .perceptron) imports the name -> code tables below.
 cdef enum:
     L_HINGE = 0
     L_LOG = 1
@@ -222,6 +234,18 @@ cdef enum:
     A_PA1 = 2
     A_PA2 = 3
     A_MIRA = 4
+
+LOSSES = {"hinge": L_HINGE, "log_loss": L_LOG, "squared_error": L_SQUARED,
+          "modified_huber": L_MODIFIED_HUBER, "perceptron": L_PERCEPTRON, "huber": L_HUBER,
+          "epsilon_insensitive": L_EPS_INSENSITIVE,
+          "squared_epsilon_insensitive": L_SQ_EPS_INSENSITIVE}
+"""Loss name -> the code ``sgd_epoch``, ``loss_values`` and friends take."""
+
+LEARNING_RATES = {"constant": LR_CONSTANT, "optimal": LR_OPTIMAL, "invscaling": LR_INVSCALING}
+"""Learning-rate schedule name -> the code ``sgd_epoch`` takes."""
+
+ALGORITHMS = {"perceptron": A_PERCEPTRON, "pa": A_PA, "pa1": A_PA1, "pa2": A_PA2, "mira": A_MIRA}
+"""Perceptron-family update rule name -> the code ``pa_epoch`` takes."""
 
 cdef double MAX_DLOSS = 1e12
 
@@ -310,25 +334,22 @@ cdef inline double _dloss(int kind, double p, double y, double eps) noexcept nog
 
 def loss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised loss (the compiled function the learners use)."""
-    if y.shape[0] != p.shape[0]:
-        raise ValueError("p and y differ in length")
-    out = np.empty(p.shape[0])
-    cdef double[::1] o = out
-    cdef Py_ssize_t i
-    for i in range(p.shape[0]):
-        o[i] = _loss(kind, p[i], y[i], eps)
-    return out
+    return _pointwise(kind, p, y, eps, False)
 
 
 def dloss_values(int kind, const double[::1] p, const double[::1] y, double eps=0.1):
     """Vectorised d loss / d p (the compiled function the learners use)."""
+    return _pointwise(kind, p, y, eps, True)
+
+
+cdef _pointwise(int kind, const double[::1] p, const double[::1] y, double eps, bint derivative):
     if y.shape[0] != p.shape[0]:
         raise ValueError("p and y differ in length")
     out = np.empty(p.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i
     for i in range(p.shape[0]):
-        o[i] = _dloss(kind, p[i], y[i], eps)
+        o[i] = _dloss(kind, p[i], y[i], eps) if derivative else _loss(kind, p[i], y[i], eps)
     return out
 
 
@@ -440,10 +461,12 @@ cdef inline void _prefetch_rows(const int64_t* idx, Py_ssize_t n_idx, Py_ssize_t
 
 cdef inline void _avg_add(double* w, double* tot, int64_t* ts, double delta, int64_t step,
                           bint track) noexcept nogil:
+    """w += delta at ``step``, averaged lazily when ``track`` (else the
+    averaging state is left alone)."""
     if track:
-        tot[0] += (step - 1 - ts[0]) * w[0]
-        ts[0] = step - 1
-    w[0] += delta
+        avg_update(w, tot, ts, delta, step)
+    else:
+        w[0] += delta
 
 
 def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1] val,
@@ -473,16 +496,12 @@ def pa_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::1
             or y.shape[0] < indptr.shape[0] - 1):
         raise ValueError("pa_epoch: the shapes of the weights, the state and the samples disagree")
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    scores_arr = np.zeros(max(K, 1))
-    tau_arr = np.zeros(max(K, 1))
-    buf_arr = np.zeros(max(K, 1))
-    nzk_arr = np.zeros(max(K, 1), dtype=np.intp)
-    cdef double[::1] s_mv = scores_arr, tau_mv = tau_arr, buf_mv = buf_arr
-    cdef Py_ssize_t[::1] nzk_mv = nzk_arr
-    cdef double* s = &s_mv[0]
-    cdef double* tau = &tau_mv[0]
-    cdef double* buf = &buf_mv[0]
-    cdef Py_ssize_t* nzk = &nzk_mv[0]
+    cdef double[:, ::1] work = np.zeros((3, max(K, 1)))
+    cdef Py_ssize_t[::1] nzk_mv = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double* s = &work[0, 0]         # scores
+    cdef double* tau = &work[1, 0]       # per-class steps
+    cdef double* buf = &work[2, 0]       # MIRA's sort buffer
+    cdef Py_ssize_t* nzk = &nzk_mv[0]    # the classes whose step is nonzero
     cdef double* Wp = &W[0, 0] if W.shape[0] > 0 else NULL
     cdef double* Tp = &TOT[0, 0] if TOT.shape[0] > 0 else NULL
     cdef int64_t* Sp = &TS[0, 0] if TS.shape[0] > 0 else NULL
@@ -611,11 +630,23 @@ def averaged_weights(const double[:, ::1] W, const double[:, ::1] TOT,
     with nogil:
         for f in range(n):
             for k in range(K):
-                o[f, k] = (TOT[f, k] + <double>(step - TS[f, k]) * W[f, k]) / step
+                o[f, k] = avg_read(W[f, k], TOT[f, k], TS[f, k], step)
     return out
 
 
 # ------------------------------------------------------------------ SGD
+
+cdef inline double _target(bint classify, Py_ssize_t K, int32_t label, double value,
+                          Py_ssize_t k) noexcept nogil:
+    """The target of problem k for a sample of class ``label`` (classifying:
+    +1 or -1, K == 1 class 1 against the rest, else class k against the
+    rest) or of regression target ``value``."""
+    if not classify:
+        return value
+    if K == 1:
+        return 1.0 if label == 1 else -1.0
+    return 1.0 if label == k else -1.0
+
 
 cdef void _rescale(double[:, ::1] V, double[:, ::1] U, double* wscale, double* cavg,
                    Py_ssize_t k, bint averaging) noexcept nogil:
@@ -663,15 +694,11 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     t = counters[0]
     n_avg = counters[1]
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    p_arr = np.zeros(max(K, 1))
-    u_arr = np.zeros(max(K, 1))
-    s_arr = np.zeros(max(K, 1))
-    nz_arr = np.zeros(max(K, 1), dtype=np.intp)
-    cdef double[::1] p_mv = p_arr, u_mv = u_arr, s_mv = s_arr
-    cdef Py_ssize_t[::1] nz_mv = nz_arr
-    cdef double* p = &p_mv[0]
-    cdef double* upd = &u_mv[0]
-    cdef double* step_v = &s_mv[0]       # upd / wscale: the change of V per unit input
+    cdef double[:, ::1] work = np.zeros((3, max(K, 1)))
+    cdef Py_ssize_t[::1] nz_mv = np.zeros(max(K, 1), dtype=np.intp)
+    cdef double* p = &work[0, 0]         # scores
+    cdef double* upd = &work[1, 0]       # per-class updates
+    cdef double* step_v = &work[2, 0]    # upd / wscale: the change of V per unit input
     cdef Py_ssize_t* nzk = &nz_mv[0]
     cdef double* Vp
     cdef double* Up
@@ -705,13 +732,7 @@ def sgd_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
             nnz = 0
             for k in range(K):
                 p[k] = p[k] * wscale[k] + b[k]
-                if classify:
-                    if K == 1:
-                        target = 1.0 if yi[i] == 1 else -1.0
-                    else:
-                        target = 1.0 if yi[i] == k else -1.0
-                else:
-                    target = yf[i]
+                target = _target(classify, K, yi[i] if classify else 0, 0.0 if classify else yf[i], k)
                 if want_loss:
                     loss_sum += _loss(loss_kind, p[k], target, eps)
                 d = _dloss(loss_kind, p[k], target, eps)
@@ -797,15 +818,11 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
             or (yi.shape[0] if classify else yf.shape[0]) < n):
         raise ValueError("sgd_objective: the shapes of the weights, the state and the samples disagree")
     cdef const int64_t* idxp = &idx[0] if n_idx > 0 else NULL
-    p_arr = np.zeros(max(K, 1))
-    q_arr = np.zeros(max(K, 1))
-    a_arr = np.zeros(max(K, 1))
-    bb_arr = np.zeros(max(K, 1))
-    cdef double[::1] p_mv = p_arr, q_mv = q_arr, a_mv = a_arr, bb_mv = bb_arr
-    cdef double* p = &p_mv[0]
-    cdef double* q = &q_mv[0]      # U part of the averaged score
-    cdef double* a = &a_mv[0]      # per-class factor of V
-    cdef double* bb = &bb_mv[0]
+    cdef double[:, ::1] work = np.zeros((4, max(K, 1)))
+    cdef double* p = &work[0, 0]
+    cdef double* q = &work[1, 0]         # U part of the averaged score
+    cdef double* a = &work[2, 0]         # per-class factor of V
+    cdef double* bb = &work[3, 0]
     cdef const double* Vp = &V[0, 0] if F > 0 and K > 0 else NULL
     cdef const double* Up = &U[0, 0] if F > 0 and K > 0 else NULL
     cdef const double* vr
@@ -838,13 +855,7 @@ def sgd_objective(const int64_t[::1] indptr, const int64_t[::1] idx, const doubl
                     w = (q[k] + a[k] * p[k]) / n_avg + bb[k]
                 else:
                     w = p[k] * a[k] + bb[k]
-                if classify:
-                    if K == 1:
-                        target = 1.0 if yi[i] == 1 else -1.0
-                    else:
-                        target = 1.0 if yi[i] == k else -1.0
-                else:
-                    target = yf[i]
+                target = _target(classify, K, yi[i] if classify else 0, 0.0 if classify else yf[i], k)
                 loss_sum += _loss(loss_kind, w, target, eps)
         if alpha > 0:
             for f in range(F):

@@ -5,6 +5,19 @@ from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
 
 
+cdef struct Entry:
+    uint64_t key        # feature key, or transition index
+    int32_t tag         # emission label, or -1 for a transition
+    weight_t v
+
+
+cdef struct EntryList:
+    # a growing list of weight changes (Search.walk_diff appends to it)
+    Entry* items
+    Py_ssize_t cap      # entries allocated
+    int64_t top         # entries in use
+
+
 cdef class Search:
     cdef WeightTable emit
     cdef const weight_t* trans       # (T + 2) * T, layout in _sequence.pyx
@@ -47,13 +60,32 @@ cdef class Search:
     cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,
                    int64_t n, const int32_t* gold) except -1 nogil
     cdef int64_t top_k(self, int64_t pos) noexcept nogil
+    cdef int64_t all_tags(self, int64_t pos) noexcept nogil
     cdef int64_t ensure(self, int64_t first, int64_t pos, int32_t tag) noexcept nogil
     cdef void viterbi(self, int64_t n, int32_t* out) noexcept nogil
     cdef void greedy(self, int64_t n, int32_t* out) noexcept nogil
-    cdef int64_t perceptron_update(self, AveragedVector trans, const uint64_t* keys,
-                                   Py_ssize_t F, int64_t start, int64_t n,
-                                   const int32_t* gold, step_t step) except -1 nogil
+    cdef int64_t walk_diff(self, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                           int64_t start, int64_t n, const int32_t* gold, const int32_t* pred,
+                           step_t step, EntryList* out) except -1 nogil
+    cdef int token_diff(self, const uint64_t* keys, int64_t row, Py_ssize_t F, int32_t gold,
+                        int32_t pred, step_t step, EntryList* out) except -1 nogil
+    cdef int trans_diff(self, AveragedVector trans, int64_t prev, int32_t tag, weight_t v,
+                        step_t step, EntryList* out) except -1 nogil
     cdef int64_t greedy_update(self, AveragedVector trans, const uint64_t* keys,
                                Py_ssize_t F, int64_t start, int64_t n,
                                const int32_t* gold, step_t step) except -1 nogil
     cdef int32_t best_after(self, int64_t i, int32_t prev) noexcept nogil
+
+
+cdef class UpdateRule:
+    """A training update of one sentence for ``run_epoch``: the perceptron
+    (``_sequence``), its greedy form, k-best MIRA (``_kbest``)."""
+    cdef int begin(self, Search s) except -1
+    cdef void finish(self, Search s) noexcept
+    cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                        int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil
+
+
+cdef int reserve_entries(EntryList* out, Py_ssize_t need) except -1 nogil
+cdef object run_epoch(Search s, UpdateRule rule, AveragedVector trans, keys, bounds, gold, order,
+                      step_t step)

@@ -24,12 +24,13 @@ import numpy as np
 cimport cython
 from libc.math cimport INFINITY
 from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
 from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
+from ._buffers cimport resize, reserve
 
 DEBUG_BUILD = bool(_DEBUG_BUILD)
 """True when this module was compiled by the debug build (raw indices checked)."""
@@ -59,10 +60,6 @@ def check_n_tags(n_tags):
             f"{n:,} tags is more than fasttag's maximum of {MAX_TAGS:,}: the transition matrix "
             f"alone would take {transition_size(n) * 8 / 1e9:,.1f} GB")
     return n
-
-
-cdef int _raise_memory() except -1 with gil:
-    raise MemoryError("fasttag decoder: out of memory")
 
 
 @cython.final
@@ -202,18 +199,16 @@ cdef class Search:
         cdef Py_ssize_t c = self.cap_cand
         if n_cands > c:
             c = max(2 * c, n_cands, 256)
-            if _realloc(<void**>&self.cand, c * sizeof(int32_t)) < 0 \
-                    or _realloc(<void**>&self.escore, c * sizeof(weight_t)) < 0 \
-                    or _realloc(<void**>&self.delta, c * sizeof(weight_t)) < 0 \
-                    or _realloc(<void**>&self.back, c * sizeof(int32_t)) < 0:
-                return -1
+            resize(<void**>&self.cand, c * sizeof(int32_t), b"decoder")
+            resize(<void**>&self.escore, c * sizeof(weight_t), b"decoder")
+            resize(<void**>&self.delta, c * sizeof(weight_t), b"decoder")
+            resize(<void**>&self.back, c * sizeof(int32_t), b"decoder")
             self.cap_cand = c
         c = self.cap_start
         if n_tokens + 1 > c:
             c = max(2 * c, n_tokens + 1, 64)
-            if _realloc(<void**>&self.cand_start, c * sizeof(int64_t)) < 0 \
-                    or _realloc(<void**>&self.path, c * sizeof(int32_t)) < 0:
-                return -1
+            resize(<void**>&self.cand_start, c * sizeof(int64_t), b"decoder")
+            resize(<void**>&self.path, c * sizeof(int32_t), b"decoder")
             self.cap_start = c
         return 0
 
@@ -222,9 +217,10 @@ cdef class Search:
         """Candidates and their emission scores for tokens start..start+n-1;
         ``keys`` points at the batch's first row.  With ``gold`` (training)
         the gold tag is kept among a token's candidates."""
-        cdef int64_t i, j, pos = 0, a, b
+        cdef int64_t i, j, pos = 0
         cdef int64_t T = self.T
-        cdef int32_t t, cls
+        cdef int32_t cls
+        cdef bint few
         self.reserve(T, n)
         self.n_built = self.n_cands = 0       # no valid lattice until the end
         for i in range(n):
@@ -238,40 +234,19 @@ cdef class Search:
             cls = self.classes[start + i] if self.classes != NULL else -1
             if cls >= 0:
                 check_index(cls + 1, self.n_class_offsets)
-            if cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T:
-                # a closed token with few candidates: score just those tags
-                for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
-                    check_index(j, self.n_class_tags)
-                    check_index(pos, self.cap_cand)
-                    self.cand[pos] = self.class_tags[j]
-                    pos += 1
-                if gold != NULL:
-                    pos = self.ensure(self.cand_start[i], pos, gold[i])
-                check(pos > self.cand_start[i])    # decoders need a candidate per token
-                for j in range(self.cand_start[i], pos):
-                    check_index(j, self.cap_cand)
-                    if self.base != NULL:
-                        check_index(self.base_index[start + i] * T + self.cand[j], self.n_base)
-                    self.escore[j] = self.base[self.base_index[start + i] * T + self.cand[j]] \
-                        if self.base != NULL else 0.0
+            # a closed token with few candidates: score just those tags
+            few = cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T
+            if not few:         # every tag's score, into dense
+                if self.base != NULL:
+                    check_index(self.base_index[start + i] * T, self.n_base)
+                    check_index(self.base_index[start + i] * T + T - 1, self.n_base)
+                    memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
+                else:
+                    memset(self.dense, 0, T * sizeof(weight_t))
                 if F:
-                    # scores and candidates [cand_start[i], pos) of cand and escore
-                    check(pos <= self.cap_cand)
-                    self.emit.score_labels(keys + (start + i) * F, F, self.cand + self.cand_start[i],
-                                           pos - self.cand_start[i], self.escore + self.cand_start[i])
-                continue
-            if self.base != NULL:
-                check_index(self.base_index[start + i] * T, self.n_base)
-                check_index(self.base_index[start + i] * T + T - 1, self.n_base)
-                memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
-            else:
-                memset(self.dense, 0, T * sizeof(weight_t))
-            if F:
-                self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense, T)
+                    self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense, T)
             if cls >= 0:
-                a = self.class_offsets[cls]
-                b = self.class_offsets[cls + 1]
-                for j in range(a, b):
+                for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
                     check_index(j, self.n_class_tags)
                     check_index(pos, self.cap_cand)
                     self.cand[pos] = self.class_tags[j]
@@ -279,17 +254,27 @@ cdef class Search:
             elif self.prune_k:
                 pos = self.top_k(pos)
             else:
-                for t in range(T):
-                    check_index(pos, self.cap_cand)
-                    self.cand[pos] = t
-                    pos += 1
+                pos = self.all_tags(pos)
             if gold != NULL:
                 pos = self.ensure(self.cand_start[i], pos, gold[i])
             check(pos > self.cand_start[i])        # decoders need a candidate per token
+            if not few:
+                for j in range(self.cand_start[i], pos):
+                    check_index(j, self.cap_cand)
+                    check_index(self.cand[j], T)
+                    self.escore[j] = self.dense[self.cand[j]]
+                continue
             for j in range(self.cand_start[i], pos):
                 check_index(j, self.cap_cand)
-                check_index(self.cand[j], T)
-                self.escore[j] = self.dense[self.cand[j]]
+                if self.base != NULL:
+                    check_index(self.base_index[start + i] * T + self.cand[j], self.n_base)
+                self.escore[j] = self.base[self.base_index[start + i] * T + self.cand[j]] \
+                    if self.base != NULL else 0.0
+            if F:
+                # scores and candidates [cand_start[i], pos) of cand and escore
+                check(pos <= self.cap_cand)
+                self.emit.score_labels(keys + (start + i) * F, F, self.cand + self.cand_start[i],
+                                       pos - self.cand_start[i], self.escore + self.cand_start[i])
         check_index(n, self.cap_start)
         self.cand_start[n] = pos
         self.n_built = n
@@ -319,10 +304,16 @@ cdef class Search:
             # a NaN k-th score (inf - inf from a model's huge weights) compares
             # false with everything: keep every tag rather than none, as the
             # lattice needs a candidate per token
-            for t in range(T):
-                check_index(pos, self.cap_cand)
-                self.cand[pos] = t
-                pos += 1
+            pos = self.all_tags(pos)
+        return pos
+
+    cdef int64_t all_tags(self, int64_t pos) noexcept nogil:
+        """Append every tag, ascending."""
+        cdef int32_t t
+        for t in range(self.T):
+            check_index(pos, self.cap_cand)
+            self.cand[pos] = t
+            pos += 1
         return pos
 
     cdef int64_t ensure(self, int64_t first, int64_t pos, int32_t tag) noexcept nogil:
@@ -531,6 +522,27 @@ cdef class Search:
             self.n_base = 0
         return out
 
+    def _check_training(self, AveragedVector trans, keys, gold, bounds=None, order=None):
+        """The checks of every training entry point (epochs over a batch
+        with ``bounds`` and ``order``, or one sentence)."""
+        keys = np.asarray(keys)
+        if bounds is not None:
+            self._check(keys, np.asarray(bounds))
+        if <const weight_t*>trans.w != self.trans:
+            raise ValueError("train with the transition vector the search reads")
+        if keys.ndim != 2 or gold.shape[0] != keys.shape[0]:
+            raise ValueError("gold tags and keys differ in length")
+        g = np.asarray(gold)
+        if len(g) and (g.min() < 0 or g.max() >= self.T):
+            raise ValueError("gold tag out of range")
+        if self.classes != NULL and len(self.cand_owner[0]) != keys.shape[0]:
+            raise ValueError("candidate classes and keys differ in length")
+        _check_emit(self)
+        if order is not None:
+            o = np.asarray(order)
+            if len(o) and (o.min() < 0 or o.max() >= len(bounds) - 1):
+                raise ValueError("sentence index out of range")
+
     def train_epoch(self, AveragedVector trans, const uint64_t[:, ::1] keys,
                     const int64_t[::1] bounds, const int32_t[::1] gold,
                     const int64_t[::1] order, step_t step, bint greedy=False):
@@ -538,77 +550,87 @@ cdef class Search:
         ``order``; sentence k is step ``step + k + 1``.  Returns
         (tokens wrong, last step).  ``trans`` must be the vector this search
         reads its transitions from."""
-        self._check(np.asarray(keys), np.asarray(bounds))
-        if <const weight_t*>trans.w != self.trans:
-            raise ValueError("train with the transition vector the search reads")
-        if gold.shape[0] != keys.shape[0]:
-            raise ValueError("gold tags and keys differ in length")
-        g = np.asarray(gold)
-        if len(g) and (g.min() < 0 or g.max() >= self.T):
-            raise ValueError("gold tag out of range")
-        o = np.asarray(order)
-        if len(o) and (o.min() < 0 or o.max() >= bounds.shape[0] - 1):
-            raise ValueError("sentence index out of range")
-        cdef Py_ssize_t k, F = keys.shape[1]
-        cdef int64_t s, start, n, wrong = 0
-        cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-        if not greedy:
-            self._transpose()        # maintained by perceptron_update
-        self.n_rows = keys.shape[0]
-        try:
-            with nogil:
-                for k in range(order.shape[0]):
-                    s = order[k]
-                    start = bounds[s]
-                    n = bounds[s + 1] - start
-                    step += 1
-                    if n == 0:
-                        continue
-                    check_index(start + n - 1, gold.shape[0])
-                    if greedy:
-                        wrong += self.greedy_update(trans, kp, F, start, n, &gold[start], step)
-                    else:
-                        self.build(kp, F, start, n, &gold[start])
-                        check_index(n - 1, self.cap_start)    # self.path holds cap_start tags
-                        self.viterbi(n, self.path)
-                        wrong += self.perceptron_update(trans, kp, F, start, n, &gold[start], step)
-        finally:
-            free(self.transT)        # MIRA and later updates do not maintain it
-            self.transT = NULL
-        return wrong, step
+        cdef UpdateRule rule = GreedyPerceptron() if greedy else Perceptron()
+        return run_epoch(self, rule, trans, keys, bounds, gold, order, step)
 
-    cdef int64_t perceptron_update(self, AveragedVector trans, const uint64_t* keys,
-                                   Py_ssize_t F, int64_t start, int64_t n,
-                                   const int32_t* gold, step_t step) except -1 nogil:
-        """+1 along the gold path, -1 along self.path, where they differ."""
+    # ------------------------------------------------------------ updates
+
+    cdef int64_t walk_diff(self, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                           int64_t start, int64_t n, const int32_t* gold, const int32_t* pred,
+                           step_t step, EntryList* out) except -1 nogil:
+        """The gold-minus-predicted walk of a sentence (rows start..start+n-1
+        of ``keys``) tagged ``pred``: where a token's tags differ, +1 for its
+        features with the gold tag and -1 with the predicted one; where a
+        token's tag or the one before it differs, +1 for the gold transition
+        into it and -1 for the predicted one; the same for the transitions to
+        the end.  ``out`` NULL: the changes are made at once, at ``step``
+        (the perceptron; the transposed transitions are kept in step).  Else
+        they are appended to ``out`` in the same order (MIRA's difference
+        vectors).  Returns the tokens whose tags differ."""
         cdef int64_t T = self.T
         cdef int64_t i, wrong = 0
-        cdef Py_ssize_t f
+        cdef Py_ssize_t need
         cdef int32_t gp = T, pp = T      # previous tags; T stands for the start
+        if out != NULL:
+            need = out.top + 2 * (n + 1)
+            for i in range(n):
+                if gold[i] != pred[i]:
+                    need += 2 * F
+            reserve_entries(out, need)
         for i in range(n):
-            check_index(i, self.cap_start)
             check_index(start + i, self.n_rows)     # row of keys
-            if gold[i] != self.path[i]:
+            if gold[i] != pred[i]:
                 wrong += 1
-                for f in range(F):
-                    self.emit.add(keys[(start + i) * F + f], gold[i], 1.0, step)
-                    self.emit.add(keys[(start + i) * F + f], self.path[i], -1.0, step)
-            if gold[i] != self.path[i] or gp != pp:
-                trans.add(gp * T + gold[i], 1.0, step)
-                trans.add(pp * T + self.path[i], -1.0, step)
-                if self.transT != NULL:      # keep the transposed copy in step
-                    if gp < T:
-                        check_index(gold[i] * T + gp, T * T)
-                        self.transT[gold[i] * T + gp] += 1.0
-                    if pp < T:
-                        check_index(self.path[i] * T + pp, T * T)
-                        self.transT[self.path[i] * T + pp] -= 1.0
+                self.token_diff(keys, (start + i) * F, F, gold[i], pred[i], step, out)
+            if gold[i] != pred[i] or gp != pp:
+                self.trans_diff(trans, gp, gold[i], 1.0, step, out)
+                self.trans_diff(trans, pp, pred[i], -1.0, step, out)
             gp = gold[i]
-            pp = self.path[i]
-        if gp != pp:
-            trans.add((T + 1) * T + gp, 1.0, step)
-            trans.add((T + 1) * T + pp, -1.0, step)
+            pp = pred[i]
+        if gp != pp:                     # T + 1 stands for the end
+            self.trans_diff(trans, T + 1, gp, 1.0, step, out)
+            self.trans_diff(trans, T + 1, pp, -1.0, step, out)
         return wrong
+
+    cdef int token_diff(self, const uint64_t* keys, int64_t row, Py_ssize_t F, int32_t gold,
+                        int32_t pred, step_t step, EntryList* out) except -1 nogil:
+        """+1 for the features keys[row:row + F] with ``gold``, -1 with
+        ``pred``: made at ``step``, or appended to ``out`` (room reserved)."""
+        cdef Py_ssize_t f
+        for f in range(F):
+            if out == NULL:
+                self.emit.add(keys[row + f], gold, 1.0, step)
+                self.emit.add(keys[row + f], pred, -1.0, step)
+            else:
+                check_index(out.top + 1, out.cap)
+                out.items[out.top].key = keys[row + f]
+                out.items[out.top].tag = gold
+                out.items[out.top].v = 1.0
+                out.items[out.top + 1].key = keys[row + f]
+                out.items[out.top + 1].tag = pred
+                out.items[out.top + 1].v = -1.0
+                out.top += 2
+        return 0
+
+    cdef int trans_diff(self, AveragedVector trans, int64_t prev, int32_t tag, weight_t v,
+                        step_t step, EntryList* out) except -1 nogil:
+        """v for the transition prev -> tag (prev: a tag, T the start, T + 1
+        for tag -> end): made at ``step`` (and in the transposed copy), or
+        appended to ``out`` (room reserved)."""
+        cdef int64_t T = self.T
+        cdef int64_t index = prev * T + tag
+        if out != NULL:
+            check_index(out.top, out.cap)
+            out.items[out.top].key = <uint64_t>index
+            out.items[out.top].tag = -1
+            out.items[out.top].v = v
+            out.top += 1
+            return 0
+        trans.add(index, v, step)
+        if self.transT != NULL and prev < T:     # keep the transposed copy in step
+            check_index(tag * T + prev, T * T)
+            self.transT[tag * T + prev] += v
+        return 0
 
     cdef int64_t greedy_update(self, AveragedVector trans, const uint64_t* keys,
                                Py_ssize_t F, int64_t start, int64_t n,
@@ -617,7 +639,6 @@ cdef class Search:
         tag, updated at once where wrong (scores see earlier updates)."""
         cdef int64_t T = self.T
         cdef int64_t i, wrong = 0
-        cdef Py_ssize_t f
         cdef int32_t pred, prev = T
         for i in range(n):
             check_index(start + i, self.n_rows)     # row of keys
@@ -625,24 +646,100 @@ cdef class Search:
             pred = self.best_after(0, prev)
             if pred != gold[i]:
                 wrong += 1
-                for f in range(F):
-                    self.emit.add(keys[(start + i) * F + f], gold[i], 1.0, step)
-                    self.emit.add(keys[(start + i) * F + f], pred, -1.0, step)
-                trans.add(prev * T + gold[i], 1.0, step)
-                trans.add(prev * T + pred, -1.0, step)
+                self.token_diff(keys, (start + i) * F, F, gold[i], pred, step, NULL)
+                self.trans_diff(trans, prev, gold[i], 1.0, step, NULL)
+                self.trans_diff(trans, prev, pred, -1.0, step, NULL)
             prev = pred
         return wrong
 
 
+# ---------------------------------------------------------------- training epochs
+
+cdef class UpdateRule:
+    """A training update of one sentence (declared in _sequence.pxd)."""
+
+    cdef int begin(self, Search s) except -1:
+        """Before an epoch."""
+        return 0
+
+    cdef void finish(self, Search s) noexcept:
+        """After an epoch, whether it ended or raised."""
+        pass
+
+    cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                        int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil:
+        """Decode the sentence of rows start..start+n-1 (n >= 1) of ``keys``
+        with the current weights and update them as part of ``step``;
+        returns the tokens decoded wrong."""
+        return 0
 
 
-cdef int _realloc(void** buf, size_t nbytes) except -1 nogil:
-    cdef void* p = realloc(buf[0], nbytes)
-    if p == NULL:
-        _raise_memory()
-        return -1
-    buf[0] = p
-    return 0
+@cython.final
+cdef class Perceptron(UpdateRule):
+    """Collins' structured perceptron: Viterbi, then the gold-minus-predicted
+    walk applied at once.  Viterbi reads the transposed transitions, which
+    the updates keep in step during the epoch."""
+
+    cdef int begin(self, Search s) except -1:
+        s._transpose()
+        return 0
+
+    cdef void finish(self, Search s) noexcept:
+        free(s.transT)               # later updates (MIRA) do not maintain it
+        s.transT = NULL
+
+    cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                        int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil:
+        s.build(keys, F, start, n, gold)
+        check_index(n - 1, s.cap_start)          # s.path holds cap_start tags
+        s.viterbi(n, s.path)
+        return s.walk_diff(trans, keys, F, start, n, gold, s.path, step, NULL)
+
+
+@cython.final
+cdef class GreedyPerceptron(UpdateRule):
+    """The perceptron of greedy decoding (``Search.greedy_update``)."""
+
+    cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
+                        int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil:
+        return s.greedy_update(trans, keys, F, start, n, gold, step)
+
+
+cdef int reserve_entries(EntryList* out, Py_ssize_t need) except -1 nogil:
+    """Room for ``need`` entries in ``out``."""
+    return reserve(<void**>&out.items, &out.cap, need, sizeof(Entry), b"trainer")
+
+
+cdef object run_epoch(Search s, UpdateRule rule, AveragedVector trans, keys_in, bounds_in,
+                      gold_in, order_in, step_t step):
+    """One training epoch, the one loop of every sequence learner: the
+    sentences of ``order`` in turn, sentence k of it being step
+    ``step + k + 1`` (an empty one too), each decoded and updated by
+    ``rule``.  Returns (tokens decoded wrong, the last step)."""
+    cdef const uint64_t[:, ::1] keys = keys_in
+    cdef const int64_t[::1] bounds = bounds_in
+    cdef const int32_t[::1] gold = gold_in
+    cdef const int64_t[::1] order = order_in
+    s._check_training(trans, keys_in, gold_in, bounds_in, order_in)
+    cdef Py_ssize_t k, F = keys.shape[1]
+    cdef int64_t sent, start, n, wrong = 0
+    cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
+    s.n_rows = keys.shape[0]
+    rule.begin(s)
+    try:
+        with nogil:
+            for k in range(order.shape[0]):
+                sent = order[k]
+                start = bounds[sent]
+                n = bounds[sent + 1] - start
+                step += 1
+                if n == 0:
+                    continue
+                check_index(start + n - 1, gold.shape[0])
+                wrong += rule.update(s, trans, kp, F, start, n, &gold[start], step)
+    finally:
+        rule.finish(s)
+    return wrong, step
 
 
 cdef weight_t _kth_largest(const weight_t* values, weight_t* work, int n, int k) noexcept nogil:

@@ -33,6 +33,14 @@ class NaiveAveraged:
         return {k: v / step for k, v in self.acc.items()}
 
 
+def stored_weights(table):
+    """{(key, label): float64 weight} of a table, from its canonical arrays
+    (``get`` reads the float32 copy a tight table scores with)."""
+    arrays = table.to_arrays()
+    keys = np.repeat(arrays["keys"], arrays["counts"]).tolist()
+    return dict(zip(zip(keys, arrays["labels"].tolist()), arrays["weights"].tolist()))
+
+
 updates = st.lists(
     st.tuples(
         st.lists(st.integers(0, 12), min_size=0, max_size=6),    # features (repeats allowed)
@@ -58,18 +66,21 @@ def test_lazy_average_equals_naive(seq):
         naive.update(feats, label, delta, step)
         if read:   # reading mid-way must not disturb training
             expected = naive.average(step)
-            avg = table.averaged(step)
+            avg = stored_weights(table.averaged(step))
             for (k, lab), v in expected.items():
-                assert avg.get(k, lab) == pytest.approx(v, rel=1e-9, abs=1e-12)
+                assert avg.get((k, lab), 0.0) == pytest.approx(v, rel=1e-9, abs=1e-12)
                 assert table.get_average(k, lab, step) == pytest.approx(v, rel=1e-9, abs=1e-12)
             step += 1      # the average after `step` steps closes that step
     final = step + 2
     expected = naive.average(final)
-    avg = table.averaged(final)
+    avg_table = table.averaged(final)
+    avg = stored_weights(avg_table)
     for (k, lab), v in expected.items():
-        assert avg.get(k, lab) == pytest.approx(v, rel=1e-9, abs=1e-12)
+        assert avg.get((k, lab), 0.0) == pytest.approx(v, rel=1e-9, abs=1e-12)
+        # get() is the float32 weight the averaged table scores with
+        assert avg_table.get(k, lab) == float(np.float32(avg.get((k, lab), 0.0)))
     # zero averages are pruned; every stored one is a naive one
-    assert avg.n_weights == sum(1 for v in expected.values() if v != 0)
+    assert avg_table.n_weights == sum(1 for v in expected.values() if v != 0)
     for (k, lab), v in naive.w.items():
         assert table.get(k, lab) == pytest.approx(v, rel=1e-12, abs=1e-12)
 

@@ -11,6 +11,7 @@ recursion) and when FASTTAG_SKIP_DEBUG_BUILD is set (quick local runs).  The
 regression tests at the end run under both builds.
 """
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -89,17 +90,65 @@ def _run(root, code):
                           capture_output=True, text=True, timeout=120)
 
 
+def _compiled_modules(root):
+    """The compiled modules of the checkout at ``root``: fasttag/_*.pyx."""
+    return sorted("fasttag." + p.stem for p in (root / "fasttag").glob("_*.pyx"))
+
+
 @needs_debug_copy
 def test_the_copy_is_a_debug_build(debug_copy):
-    proc = _run(debug_copy, """
-import fasttag, fasttag._core, fasttag._sequence, fasttag._kbest, fasttag._features
+    modules = _compiled_modules(debug_copy)
+    assert {"fasttag._core", "fasttag._sequence", "fasttag._kbest", "fasttag._features",
+            "fasttag._linear"} <= set(modules)
+    proc = _run(debug_copy, f"""
+import importlib
+import fasttag
 print(fasttag.__file__)
-print([m.DEBUG_BUILD for m in (fasttag._core, fasttag._sequence, fasttag._kbest, fasttag._features)])
+print([importlib.import_module(m).DEBUG_BUILD for m in {modules!r}])
 """)
     assert proc.returncode == 0, proc.stderr
     where, flags = proc.stdout.splitlines()
     assert Path(where).resolve().is_relative_to(debug_copy.resolve())
-    assert flags == "[True, True, True, True]"
+    assert flags == repr([True] * len(modules))
+
+
+@needs_debug_copy
+def test_memoryview_indices_are_checked_in_the_debug_build(debug_copy):
+    # _linear indexes its weights through memoryviews: the debug build's
+    # bounds checks must be on there too (no directive of the module may
+    # turn them off), so a column past the weights is an IndexError
+    proc = _run(debug_copy, """
+import numpy as np
+from fasttag._linear import csr_scores
+try:
+    csr_scores(np.array([0, 1], np.int64), np.array([5], np.int64), np.ones(1),
+               np.zeros((2, 2)), np.zeros(2))
+    print("NOT CHECKED")
+except IndexError:
+    print("CHECKED")
+""")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "CHECKED"
+
+
+# a directive that would switch a check off whatever setup.py says
+_OVERRIDE = re.compile(r"(boundscheck|wraparound|initializedcheck)\s*(\(\s*False\s*\)|=\s*False)")
+
+
+def test_no_module_overrides_the_debug_builds_checks():
+    """setup.py decides the bounds, wraparound and initialisation checks for
+    every module (on in the debug build, off in the release build): no
+    source may switch them off itself, by decorator, ``with`` block or
+    directive comment, and setup.py must build every compiled module."""
+    sources = sorted((CHECKOUT / "fasttag").glob("_*.pyx")) + sorted((CHECKOUT / "fasttag").glob("_*.pxd"))
+    if not sources or not (CHECKOUT / "setup.py").is_file():
+        pytest.skip("the sources (setup.py, fasttag/*.pyx) are not beside the tests")
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            assert not _OVERRIDE.search(line), f"{path.name}:{number} overrides setup.py: {line.strip()}"
+    setup_text = (CHECKOUT / "setup.py").read_text(encoding="utf-8")
+    for module in _compiled_modules(CHECKOUT):
+        assert f'"{module}"' in setup_text, f"setup.py does not build {module}"
 
 
 @needs_debug_copy

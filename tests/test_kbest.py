@@ -245,3 +245,23 @@ def test_sequence_model_fit_with_mira(k):
     acc = np.mean(np.concatenate(pred) == np.concatenate([g for _, _, g in train]))
     assert acc == 1.0
     assert model.training_info["algorithm"] == "mira" and model.training_info["k"] == k
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_mira_step_returns_a_pair_for_every_sentence(k):
+    """(tokens wrong, sequences decoded), an empty sentence included: then
+    nothing is decoded and nothing changes."""
+    rng = np.random.default_rng(5)
+    T = 3
+    emit, trans, keys, gold = _random_case(rng, T, 4)
+    search = Search(emit, trans, T)
+    kb = KBest(search, k)
+    before = (emit.to_arrays()["weights"].tolist(), trans.weights.tolist())
+    empty = kb.mira_step(trans, np.zeros((0, keys.shape[1]), np.uint64), np.zeros(0, np.int32), 2)
+    assert isinstance(empty, tuple) and len(empty) == 2
+    assert empty == (0, [])
+    assert (emit.to_arrays()["weights"].tolist(), trans.weights.tolist()) == before
+    result = kb.mira_step(trans, keys, gold, 3)
+    assert isinstance(result, tuple) and len(result) == 2
+    wrong, seqs = result
+    assert 1 <= len(seqs) <= k and wrong == int((seqs[0] != gold).sum())

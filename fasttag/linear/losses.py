@@ -16,10 +16,8 @@ squared_epsilon_insensitive  max(0, |y - p| - epsilon)^2
 """
 import numpy as np
 
-from .._linear import dloss_values, loss_values
+from .._linear import LOSSES, dloss_values, loss_values
 
-LOSSES = {"hinge": 0, "log_loss": 1, "squared_error": 2, "modified_huber": 3, "perceptron": 4,
-          "huber": 5, "epsilon_insensitive": 6, "squared_epsilon_insensitive": 7}
 CLASSIFICATION_LOSSES = ("hinge", "log_loss", "squared_error", "modified_huber", "perceptron")
 REGRESSION_LOSSES = ("squared_error", "huber", "epsilon_insensitive", "squared_epsilon_insensitive")
 

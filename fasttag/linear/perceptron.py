@@ -16,12 +16,10 @@ The threshold is learned as the weight of a constant input 1
 """
 import numpy as np
 
-from .._linear import averaged_weights, pa_epoch
+from .._linear import ALGORITHMS as _ALGOS, averaged_weights, pa_epoch
 from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, check_choice, check_int,
                     check_real)
 from ._compat import ClassifierMixin
-
-_ALGOS = {"perceptron": 0, "pa": 1, "pa1": 2, "pa2": 3, "mira": 4}
 
 
 class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):

@@ -21,13 +21,11 @@ over the whole training set (for one-vs-rest the sum over the classes).
 """
 import numpy as np
 
-from .._linear import sgd_epoch, sgd_objective, sgd_weights
+from .._linear import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
 from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, available_if, check_choice,
                     check_int, check_real)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
-
-_LR = {"constant": 0, "optimal": 1, "invscaling": 2}
 
 
 class _SGDBase(LinearModel):
