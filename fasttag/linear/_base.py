@@ -425,9 +425,6 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 (f"state.{name}", arr) for name, arr in state.items()]:
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
                 raise ValueError(f"{name} holds NaN or infinity")
-        for name, arr in (("coef", coef), ("intercept", intercept)):
-            if arr.size and np.abs(arr).max() > MAX_WEIGHT:
-                raise ValueError(f"{name} holds a weight beyond {MAX_WEIGHT:.3g} (no training makes one)")
 
         est._coef = np.ascontiguousarray(coef)
         est.intercept_ = intercept
@@ -445,6 +442,10 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"training state: {exc}") from None
         est._restore()
+        # the weights predictions use, as saving will write them
+        for name, arr in (("coef", est._coef), ("intercept", np.asarray(est.intercept_, dtype=np.float64))):
+            if arr.size and not np.abs(arr).max() <= MAX_WEIGHT:
+                raise ValueError(f"{name} holds a weight beyond {MAX_WEIGHT:.3g} (no training makes one)")
         est._load_extras(header)
         return est
 
