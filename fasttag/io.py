@@ -487,6 +487,37 @@ def batches(sentences, size=5000):
         yield batch
 
 
+def iter_texts(texts, method, single):
+    """``iter(texts)`` for ``method`` (say "segment_lines()"), which takes
+    an iterable of str texts; a TypeError naming ``single`` (the method
+    for one text) when it is given one text, or not an iterable."""
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError(f"{method} takes an iterable of texts, not one {type(texts).__name__}: "
+                        f"use {single} for one text")
+    try:
+        return iter(texts)
+    except TypeError:
+        raise TypeError(f"{method} takes an iterable of str texts, not {type(texts).__name__}") from None
+
+
+def text_batches(texts, what, limit=50_000):
+    """Lists of str texts of about ``limit`` characters in all, read
+    lazily from an iterable; a text that is not a str is a TypeError
+    naming it (``what`` and its 1-based number)."""
+    batch, size = [], 0
+    for number, text in enumerate(texts, start=1):
+        if not isinstance(text, str):
+            hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
+            raise TypeError(f"{what} {number} takes a str, not {type(text).__name__}{hint}")
+        batch.append(text)
+        size += len(text)
+        if size >= limit:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
 # --------------------------------------------------------------------------
 # Format guessing and dispatch
 

@@ -364,26 +364,11 @@ class Segmenter(SequenceTask):
         """Segment an iterable of lines lazily, yielding one word list per
         line (empty lines give empty lists).  Batching lines this way is
         much faster than calling :meth:`segment` per line."""
-        if isinstance(lines, (str, bytes, bytearray)):
-            raise TypeError(f"segment_lines() takes an iterable of lines, not one {type(lines).__name__}: "
-                            f"use segment() for one text")
-        try:
-            lines = iter(lines)
-        except TypeError:
-            raise TypeError(f"segment_lines() takes an iterable of str lines, not {type(lines).__name__}") from None
+        lines = ftio.iter_texts(lines, "segment_lines()", "segment()")
         return self._segment_lines(lines)
 
     def _segment_lines(self, lines):
-        batch, size = [], 0
-        for number, line in enumerate(lines, start=1):
-            if not isinstance(line, str):
-                raise TypeError(_not_str(f"segment_lines(): line {number}", line))
-            batch.append(line)
-            size += len(line)
-            if size >= BATCH_CHARS:
-                yield from self._segment_batch(batch)
-                batch, size = [], 0
-        if batch:
+        for batch in ftio.text_batches(lines, "segment_lines(): line", BATCH_CHARS):
             yield from self._segment_batch(batch)
 
     def tag_file(self, source, out):

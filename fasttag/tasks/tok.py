@@ -1035,28 +1035,11 @@ class Tokenizer(SequenceTask):
         """Tokenize an iterable of texts lazily, yielding for each what
         :meth:`tokenize` gives.  Much faster than one :meth:`tokenize` call
         per text when the texts are short."""
-        if isinstance(texts, (str, bytes, bytearray)):
-            raise TypeError(f"tokenize_lines() takes an iterable of texts, not one {type(texts).__name__}: "
-                            f"use tokenize() for one text")
-        try:
-            it = iter(texts)
-        except TypeError:
-            raise TypeError(f"tokenize_lines() takes an iterable of str texts, "
-                            f"not {type(texts).__name__}") from None
+        it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
         return self._lines(it, offsets)
 
     def _lines(self, it, offsets):
-        batch, size = [], 0
-        for number, text in enumerate(it, start=1):
-            if not isinstance(text, str):
-                raise TypeError(_not_str(f"tokenize_lines(): text {number}", text))
-            batch.append(text)
-            size += len(text)
-            if size >= BATCH_CHARS:
-                for sents in self._analyze(batch):
-                    yield self._words(sents, offsets)
-                batch, size = [], 0
-        if batch:
+        for batch in ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS):
             for sents in self._analyze(batch):
                 yield self._words(sents, offsets)
 
