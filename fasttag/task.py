@@ -24,6 +24,8 @@ storage (:mod:`fasttag.store`).
 """
 import time
 
+import numpy as np
+
 from . import modelfile, options, store, trainer
 from .errors import InputError, ModelFormatError
 from .sequence import SequenceModel
@@ -156,7 +158,7 @@ class SequenceTask(modelfile.Stored):
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
         try:
-            featurizer = cls._featurizer_from(spec, header, meta)
+            featurizer = cls._featurizer_from(spec, header, arrays, meta)
             model = SequenceModel.from_parts(header, arrays, featurizer)
             return cls._load(header, arrays, model, meta)
         except ModelFormatError:
@@ -166,7 +168,7 @@ class SequenceTask(modelfile.Stored):
             raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
 
     @classmethod
-    def _featurizer_from(cls, spec, header, meta):
+    def _featurizer_from(cls, spec, header, arrays, meta):
         """The featurizer a model file describes (``spec``: its header
         entry, name and version already checked)."""
         raise NotImplementedError
@@ -175,3 +177,34 @@ class SequenceTask(modelfile.Stored):
     def _load(cls, header, arrays, model, meta):
         """The instance of a checked model: the task checks its own parts."""
         return cls(model, meta)
+
+
+def check_fixed_labels(header, arrays, what, tags, classes, allowed):
+    """For tasks whose labels are fixed by the task (segmentation,
+    tokenization): the model file must hold exactly ``tags``, exactly the
+    candidate ``classes`` the featurizer indexes (their order is their
+    meaning) and the ``allowed`` transition mask, decode with Viterbi
+    without pruning, and have no tag dictionary.  ``what`` names the model
+    kind in messages ("segmenter")."""
+    if header.get("tags") != list(tags):
+        raise ModelFormatError(f"corrupt fasttag model: {what} tags are not {' '.join(tags)}")
+    got_classes = header.get("tagdict_classes")
+    expected = [list(c) for c in classes]
+    if not isinstance(got_classes, list) or len(got_classes) != len(expected):
+        n = len(got_classes) if isinstance(got_classes, list) else type(got_classes).__name__
+        raise ModelFormatError(f"corrupt fasttag model: {n} {what} candidate classes, "
+                               f"not the {len(expected)} the featurizer uses")
+    for i, (got, want) in enumerate(zip(got_classes, expected)):
+        if not isinstance(got, list) or any(type(t) is not int for t in got) or got != want:
+            shown = repr(got)
+            shown = shown if len(shown) <= 40 else shown[:36] + " ..."
+            raise ModelFormatError(f"corrupt fasttag model: {what} candidate class {i} is {shown}, not {want}")
+    if header.get("decoder", "viterbi") != "viterbi":
+        raise ModelFormatError(f"corrupt fasttag model: {what}s decode with Viterbi")
+    if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
+        raise ModelFormatError(f"corrupt fasttag model: {what}s do not prune candidates")
+    if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+        raise ModelFormatError(f"corrupt fasttag model: {what}s have no tag dictionary")
+    mask = arrays.get("allowed")
+    if mask is None or mask.shape != allowed.shape or not np.array_equal(mask, allowed):
+        raise ModelFormatError(f"corrupt fasttag model: the transition mask is not the {what}'s")

@@ -237,7 +237,7 @@ class Tagger(SequenceTask):
         return {}, {"vocab": self._vocab.hashes}
 
     @classmethod
-    def _featurizer_from(cls, spec, header, meta):
+    def _featurizer_from(cls, spec, header, arrays, meta):
         return WordFeaturizer()
 
     @classmethod

@@ -79,7 +79,7 @@ from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, Ch
 from ..errors import ModelFormatError
 from ..sequence import SequenceModel
 from ..tables import table_from_arrays, table_to_arrays
-from ..task import SequenceTask
+from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
@@ -413,20 +413,15 @@ class Segmenter(SequenceTask):
         return {}, {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
 
     @classmethod
-    def _featurizer_from(cls, spec, header, meta):
+    def _featurizer_from(cls, spec, header, arrays, meta):
         if not modelfile.header_int(spec.get("max_word"), MAX_WORD, MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
-        _check_header(header)
+        check_fixed_labels(header, arrays, "segmenter", TAGS, CANDIDATE_CLASSES, _ALLOWED)
         return CharFeaturizer()
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
         runs = _stored_runs(header["featurizer"].get("runs"))
-        allowed = arrays.get("allowed")
-        if allowed is None or allowed.shape != (len(_ALLOWED),) or not np.array_equal(allowed, _ALLOWED):
-            raise ModelFormatError("corrupt fasttag model: the transition mask is not that of B/M/E/S tagging")
-        if "tagdict_class" in arrays:
-            raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
         vocab = _unpack_words(arrays.get("vocab"), "vocab")
         train_dict = _unpack_words(arrays.get("train_dict"), "train_dict")
         return cls(model, vocab, train_dict, meta, runs=runs if runs else False)
@@ -443,34 +438,6 @@ def _stored_runs(runs):
             or not all(isinstance(v, bool) for v in runs.values()):
         raise ModelFormatError("corrupt fasttag model: bad run options")
     return runs
-
-
-def _check_header(header):
-    """The sequence-model header of a segmenter, as the segmenter uses it:
-    B/M/E/S tags, exactly the candidate classes CharFeaturizer produces
-    indices into (their order is their meaning), Viterbi without pruning,
-    no tag dictionary, and the JSON types of everything read."""
-    if header.get("tags") != list(TAGS):
-        raise ModelFormatError("corrupt fasttag model: segmenter tags are not B M E S")
-    classes = header.get("tagdict_classes")
-    expected = [list(c) for c in CANDIDATE_CLASSES]
-    if not isinstance(classes, list) or len(classes) != len(expected):
-        n = len(classes) if isinstance(classes, list) else type(classes).__name__
-        raise ModelFormatError(f"corrupt fasttag model: {n} segmenter candidate classes, "
-                               f"not the {len(expected)} the featurizer uses")
-    for i, (got, want) in enumerate(zip(classes, expected)):
-        if not isinstance(got, list) or len(got) != len(want) or any(type(t) is not int for t in got) \
-                or got != want:
-            shown = repr(got)
-            shown = shown if len(shown) <= 40 else shown[:36] + " ..."
-            raise ModelFormatError(f"corrupt fasttag model: segmenter candidate class {i} is {shown}, "
-                                   f"not {want}")
-    if header.get("decoder", "viterbi") != "viterbi":
-        raise ModelFormatError("corrupt fasttag model: segmenters decode with Viterbi")
-    if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
-        raise ModelFormatError("corrupt fasttag model: segmenters do not prune candidates")
-    if header.get("tagdict_words", []) != []:
-        raise ModelFormatError("corrupt fasttag model: segmenters have no tag dictionary")
 
 
 def _fold_dictionaries(sents, folds, extra):

@@ -691,7 +691,7 @@ class SpanTagger(SequenceTask):
         return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), {}
 
     @classmethod
-    def _featurizer_from(cls, spec, header, meta):
+    def _featurizer_from(cls, spec, header, arrays, meta):
         n_in = spec.get("n_input_columns")
         if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
             raise ModelFormatError(f"corrupt fasttag model: bad span tagger header (n_input_columns {n_in!r})")

@@ -122,12 +122,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import io as ftio
-from .. import modelfile
 from ..charfeatures import _P, _P_INV, _powers, codepoints, mix
 from ..errors import InputError, ModelFormatError
 from ..io import _open_lines
 from ..sequence import SequenceModel
-from ..task import SequenceTask
+from ..task import SequenceTask, check_fixed_labels
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
@@ -1163,29 +1162,12 @@ class Tokenizer(SequenceTask):
         return {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}, {}
 
     @classmethod
-    def _featurizer_from(cls, spec, header, meta):
-        if header.get("tags") != list(TAGS):
-            raise ModelFormatError(f"corrupt fasttag model: tokenizer tags are not {' '.join(TAGS)}")
-        classes = header.get("tagdict_classes")
-        if not isinstance(classes, list) or len(classes) != len(CANDIDATE_CLASSES) or any(
-                not isinstance(c, list) or any(type(t) is not int for t in c) or c != list(want)
-                for c, want in zip(classes, CANDIDATE_CLASSES)):
-            raise ModelFormatError("corrupt fasttag model: tokenizer candidate classes do not match")
-        if header.get("decoder", "viterbi") != "viterbi":
-            raise ModelFormatError("corrupt fasttag model: tokenizers decode with Viterbi")
-        if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
-            raise ModelFormatError("corrupt fasttag model: tokenizers do not prune candidates")
-        if header.get("tagdict_words", []) != []:
-            raise ModelFormatError("corrupt fasttag model: tokenizers have no tag dictionary")
+    def _featurizer_from(cls, spec, header, arrays, meta):
+        check_fixed_labels(header, arrays, "tokenizer", TAGS, CANDIDATE_CLASSES, _ALLOWED)
         return TokFeaturizer()
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
-        if "tagdict_class" in arrays:
-            raise ModelFormatError("corrupt fasttag model: tokenizers have no tag dictionary")
-        allowed = arrays.get("allowed")
-        if allowed is None or allowed.shape != _ALLOWED.shape or not np.array_equal(allowed, _ALLOWED):
-            raise ModelFormatError("corrupt fasttag model: the transition mask is not the tokenizer's")
         expansions = header.get("expansions", {})
         if not isinstance(expansions, dict) or not all(
                 isinstance(f, str) and f and not any(ch.isspace() for ch in f)
