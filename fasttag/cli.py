@@ -35,6 +35,10 @@ TAG_COMMANDS = {
 
 
 def _add_option(parser, opt, task=None):
+    if opt.extra.get("flag"):       # a switch: present or not
+        parser.add_argument(opt.flag, dest=opt.name, action="store_const", const=True, default=None,
+                            help=opt.help)
+        return
     kwargs = {"help": opt.help, "default": None}
     if opt.choices:
         kwargs["choices"] = opt.choices
@@ -79,6 +83,14 @@ def build_parser():
                            help="CoNLL-U column to fill: upos (default) or xpos")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
+
+    ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
+                         allow_abbrev=False)
+    ins.add_argument("model", metavar="MODEL")
+    ins.add_argument("--data", metavar="FILE",
+                     help="show the top features per tag among those occurring in this file")
+    ins.add_argument("--top", type=int, default=10, metavar="N", help="features per tag (default 10)")
+    ins.add_argument("--json", action="store_true", help="print one JSON object")
 
     ev = sub.add_parser("eval", help="evaluate a model on gold data", allow_abbrev=False)
     ev.add_argument("model", metavar="MODEL")
@@ -191,10 +203,25 @@ def eval_command(args):
     return 0
 
 
+def inspect_command(args):
+    from . import inspection
+    if args.top < 1:
+        raise InputError(f"--top must be at least 1, not {args.top}")
+    model = load(args.model)
+    if not hasattr(model, "model"):
+        raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
+    try:
+        desc = inspection.describe(model, args.data, args.top)
+    except TypeError as exc:
+        raise InputError(f"--data: {exc}") from None
+    print(json.dumps(desc, ensure_ascii=False) if args.json else inspection.report(desc))
+    return 0
+
+
 # ---------------------------------------------------------------- dispatch
 
 COMMANDS = {"train": train_command, "tag": tag_command, "segment": tag_command, "tokenize": tag_command,
-            "eval": eval_command}
+            "eval": eval_command, "inspect": inspect_command}
 
 
 def main(argv=None):

@@ -122,6 +122,10 @@ OPTIONS = [
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
     Option("templates", "feature templates (default: the task's)", tasks=ALL),
     Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
+    Option("allow_new_tags", "fine-tuning: add the tags of the new data the model does not know",
+           default=False, tasks=WORD_TASKS, check=_one_of(True, False), parse=bool, extra={"flag": True}),
+    Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
+           parse=str, metavar="MODEL"),
     Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
     Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
     # ---------------------------------------------------------- decoding

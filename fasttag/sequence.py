@@ -76,6 +76,26 @@ class SequenceModel:
         n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
         self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
 
+    def add_tags(self, new_tags):
+        """Append ``new_tags`` to the tag set (fine-tuning on data with new
+        tags): existing tag ids, weights and transitions stay as they are;
+        the new tags start with no weights.  A transition mask grows with
+        the new tags forbidden everywhere: the task rebuilds it."""
+        old = len(self.tags)
+        tags = self.tags + [t for t in new_tags if t not in self.tag_index]
+        T = check_n_tags(len(tags))
+        trans = np.zeros(transition_size(T))
+        grown = None if self.allowed is None else np.zeros(transition_size(T), dtype=np.uint8)
+        for src, dst in ((self.trans, trans), (self.allowed, grown)):
+            if src is None:
+                continue
+            dst.reshape(T + 2, T)[:old, :old] = src[:old * old].reshape(old, old)
+            dst.reshape(T + 2, T)[T, :old] = src[old * old:old * old + old]
+            dst.reshape(T + 2, T)[T + 1, :old] = src[(old + 1) * old:]
+        self.tags = tags
+        self.tag_index = {t: i for i, t in enumerate(tags)}
+        self.trans, self.allowed = trans, grown
+
     # ------------------------------------------------------------ batches
 
     def _class_offsets(self):

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from . import modelfile, options, store, trainer
+from . import confidence, modelfile, options, store, trainer
 from .errors import InputError, ModelFormatError
 from .sequence import SequenceModel
 
@@ -55,14 +55,31 @@ class SequenceTask(modelfile.Stored):
     def train(cls, train, dev=None, **options_):
         """Train on ``train`` (a path, or the task's Python form), keeping
         the epoch with the best dev score when ``dev`` is given.  The
-        options are those of :mod:`fasttag.options` for this task."""
+        options are those of :mod:`fasttag.options` for this task.
+
+        ``init`` (a model of this class, or its path) fine-tunes: training
+        continues from that model's weights, with its features, tags and
+        settings; tags it does not know are refused unless
+        ``allow_new_tags``.  With ``dev``, a temperature for
+        :meth:`marginals` is fitted on it (stored as ``meta["temperature"]``).
+        """
+        init = options_.pop("init", None)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
         opts["task"] = task
+        if init is not None:
+            init = cls._init_model(init, options_)
+            for key in ("format", "column", "word_column"):      # read new data as the model was trained
+                if options_.get(key) is None and key in init.meta and key in opts:
+                    opts[key] = init.meta[key]
         examples = cls._read(train, opts, "training data")
         if not examples:
             raise InputError("no training sentences")
-        self = cls._build(examples, opts)
+        if init is None:
+            self = cls._build(examples, opts)
+        else:
+            self = init
+            self._extend_tags(examples, opts.get("allow_new_tags"))
         data = self._encode(examples, training=True)
         dev_data = evaluate = None
         if dev is not None:
@@ -73,9 +90,15 @@ class SequenceTask(modelfile.Stored):
         t0 = time.perf_counter()
         history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
                               algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                              evaluate=evaluate, verbose=opts["verbose"], name=task)
+                              evaluate=evaluate, verbose=opts["verbose"], name=task, init=init is not None)
         self.meta["train_seconds"] = time.perf_counter() - t0
         self.meta["history"] = history
+        if init is not None:
+            self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
+        self.meta.pop("temperature", None)
+        if dev_data:
+            self.meta["temperature"] = confidence.fit_temperature(
+                self.model, [(x, c) for x, c, _ in dev_data], [g for _, _, g in dev_data])
         for key in ("corpus", "licence"):
             if opts.get(key):
                 self.meta[key] = opts[key]
@@ -84,6 +107,49 @@ class SequenceTask(modelfile.Stored):
 
     def _trained(self, opts):
         """Hook: called once training is over."""
+
+    # ------------------------------------------------------------ fine-tuning
+
+    #: Options that fix a model's structure: a fine-tuned model keeps its own.
+    STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
+                 "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns")
+
+    @classmethod
+    def _init_model(cls, init, given):
+        """A private copy of the model to fine-tune, checked."""
+        if isinstance(init, SequenceTask):
+            model = init
+        elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
+            model = store.load(init)
+        else:
+            raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
+        if not isinstance(model, cls):
+            raise InputError(f"init: a {type(model).__name__} model cannot be fine-tuned as a {cls.__name__}")
+        fixed = [k for k in cls.STRUCTURE if given.get(k) is not None]
+        if fixed:
+            raise InputError(f"option {fixed[0]} cannot change when fine-tuning: the model's is kept")
+        return type(model).from_bytes(model.to_bytes())
+
+    def _gold_tags(self, examples):
+        """The tags (in the model's label space) the gold data of
+        ``examples`` uses; tasks with fixed labels return none."""
+        return set()
+
+    def _extend_tags(self, examples, allow):
+        """Refuse the tags of ``examples`` the model does not know, or, with
+        ``allow``, add them."""
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if not new:
+            return
+        if not allow:
+            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            raise InputError(f"the training data has tags the model does not know ({shown}): "
+                             f"allow them with allow_new_tags (--allow-new-tags)")
+        self.model.add_tags(new)
+        self._tags_added()
+
+    def _tags_added(self):
+        """Hook: the model's tag set grew (a task may rebuild its masks)."""
 
     def _dev_scorer(self, examples):
         """``score(predicted id arrays) -> float`` on dev ``examples``: the
@@ -102,6 +168,26 @@ class SequenceTask(modelfile.Stored):
     def _inputs(self, examples):
         """``(input, context)`` pairs of ``examples`` for the model."""
         return [(x, c) for x, c, _ in self._encode(examples)]
+
+    # ------------------------------------------------------------ confidence
+
+    @property
+    def temperature(self):
+        """The temperature of :meth:`marginals`, fitted on the dev set at
+        training time (1.0 for a model trained without one)."""
+        return float(self.meta.get("temperature", 1.0))
+
+    def _nbest(self, examples, k):
+        """Per example its ``k`` best outputs as ``(output, score)``, best
+        first."""
+        out = []
+        for ex, best in zip(examples, confidence.nbest_ids(self.model, self._inputs(examples), k)):
+            out.append([(self._decode([ex], [ids])[0], score) for score, ids in best])
+        return out
+
+    def _marginals(self, examples):
+        """Per example an ``n x T`` array of tag probabilities."""
+        return confidence.marginals(self.model, self._inputs(examples), self.temperature)
 
     # ------------------------------------------------------------ evaluation
 
@@ -157,6 +243,9 @@ class SequenceTask(modelfile.Stored):
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        tau = meta.get("temperature", 1.0)
+        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 1e-3 <= tau <= 1e3:
+            raise ModelFormatError(f"corrupt fasttag model: temperature {tau!r} is not a number in [0.001, 1000]")
         try:
             featurizer = cls._featurizer_from(spec, header, arrays, meta)
             model = SequenceModel.from_parts(header, arrays, featurizer)

@@ -23,14 +23,17 @@ from .tables import table_from_arrays, table_to_arrays
 
 
 def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
-        evaluate=None, verbose=None, name="train"):
+        evaluate=None, verbose=None, name="train", init=False):
     """Train ``model`` in place on ``train``: (input, context, gold tag ids)
     triples.  Options are checked by :mod:`fasttag.options` before any call.
 
     ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
     fraction; token accuracy when None).  The epoch with the best score
     is kept; without ``dev``, the last epoch is kept.  Sets
-    ``model.training_info`` and returns per-epoch statistics.
+    ``model.training_info`` and returns per-epoch statistics.  With
+    ``init``, training continues from the model's weights (fine-tuning):
+    the perceptron starts from them, and they count in the average from
+    the first step on.
     """
     if verbose is None:
         verbose = sys.stderr.isatty()
@@ -44,8 +47,13 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         dev_keys, dev_bounds, dev_cands, _ = model.featurize([(x, c) for x, c, _ in dev])
         dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
     greedy = model.decoder == "greedy"
-    emit = WeightTable(initial_features=1 << 16)
-    trans = AveragedVector(transition_size(len(model.tags)))
+    if init:
+        emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))
+        trans = AveragedVector(transition_size(len(model.tags)))
+        trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+    else:
+        emit = WeightTable(initial_features=1 << 16)
+        trans = AveragedVector(transition_size(len(model.tags)))
     search = model.search(emit, trans, cands)
     rng = np.random.default_rng(seed)
     step = 0

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from .. import io as ftio
-from .. import metrics, modelfile
+from .. import inspection, metrics, modelfile
 from ..errors import InputError, ModelFormatError
 from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
@@ -136,6 +136,9 @@ class Tagger(SequenceTask):
         index = self.model.tag_index
         return [(w, None, None if ts is None else [index.get(t, -1) for t in ts]) for w, ts in examples]
 
+    def _gold_tags(self, examples):
+        return {t for _, ts in examples if ts is not None for t in ts}
+
     def _decode(self, examples, ids):
         names = self.model.tags
         return [[names[i] for i in row.tolist()] for row in ids]
@@ -182,17 +185,22 @@ class Tagger(SequenceTask):
 
     # ------------------------------------------------------------ tagging
 
-    def tag(self, tokens):
+    def tag(self, tokens, n_best=None):
         """Tags of one sentence (a list of token strings).  A str is a
-        TypeError, not a sentence of characters."""
-        return self.tag_sents([one_sentence(tokens, "tag")])[0]
+        TypeError, not a sentence of characters.  With ``n_best=k``: the
+        k best tag sequences as ``(tags, score)`` pairs, best first."""
+        return self.tag_sents([one_sentence(tokens, "tag")], n_best=n_best)[0]
 
-    def tag_sents(self, sentences):
+    def tag_sents(self, sentences, n_best=None):
         """Tags of many sentences (lists of token strings); batching them is
         much faster than calling :meth:`tag` in a loop.  Safe to call from
         many threads on one tagger.  A token that is not a str is a
-        TypeError saying where it is."""
+        TypeError saying where it is.  With ``n_best=k``: per sentence the
+        k best tag sequences as ``(tags, score)`` pairs, best first (exact
+        k-best Viterbi; fewer when a sentence has fewer sequences)."""
         sents = token_lists(sentences)
+        if n_best is not None:
+            return self._nbest([(s, None) for s in sents], n_best)
         try:
             return self.model.predict_tags([(s, None) for s in sents])
         except TypeError:
@@ -201,6 +209,20 @@ class Tagger(SequenceTask):
             if err is None:
                 raise
             raise err from None
+
+    def marginals(self, sentences):
+        """Per sentence an ``n x T`` array: the probability of each tag
+        (columns in the order of :attr:`tags`) at each token, by
+        forward-backward with the model's calibrated :attr:`temperature`."""
+        return self._marginals([(s, None) for s in token_lists(sentences)])
+
+    def explain(self, tokens, top=5):
+        """Why each token of one sentence got its tag: per token a dict with
+        the tag, the runner-up tag, their probabilities, and the ``top``
+        features (readable names, such as ``norm[-1]=the``) whose weights
+        favour the tag over the runner-up most, with the weight difference
+        (see :func:`fasttag.inspection.explain`)."""
+        return inspection.explain(self.model, list(one_sentence(tokens, "explain")), None, self.temperature, top)
 
     def tag_file(self, source, out, *, format=None, column=None):
         """Tag a CoNLL-U, column or plain-text file (a path or binary
