@@ -123,7 +123,8 @@ OPTIONS = [
     Option("templates", "feature templates (default: the task's)", tasks=ALL),
     Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
     Option("allow_new_tags", "fine-tuning: add the tags of the new data the model does not know",
-           default=False, tasks=WORD_TASKS, check=_one_of(True, False), parse=bool, extra={"flag": True}),
+           default=False, tasks=WORD_TASKS, check=_one_of(True, False), parse=bool,
+           extra={"flag": True, "needs": ("init", ...)}),
     Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
            parse=str, metavar="MODEL"),
     Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
@@ -205,8 +206,10 @@ def resolve(task, phase, given, what=None, cli=False):
     for opt in OPTIONS:
         needs = opt.extra.get("needs")
         if needs and opt.name in given and given[opt.name] is not None \
-                and given[opt.name] != opt.default_for(task) and out.get(needs[0]) != needs[1]:
-            raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{needs[0]} {needs[1]} only")
+                and given[opt.name] != opt.default_for(task) \
+                and not (out.get(needs[0]) is not None if needs[1] is ... else out.get(needs[0]) == needs[1]):
+            need = needs[0] if needs[1] is ... else f"{needs[0]} {needs[1]}"
+            raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{need} only")
     return out
 
 

@@ -82,6 +82,28 @@ class SequenceTagger(BaseEstimator):
         self.classes_ = list(self.model_.tags)
         return self
 
+    def partial_fit(self, X, y, classes=None):
+        """One online pass over a batch (for data that does not fit in
+        memory, or dask-ml's ``Incremental``): the first call builds the
+        model from its batch (``classes``: every tag the later batches may
+        use, when the first batch lacks some), later calls continue its
+        weights and average.  ``epochs`` and ``calibrate`` do not apply.
+        A pickled estimator keeps its model; the next call then starts a
+        new average from it."""
+        pairs = _pairs(X, y, "X", "y")
+        if not hasattr(self, "model_"):
+            opts = self._options()
+            opts.pop("epochs")
+            opts.pop("verbose")
+            self.model_ = Tagger.untrained(pairs, **opts)
+            extra = sorted(set(classes or ()) - set(self.model_.tags))
+            if extra:
+                self.model_.model.add_tags(extra)
+            self.temperature_ = 1.0
+        self.model_.update(pairs)
+        self.classes_ = list(self.model_.tags)
+        return self
+
     def _fitted(self):
         if not hasattr(self, "model_"):
             from sklearn.exceptions import NotFittedError

@@ -63,10 +63,10 @@ class SequenceTask(modelfile.Stored):
         ``allow_new_tags``.  With ``dev``, a temperature for
         :meth:`marginals` is fitted on it (stored as ``meta["temperature"]``).
         """
-        init = options_.pop("init", None)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
         opts["task"] = task
+        init = opts.pop("init", None)
         if init is not None:
             init = cls._init_model(init, options_)
             for key in ("format", "column", "word_column"):      # read new data as the model was trained
@@ -107,6 +107,52 @@ class SequenceTask(modelfile.Stored):
 
     def _trained(self, opts):
         """Hook: called once training is over."""
+
+    # ------------------------------------------------------------ online training
+
+    @classmethod
+    def untrained(cls, data, **options_):
+        """A model built for ``data`` (its tags, features and settings, as
+        :meth:`train` builds them) with no weights yet: teach it with
+        :meth:`update`.  ``options_`` as for :meth:`train` (those of the
+        training loop, such as ``epochs``, do not apply here)."""
+        task = cls._task_name(options_)
+        opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
+        opts["task"] = task
+        examples = cls._read(data, opts, "data")
+        if not examples:
+            raise InputError("no sentences to build a model for")
+        self = cls._build(examples, opts)
+        self._trained(opts)
+        self.meta["online"] = {"algorithm": opts["algorithm"], "k": opts["k"], "C": float(opts["C"])}
+        return self
+
+    def update(self, data, allow_new_tags=False):
+        """Learn from ``data`` (a path, or the task's Python form) at once:
+        one perceptron (or MIRA) pass over its sentences in order,
+        continuing the previous calls' weights and average.  The model then
+        predicts with the average of every step since the first call (its
+        weights before that count as the start).  Tags the model does not
+        know are refused unless ``allow_new_tags`` (before the first call
+        only).  Returns the fraction of positions that were wrong before
+        their update.  Not safe while other threads use the model."""
+        opts = options.resolve(self._eval_task(), "eval", {}, f"{type(self).__name__}.update")
+        examples = self._read(data, self._reading_options(opts, {}), "data")
+        if not examples:
+            return 0.0
+        online = getattr(self, "_online", None)
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if new and online is not None:
+            raise InputError(f"the data has tags the model does not know ({', '.join(new[:5])}): "
+                             f"new tags can be added before the first update only")
+        self._extend_tags(examples, allow_new_tags)
+        if online is None:
+            settings = self.meta.get("online") or self.model.training_info or {}
+            online = self._online = trainer.Online(self.model, settings.get("algorithm", "perceptron"),
+                                                   settings.get("k", 1), settings.get("C", 1.0))
+        data_ = self._encode(examples, training=True)
+        wrong = online.update(data_)
+        return wrong / max(1, sum(len(g) for _, _, g in data_))
 
     # ------------------------------------------------------------ fine-tuning
 

@@ -114,3 +114,47 @@ def test_cli_init(run_cli, tmp_path, base):
                 "--allow-new-tags", "--quiet")
     assert r.returncode == 0, r.stderr
     assert "WAG" in fasttag.load(str(tmp_path / "t2.ftm")).tags
+
+
+# ---------------------------------------------------------------- online updates
+
+def test_updates_in_batches_equal_one_pass(base):
+    data = _pairs(40, 5)
+    one = Tagger.untrained(data)
+    one.update(data)
+    parts = Tagger.untrained(data)
+    for i in range(0, 40, 7):
+        parts.update(data[i:i + 7])
+    for name, arr in one._parts()[1].items():
+        np.testing.assert_array_equal(parts._parts()[1][name], arr, err_msg=name)
+
+
+def test_untrained_model_learns_from_updates():
+    data = _pairs(40, 6)
+    model = Tagger.untrained(data)
+    assert model.tags == sorted(set(LEXICON.values()))
+    wrong = [model.update(data) for _ in range(4)]
+    assert wrong[0] > 0 and wrong[-1] == 0.0
+    assert model.tag_sents([w for w, _ in data]) == [t for _, t in data]
+    again = fasttag.loads(model.to_bytes())
+    assert again.tag_sents([w for w, _ in data]) == [t for _, t in data]
+
+
+def test_updates_keep_a_model_that_is_right(base):
+    before = base.to_bytes()
+    copy = fasttag.loads(before)
+    assert copy.update(_pairs(20, 1)) == 0.0
+    for name, arr in base._parts()[1].items():
+        np.testing.assert_array_equal(copy._parts()[1][name], arr, err_msg=name)
+
+
+def test_update_tag_rules():
+    data = _pairs(10, 7)
+    model = Tagger.untrained(data)
+    new = [(["the", "dog", "wags"], ["DET", "NOUN", "WAG"])]
+    with pytest.raises(InputError, match="WAG"):
+        model.update(new)
+    model.update(new, allow_new_tags=True)
+    assert model.tags[-1] == "WAG"
+    with pytest.raises(InputError, match="before the first update"):
+        model.update([(["the", "dog", "yelps"], ["DET", "NOUN", "YELP"])], allow_new_tags=True)

@@ -109,3 +109,19 @@ def test_mistakes_are_clear_errors(data):
     est = SequenceTagger(epochs=1).fit(X, y)
     with pytest.raises(TypeError):
         est.predict(["the", "dog"])         # a list of str is one sentence mistaken for many
+
+
+def test_partial_fit_streams_batches(data):
+    X, y = data
+    est = SequenceTagger()
+    for _ in range(3):
+        for i in range(0, len(X), 16):
+            est.partial_fit(X[i:i + 16], y[i:i + 16], classes=list(LEXICON.values()) + ["X"])
+    assert "X" in est.classes_ and est.score(X, y) == 1.0
+    whole = SequenceTagger().partial_fit(X, y, classes=list(LEXICON.values()) + ["X"])
+    split = SequenceTagger()
+    for i in range(0, len(X), 16):
+        split.partial_fit(X[i:i + 16], y[i:i + 16], classes=list(LEXICON.values()) + ["X"])
+    assert whole.model_.to_bytes() == split.model_.to_bytes()
+    twin = pickle.loads(pickle.dumps(est))
+    assert twin.predict(X) == est.predict(X)
