@@ -30,7 +30,28 @@ MODEL_FILE = "model.ftm"
 UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
 
 
-class _Component(Pipe):
+class _Serialized:
+    """spaCy's serialization methods over the fasttag model file: the bytes
+    of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
+
+    def to_bytes(self, *, exclude=tuple()):
+        return self._current().to_bytes()
+
+    def from_bytes(self, bytes_data, *, exclude=tuple()):
+        self._set_model(_loads(bytes_data))
+        return self
+
+    def to_disk(self, path, *, exclude=tuple()):
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self._current().save(path / MODEL_FILE)
+
+    def from_disk(self, path, *, exclude=tuple()):
+        self._set_model(_load(str(Path(path) / MODEL_FILE)))
+        return self
+
+
+class _Component(_Serialized, Pipe):
     """What the fasttag components share: a lazily loaded model, batches
     through the models' batch paths, online training, serialization."""
 
@@ -55,6 +76,9 @@ class _Component(Pipe):
                                  f"or call nlp.initialize() with training examples")
             self._set_model(_load(self._source))
         return self._model
+
+    def _current(self):
+        return self.fasttag_model
 
     def _set_model(self, model):
         if not isinstance(model, self.kind):
@@ -107,23 +131,6 @@ class _Component(Pipe):
             losses[self.name] += wrong * sum(len(w) for w, _ in pairs)
         return losses
 
-    # ------------------------------------------------------------ serialization
-
-    def to_bytes(self, *, exclude=tuple()):
-        return self.fasttag_model.to_bytes()
-
-    def from_bytes(self, bytes_data, *, exclude=tuple()):
-        self._set_model(_loads(bytes_data))
-        return self
-
-    def to_disk(self, path, *, exclude=tuple()):
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        self.fasttag_model.save(path / MODEL_FILE)
-
-    def from_disk(self, path, *, exclude=tuple()):
-        self._set_model(_load(str(Path(path) / MODEL_FILE)))
-        return self
 
 
 class FasttagTagger(_Component):
@@ -233,7 +240,7 @@ def make_spans(nlp, name, model, spans_key, batch_size):
     return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
 
 
-class ChineseSegmenter:
+class ChineseSegmenter(_Serialized):
     """A spaCy tokenizer that segments Chinese with a fasttag segmenter.
     Whitespace in the text is kept as spaCy keeps it: one space after a
     word is the word's trailing space, other whitespace its own token."""
@@ -249,6 +256,9 @@ class ChineseSegmenter:
             self._model = _load(self._source)
         return self._model
 
+    def _current(self):
+        return self.segmenter
+
     def __call__(self, text):
         words, spaces = _align(text, self.segmenter.segment_lines(text.split("\n")) if text else [])
         return Doc(self.vocab, words=words, spaces=spaces)
@@ -257,21 +267,8 @@ class ChineseSegmenter:
         for text in texts:
             yield self(text)
 
-    def to_bytes(self, *, exclude=tuple()):
-        return self.segmenter.to_bytes()
-
-    def from_bytes(self, data, *, exclude=tuple()):
-        self._model = _loads(data)
-        return self
-
-    def to_disk(self, path, *, exclude=tuple()):
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        self.segmenter.save(path / MODEL_FILE)
-
-    def from_disk(self, path, *, exclude=tuple()):
-        self._model = _load(str(Path(path) / MODEL_FILE))
-        return self
+    def _set_model(self, model):
+        self._model = model
 
 
 def _align(text, lines_words):
