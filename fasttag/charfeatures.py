@@ -187,8 +187,8 @@ class WordSet:
     """A set of words for matching in text: sorted hashes, a bitmap filter
     and the lengths present."""
 
-    def __init__(self, words=(), min_length=1, max_length=None, weights=None):
-        words = [w for w in set(words) if len(w) >= min_length and (max_length is None or len(w) <= max_length)]
+    def __init__(self, words=(), min_length=1, weights=None):
+        words = [w for w in set(words) if len(w) >= min_length]
         hashes, lengths = word_hashes(words)
         self._set_hashes(hashes, lengths)
         # weights (force-mode priorities), aligned with the sorted hashes
