@@ -29,6 +29,8 @@ possible: whitespace in the input is a word boundary; runs of Latin
 letters, digits, URLs and e-mail addresses (:func:`fasttag.normalize.atomic_runs`)
 are never split inside; words of a *force* dictionary are kept whole.
 """
+from typing import NamedTuple, Optional
+
 import numpy as np
 
 from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
@@ -94,28 +96,27 @@ def codepoints(text):
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
-def fold_codepoints(cp):
-    """Width-folded code points (as :func:`fasttag.normalize.normalize_text`)."""
-    _, _, fold = _tables()
-    out = cp.astype(np.uint32)
+def bmp_lookup(table, cp, rest):
+    """``table[cp]`` for a table over the BMP; ``rest(cps)`` gives the
+    values of the code points beyond it."""
     bmp = cp < 0x10000
     if bmp.all():
-        return fold[cp]
-    out[bmp] = fold[cp[bmp]]
+        return table[cp]
+    out = np.empty(len(cp), dtype=table.dtype)
+    out[bmp] = table[cp[bmp]]
+    out[~bmp] = rest(cp[~bmp])
     return out
+
+
+def fold_codepoints(cp):
+    """Width-folded code points (as :func:`fasttag.normalize.normalize_text`)."""
+    return bmp_lookup(_tables()[2], cp, lambda rest: rest)
 
 
 def classes_of(cp_folded):
     """Character class of every (folded) code point."""
-    cls, _, _ = _tables()
-    bmp = cp_folded < 0x10000
-    if bmp.all():
-        return cls[cp_folded]
-    out = np.zeros(len(cp_folded), dtype=np.uint8)
-    out[bmp] = cls[cp_folded[bmp]]
-    rest = np.flatnonzero(~bmp)
-    out[rest] = char_classes("".join(chr(int(c)) for c in cp_folded[rest]))
-    return out
+    return bmp_lookup(_tables()[0], cp_folded,
+                      lambda rest: char_classes("".join(chr(int(c)) for c in rest)))
 
 
 # ---------------------------------------------------------------- dictionaries
@@ -186,17 +187,14 @@ class WordSet:
     """A set of words for matching in text: sorted hashes, a bitmap filter
     and the lengths present."""
 
-    def __init__(self, words=(), min_length=1, max_length=None, weights=None):
-        words = [w for w in set(words) if len(w) >= min_length and (max_length is None or len(w) <= max_length)]
+    def __init__(self, words=(), min_length=1, weights=None):
+        words = [w for w in set(words) if len(w) >= min_length]
         hashes, lengths = word_hashes(words)
-        self.hashes, first = np.unique(hashes, return_index=True)
+        self._set_hashes(hashes, lengths)
         # weights (force-mode priorities), aligned with the sorted hashes
-        self.weights = None
         if weights:
+            first = np.unique(hashes, return_index=True)[1]
             self.weights = np.array([float(weights.get(words[i], 1.0)) for i in first], dtype=np.float64)
-        self.lengths = sorted(set(lengths.tolist()))
-        self.filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
-        self.filter[(self.hashes & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.int64)] = True
         self.size = len(words)
 
     def __len__(self):
@@ -206,13 +204,16 @@ class WordSet:
     def from_hashes(cls, hashes, lengths):
         """A set from :func:`word_hashes` output (no weights)."""
         self = cls.__new__(cls)
-        self.hashes = np.unique(np.asarray(hashes, dtype=np.uint64))
-        self.lengths = sorted(set(np.asarray(lengths).tolist()))
+        self._set_hashes(np.asarray(hashes, dtype=np.uint64), np.asarray(lengths))
+        self.size = len(self.hashes)
+        return self
+
+    def _set_hashes(self, hashes, lengths):
+        self.hashes = np.unique(hashes)
+        self.lengths = sorted(set(lengths.tolist()))
         self.filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
         self.filter[(self.hashes & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.int64)] = True
         self.weights = None
-        self.size = len(self.hashes)
-        return self
 
     def weight_of(self, hashes):
         """Weights of words known to be in the set (1.0 without weights)."""
@@ -290,13 +291,16 @@ SEG_TEMPLATES = (
 +-2 window, class n-grams, repetition, dictionary-word lengths."""
 
 
-class Batch:
-    """Featurized lines: ``attrs`` (uint64[n_chars, n_attributes]),
-    ``bounds`` (sentence starts and the final end), ``text`` (the lines
-    without whitespace, concatenated), ``classes`` (per-character candidate
-    class into CANDIDATE_CLASSES, or None when nothing is constrained)."""
-
-    __slots__ = ("attrs", "bounds", "text", "classes")
+class Batch(NamedTuple):
+    """Featurized inputs, as a batch featurizer returns them: ``attrs``
+    (uint64[n_positions, n_attributes]), ``bounds`` (input starts and the
+    final end), ``classes`` (per-position candidate class, or None when
+    nothing is constrained) and, for segmentation, ``text`` (the lines
+    without whitespace, concatenated)."""
+    attrs: np.ndarray
+    bounds: np.ndarray
+    classes: Optional[np.ndarray]
+    text: str = ""
 
 
 class CharFeaturizer:
@@ -336,12 +340,7 @@ class CharFeaturizer:
         lens = np.fromiter((len(s) for s in lines), dtype=np.int64, count=len(lines))
         joined = "\n".join(lines)
         cpj = codepoints(joined)
-        if len(cpj) and cpj.max() >= 0x10000:
-            space = np.zeros(len(cpj), dtype=bool)
-            bmp = cpj < 0x10000
-            space[bmp] = space_table[cpj[bmp]]
-        else:
-            space = space_table[cpj]
+        space = bmp_lookup(space_table, cpj, lambda rest: False)
         keep = ~space
         # line of every joined position ("\n" separators belong to the line before)
         line_of = np.repeat(np.arange(len(lines), dtype=np.int64), lens + 1)[: len(cpj)]
@@ -352,13 +351,9 @@ class CharFeaturizer:
         counts = np.bincount(kept_line, minlength=len(lines)) if n else np.zeros(len(lines), np.int64)
         bounds = np.zeros(len(lines) + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
-        out = Batch()
-        out.bounds = bounds
-        out.text = "".join(joined.split()) if n else ""
+        text = "".join(joined.split()) if n else ""
         if n == 0:
-            out.attrs = np.zeros((0, len(ATTRIBUTES)), dtype=np.uint64)
-            out.classes = None
-            return out
+            return Batch(np.zeros((0, len(ATTRIBUTES)), dtype=np.uint64), bounds, None, text)
         sent_start = bounds[kept_line]
         sent_end = bounds[kept_line + 1]
         folded = fold_codepoints(cp)
@@ -403,9 +398,8 @@ class CharFeaturizer:
         attrs[:, 3] = self._attr(3, db)
         attrs[:, 4] = self._attr(4, de)
         attrs[:, 5] = self._attr(5, dm)
-        out.attrs = attrs
-        out.classes = self._constraints(joined, keep, kept_pos, idx, sent_start, sent_end, folded)
-        return out
+        return Batch(attrs, bounds, self._constraints(joined, keep, kept_pos, idx, sent_start, sent_end, folded),
+                     text)
 
     # ------------------------------------------------------------ constraints
 
@@ -418,15 +412,13 @@ class CharFeaturizer:
         gap = np.zeros(n, dtype=bool)
         gap[1:] = (kept_pos[1:] - kept_pos[:-1] > 1) & (idx[1:] > sent_start[1:])
         if self.runs is not None:
-            spans = _runs(joined, self.runs)
-            if len(spans):
-                sp = spans
-                sp = sp[sp[:, 1] - sp[:, 0] >= 2]
-                if len(sp):
-                    kept_index = np.cumsum(keep) - 1
-                    s = kept_index[sp[:, 0]]
-                    e = kept_index[sp[:, 1] - 1] + 1
-                    bnd[_interior(s, e, n)] = -1
+            sp = _runs(joined, self.runs)
+            sp = sp[sp[:, 1] - sp[:, 0] >= 2]
+            if len(sp):
+                kept_index = np.cumsum(keep) - 1
+                s = kept_index[sp[:, 0]]
+                e = kept_index[sp[:, 1] - 1] + 1
+                bnd[_interior(s, e, n)] = -1
         bnd[:n][gap] = 1
         if self.force is not None and len(self.force):
             self._force_words(folded, sent_end, gap, bnd)

@@ -138,24 +138,28 @@ def _stream_name(f):
     return "<input>"
 
 
+def _line(line, lineno, name):
+    """A line without its terminator (nor, on line 1, a BOM); a carriage
+    return left inside it is an InputError."""
+    if line.endswith("\n"):
+        line = line[:-2] if line.endswith("\r\n") else line[:-1]
+    if lineno == 1 and line.startswith("\ufeff"):
+        line = line[1:]
+    if "\r" in line:
+        raise InputError("stray carriage return inside a line", name, lineno)
+    return line
+
+
 def _decode_binary(f, name):
     """Lines of a binary stream, decoded strictly as UTF-8, without terminators."""
-    lineno = 0
-    for raw in f:
-        lineno += 1
-        if raw.endswith(b"\n"):
-            raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+    for lineno, raw in enumerate(f, 1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(
                 f"invalid UTF-8: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line",
                 name, lineno) from None
-        if lineno == 1 and line.startswith("\ufeff"):
-            line = line[1:]
-        if "\r" in line:
-            raise InputError("stray carriage return inside a line", name, lineno)
-        yield line
+        yield _line(line, lineno, name)
 
 
 def _strip_text(f, name):
@@ -166,13 +170,7 @@ def _strip_text(f, name):
             lineno += 1
             if not isinstance(line, str):
                 raise TypeError(f"{name}: the stream yielded {type(line).__name__}, not str")
-            if line.endswith("\n"):
-                line = line[:-2] if line.endswith("\r\n") else line[:-1]
-            if lineno == 1 and line.startswith("\ufeff"):
-                line = line[1:]
-            if "\r" in line:
-                raise InputError("stray carriage return inside a line", name, lineno)
-            yield line
+            yield _line(line, lineno, name)
     except UnicodeDecodeError as exc:
         # The text layer decodes ahead, so the bad byte is on this line or a later one.
         raise InputError(f"cannot decode the input as {exc.encoding} ({exc.reason}) "
@@ -500,6 +498,17 @@ def iter_texts(texts, method, single):
         raise TypeError(f"{method} takes an iterable of str texts, not {type(texts).__name__}") from None
 
 
+def not_str(what, value, several=""):
+    """The TypeError for a text argument of ``what`` that is not a str
+    (``several``: the hint for a list given where one text goes)."""
+    hint = ""
+    if isinstance(value, (bytes, bytearray)):
+        hint = " (decode bytes to str first)"
+    elif isinstance(value, (list, tuple)) and several:
+        hint = f" ({several})"
+    return TypeError(f"{what} takes a str, not {type(value).__name__}{hint}")
+
+
 def text_batches(texts, what, limit=50_000):
     """Lists of str texts of about ``limit`` characters in all, read
     lazily from an iterable; a text that is not a str is a TypeError
@@ -507,8 +516,7 @@ def text_batches(texts, what, limit=50_000):
     batch, size = [], 0
     for number, text in enumerate(texts, start=1):
         if not isinstance(text, str):
-            hint = " (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""
-            raise TypeError(f"{what} {number} takes a str, not {type(text).__name__}{hint}")
+            raise not_str(f"{what} {number}", text)
         batch.append(text)
         size += len(text)
         if size >= limit:

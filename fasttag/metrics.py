@@ -2,13 +2,16 @@
 
 * tagging: token accuracy, known/unknown-word accuracy, per-tag P/R/F1;
 * spans: conlleval's chunk precision, recall and F1 (CoNLL-2000/2003);
-* segmentation: the SIGHAN bakeoffs' word P/R/F1 with OOV and IV recall.
+* segmentation: the SIGHAN bakeoffs' word P/R/F1 with OOV and IV recall;
+* tokenization: the CoNLL 2018 shared task's token, sentence and word
+  P/R/F1.
 
 Human-readable output multiplies by 100 and prints the percent sign;
 the API and ``--json`` never do.  The fast dev scorers used while
 training (:func:`bmes_word_f1`, :func:`span_f1`) give exactly the scores
 of the full functions.
 """
+import itertools
 from collections import Counter
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -17,7 +20,8 @@ import numpy as np
 from . import schemes
 from .errors import InputError
 
-__all__ = ["score_tagging", "score_spans", "score_segmentation", "bmes_word_f1", "span_f1", "prf"]
+__all__ = ["score_tagging", "score_spans", "score_segmentation", "score_tokenization", "bmes_word_f1", "span_f1",
+           "prf"]
 
 
 def prf(correct: int, gold: int, pred: int) -> Tuple[float, float, float]:
@@ -93,20 +97,10 @@ def score_spans(
     or a pair of sequences differs in length.
     """
     schemes._check_scheme(scheme)
-    gold_it = iter(gold_sequences)
-    pred_it = iter(pred_sequences)
     tokens = correct_tags = 0
     counts: dict = {}  # type -> [gold, pred, correct]
-    index = 0
-    missing = object()
-    while True:
-        gold = next(gold_it, missing)
-        pred = next(pred_it, missing)
-        if gold is missing and pred is missing:
-            break
-        if gold is missing or pred is missing:
-            side = "gold" if gold is missing else "prediction"
-            raise InputError(f"the {side} has fewer sequences than the other side ({index})")
+    for index, (gold, pred) in _in_step(gold_sequences, pred_sequences, lambda side, index: InputError(
+            f"the {side} has fewer sequences than the other side ({index})")):
         if len(gold) != len(pred):
             raise InputError(
                 f"sequence {index}: gold has {len(gold)} tags, prediction has {len(pred)}"
@@ -122,7 +116,6 @@ def score_spans(
             counts.setdefault(span[0], [0, 0, 0])[1] += 1
         for span in set(gold_spans) & pred_set:
             counts[span[0]][2] += 1
-        index += 1
 
     per_type = {}
     for typ in sorted(counts):
@@ -144,6 +137,17 @@ def score_spans(
         "correct_chunks": correct_chunks,
         "per_type": per_type,
     }
+
+
+def _in_step(gold, pred, error):
+    """(index, (gold item, predicted item)) of two iterables read in step;
+    ``error(side, index)`` is raised when the side "gold" or "prediction"
+    ends before the other."""
+    missing = object()
+    for index, (g, p) in enumerate(itertools.zip_longest(gold, pred, fillvalue=missing)):
+        if g is missing or p is missing:
+            raise error("gold" if g is missing else "prediction", index)
+        yield index, (g, p)
 
 
 def span_f1(gold_spans: set, pred_spans: set) -> float:
@@ -200,19 +204,11 @@ def score_segmentation(
     """
     if words is not None and not isinstance(words, (set, frozenset, dict)):
         words = set(words)
-    gold_it, pred_it = iter(gold), iter(pred)
-    missing = object()
-    lines = gold_words = pred_words = correct = 0
+    n_lines = gold_words = pred_words = correct = 0
     oov = oov_correct = 0
-    while True:
-        g = next(gold_it, missing)
-        p = next(pred_it, missing)
-        if g is missing and p is missing:
-            break
-        lineno = lines + 1
-        if g is missing or p is missing:
-            side = "gold" if g is missing else "prediction"
-            raise InputError(f"line {lineno}: the {side} has no line {lineno}", line=lineno)
+    for i, (g, p) in _in_step(gold, pred, lambda side, i: InputError(
+            f"line {i + 1}: the {side} has no line {i + 1}", line=i + 1)):
+        lineno = i + 1
         g, p = _clean(g), _clean(p)
         g_text, p_text = "".join(g), "".join(p)
         if g_text != p_text:
@@ -230,7 +226,7 @@ def score_segmentation(
                 oov_correct += hit
         gold_words += len(g)
         pred_words += len(p)
-        lines += 1
+        n_lines = lineno
 
     precision, recall, f1 = prf(correct, gold_words, pred_words)
     result = {
@@ -243,7 +239,7 @@ def score_segmentation(
         "gold_words": gold_words,
         "pred_words": pred_words,
         "correct_words": correct,
-        "lines": lines,
+        "lines": n_lines,
     }
     if words is not None:
         result["oov_rate"] = _ratio(oov, gold_words)
@@ -273,3 +269,109 @@ def bmes_word_f1(pred: List[np.ndarray], gold: List[np.ndarray]) -> float:
     lo = np.where(first[g_start], g_start, g_start - 1)
     correct = int(np.sum(bad[g_end + 1] - bad[lo] == 0))
     return prf(correct, int(g.sum()), int(p.sum()))[2]
+
+
+# ---------------------------------------------------------------- tokenization
+
+def score_tokenization(gold, system):
+    """Scores of a tokenization against the gold one, as the CoNLL 2018
+    evaluation script computes them.  ``gold`` and ``system``: lists of
+    sentences, each a list of :class:`fasttag.tasks.tok.Token` (spans in
+    the same text).
+
+    Returns a dict of fractions and counts: ``token_precision``,
+    ``token_recall``, ``token_f1``, the same for ``sentence_`` and
+    ``word_``, and ``gold_tokens``, ``system_tokens``, ``correct_tokens``
+    (and for sentences and words).  Tokens and sentences are correct when
+    their spans are equal; words are aligned as in the script (by span,
+    and by the longest common subsequence of lowercased forms inside
+    multiword tokens)."""
+    def spans(sents):
+        toks = [(t.start, t.end) for s in sents for t in s]
+        sent = [(s[0].start, s[-1].end) for s in sents if s]
+        return toks, sent
+
+    g_tok, g_sent = spans(gold)
+    s_tok, s_sent = spans(system)
+    out = {}
+    for what, g, s in (("token", g_tok, s_tok), ("sentence", g_sent, s_sent)):
+        correct = len(set(g) & set(s))
+        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = prf(correct, len(g), len(s))
+        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = len(g), len(s), correct
+    g_words = _word_list(gold)
+    s_words = _word_list(system)
+    correct = _align_words(g_words, s_words)
+    out["word_precision"], out["word_recall"], out["word_f1"] = prf(correct, len(g_words), len(s_words))
+    out["gold_words"], out["system_words"], out["correct_words"] = len(g_words), len(s_words), correct
+    return out
+
+
+def _word_list(sentences):
+    """(start, end, is multiword, lowercased form) of every word; the words
+    of a multiword token have the token's span, as in the CoNLL 2018 script."""
+    out = []
+    for s in sentences:
+        for t in s:
+            multi = len(t.words) > 1
+            for w in t.words:
+                out.append((t.start, t.end, multi, w.lower()))
+    return out
+
+
+def _align_words(gold, system):
+    """The number of aligned words (the CoNLL 2018 script's ``align_words``)."""
+    def beyond_end(words, i, end):
+        if i >= len(words):
+            return True
+        if words[i][2]:
+            return words[i][0] >= end
+        return words[i][1] > end
+
+    def extend_end(word, end):
+        return max(end, word[1]) if word[2] else end
+
+    correct = 0
+    gi = si = 0
+    while gi < len(gold) and si < len(system):
+        g, s = gold[gi], system[si]
+        if g[2] or s[2]:
+            # a multiword span: align by LCS of the forms
+            if g[2]:
+                end = g[1]
+                if not s[2] and s[0] < g[0]:
+                    si += 1
+            else:
+                end = s[1]
+                if not g[2] and g[0] < s[0]:
+                    gi += 1
+            gs, ss = gi, si
+            while not beyond_end(gold, gi, end) or not beyond_end(system, si, end):
+                if gi < len(gold) and (si >= len(system) or gold[gi][0] <= system[si][0]):
+                    end = extend_end(gold[gi], end)
+                    gi += 1
+                else:
+                    end = extend_end(system[si], end)
+                    si += 1
+            correct += _lcs([w[3] for w in gold[gs:gi]], [w[3] for w in system[ss:si]])
+        elif (g[0], g[1]) == (s[0], s[1]):
+            correct += 1
+            gi += 1
+            si += 1
+        elif g[0] <= s[0]:
+            gi += 1
+        else:
+            si += 1
+    return correct
+
+
+def _lcs(a, b):
+    """Length of the longest common subsequence of two short lists."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]

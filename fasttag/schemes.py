@@ -68,58 +68,27 @@ def split_tag(tag: str) -> Tuple[str, str]:
 
 # --- conlleval's chunk boundaries -------------------------------------------------
 #
-# _end_iob/_start_iob are conlleval.pl's endOfChunk/startOfChunk, line for line
+# _end_iob/_start_iob are conlleval.pl's endOfChunk/startOfChunk, rule for rule
 # (B, I, O, E, "[", "]" and "." tags). _end_bioes/_start_bioes are the usual
 # extension to S- and E- tags (as in the Python ports of conlleval): a chunk
 # always ends after E-/S- and always starts at B-/S-.
 
 
+# conlleval.pl's (previous prefix, current prefix) pairs that end or start a chunk
+_IOB_ENDS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
+_IOB_STARTS = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
+
+
 def _end_iob(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
     """conlleval.pl endOfChunk: does a chunk end between prev and current?"""
-    end = False
-    if prev_tag == "B" and tag == "B":
-        end = True
-    if prev_tag == "B" and tag == "O":
-        end = True
-    if prev_tag == "I" and tag == "B":
-        end = True
-    if prev_tag == "I" and tag == "O":
-        end = True
-    if prev_tag == "E" and tag == "E":
-        end = True
-    if prev_tag == "E" and tag == "I":
-        end = True
-    if prev_tag == "E" and tag == "O":
-        end = True
-    if prev_tag != "O" and prev_tag != "." and prev_type != typ:
-        end = True
-    if prev_tag == "]" or prev_tag == "[":
-        end = True
-    return end
+    return ((prev_tag, tag) in _IOB_ENDS or (prev_tag not in ("O", ".") and prev_type != typ)
+            or prev_tag in ("]", "["))
 
 
 def _start_iob(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
     """conlleval.pl startOfChunk: does a chunk start at the current token?"""
-    start = False
-    if prev_tag == "B" and tag == "B":
-        start = True
-    if prev_tag == "I" and tag == "B":
-        start = True
-    if prev_tag == "O" and tag == "B":
-        start = True
-    if prev_tag == "O" and tag == "I":
-        start = True
-    if prev_tag == "E" and tag == "E":
-        start = True
-    if prev_tag == "E" and tag == "I":
-        start = True
-    if prev_tag == "O" and tag == "E":
-        start = True
-    if tag != "O" and tag != "." and prev_type != typ:
-        start = True
-    if tag == "[" or tag == "]":
-        start = True
-    return start
+    return ((prev_tag, tag) in _IOB_STARTS or (tag not in ("O", ".") and prev_type != typ)
+            or tag in ("[", "]"))
 
 
 def _end_bioes(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
@@ -186,12 +155,9 @@ def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[st
             raise ValueError(f"chunk {(typ, start, end)!r} is empty or outside 0..{length}")
         if start < prev_end:
             raise ValueError(f"chunk {(typ, start, end)!r} overlaps the previous chunk")
-        if scheme == "iob2":
-            tags[start] = "B-" + typ
-            for i in range(start + 1, end):
-                tags[i] = "I-" + typ
-        elif scheme == "iob1":
-            first = "B-" if (start == prev_end and typ == prev_type) else "I-"
+        if scheme != "bioes":
+            # IOB1 begins with B- only a chunk right after one of its type
+            first = "B-" if scheme == "iob2" or (start == prev_end and typ == prev_type) else "I-"
             tags[start] = first + typ
             for i in range(start + 1, end):
                 tags[i] = "I-" + typ

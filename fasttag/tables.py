@@ -12,14 +12,15 @@ from .errors import ModelFormatError
 __all__ = ["WeightTable", "AveragedVector", "table_to_arrays", "table_from_arrays"]
 
 
-def table_to_arrays(table, prefix):
-    """Arrays ``{prefix}.keys/.counts/.labels/.weights`` for a model file.
+def table_to_arrays(table, prefix, min_abs=0.0):
+    """Arrays ``{prefix}.keys/.counts/.labels/.weights`` for a model file,
+    without the weights of magnitude below ``min_abs`` (nor zeros).
 
     Pass the averaged table (``table.averaged(step)``) to store averages.
     """
     arrs = table.to_arrays()
     weights = arrs["weights"].astype(np.float32)
-    keep = weights != 0
+    keep = (weights != 0) & (np.abs(weights) >= min_abs)
     counts = arrs["counts"]
     if not keep.all():
         owner = np.repeat(np.arange(len(counts)), counts)

@@ -239,6 +239,65 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                           "consider increasing max_iter.", ConvergenceWarning)
         return n_iter
 
+    def fit(self, X, y):
+        """Fit on X, y (up to ``max_iter`` epochs); returns self."""
+        self._check_params()
+        for attr in ("loss_curve_", "_rng"):
+            self.__dict__.pop(attr, None)
+        design, y = self._design(X, y, reset=True, need_y=True)
+        yi = yf = None
+        if self._is_classifier:
+            classes, yi = self._encode(y)
+            if len(classes) < 2:
+                raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; the data "
+                                 f"contains only one class: {classes[0]!r}")
+            self.classes_ = classes
+        else:
+            yf = np.ascontiguousarray(y, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        self._init_state(self._n_columns(), self._n_vectors(), rng)
+        self.n_iter_ = self._run(design, yi, yf, rng, self.max_iter, stopping=True)
+        self._finalize()
+        return self
+
+    def _partial_fit(self, X, y, classes):
+        """One epoch over X, y from the current state (``classes``: see
+        the classifiers' ``partial_fit``; None for regressors)."""
+        clf = self._is_classifier
+        if not hasattr(self, "_state") or (clf and not hasattr(self, "classes_")):
+            self._check_params()
+            if clf and classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            self.__dict__.pop("loss_curve_", None)
+            self._rng = check_random_state(self.random_state)
+            design, y = self._design(X, y, reset=True, need_y=True)
+            if clf:
+                self.classes_ = np.unique(np.asarray(classes))
+                if len(self.classes_) < 2:
+                    raise ValueError("classes must hold at least 2 classes")
+            self._init_state(self._n_columns(), self._n_vectors(), self._rng)
+            self.n_iter_ = 0
+        else:
+            if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+                raise ValueError(f"classes {classes!r} differ from the classes of the first call")
+            if not hasattr(self, "_rng"):
+                self._rng = check_random_state(self.random_state)
+            design, y = self._design(X, y, reset=False, grow=True, rng=self._rng, need_y=True)
+        yi = yf = None
+        if clf:
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if len(unknown):
+                raise ValueError(f"labels {unknown!r} are not in classes {self.classes_!r}")
+            yi = np.searchsorted(self.classes_, y).astype(np.int32)
+        else:
+            yf = np.ascontiguousarray(y, dtype=np.float64)
+        self.n_iter_ += self._run(design, yi, yf, self._rng, 1, stopping=False)
+        self._finalize()
+        return self
+
+    def _n_vectors(self):
+        return 1
+
     # ------------------------------------------------------------ results
 
     @property
@@ -574,7 +633,8 @@ def _classes_from_json(values, dtype_str):
 
 
 class LinearClassifierMixin:
-    """fit / partial_fit / decision_function / predict for classifiers."""
+    """partial_fit / decision_function / predict for classifiers (fit is
+    :class:`LinearModel`'s)."""
 
     def _encode(self, y):
         y = np.asarray(y)
@@ -586,23 +646,6 @@ class LinearClassifierMixin:
         classes, y_int = np.unique(y, return_inverse=True)
         return classes, y_int.astype(np.int32).reshape(-1)
 
-    def fit(self, X, y):
-        """Fit on X, y (up to ``max_iter`` epochs); returns self."""
-        self._check_params()
-        for attr in ("loss_curve_", "_rng"):
-            self.__dict__.pop(attr, None)
-        design, y = self._design(X, y, reset=True, need_y=True)
-        classes, yi = self._encode(y)
-        if len(classes) < 2:
-            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; the data "
-                             f"contains only one class: {classes[0]!r}")
-        self.classes_ = classes
-        rng = check_random_state(self.random_state)
-        self._init_state(self._n_columns(), self._n_vectors(), rng)
-        self.n_iter_ = self._run(design, yi, None, rng, self.max_iter, stopping=True)
-        self._finalize()
-        return self
-
     def partial_fit(self, X, y, classes=None):
         """One epoch over X, y, continuing from the current state.
 
@@ -610,32 +653,7 @@ class LinearClassifierMixin:
         With ``shuffle=False``, partial_fit over consecutive batches equals
         ``fit(max_iter=1)`` over their concatenation.
         """
-        first = not hasattr(self, "classes_") or not hasattr(self, "_state")
-        if first:
-            self._check_params()
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit")
-            self.__dict__.pop("loss_curve_", None)
-            self._rng = check_random_state(self.random_state)
-            design, y = self._design(X, y, reset=True, need_y=True)
-            self.classes_ = np.unique(np.asarray(classes))
-            if len(self.classes_) < 2:
-                raise ValueError("classes must hold at least 2 classes")
-            self._init_state(self._n_columns(), self._n_vectors(), self._rng)
-            self.n_iter_ = 0
-        else:
-            if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-                raise ValueError(f"classes {classes!r} differ from the classes of the first call")
-            if not hasattr(self, "_rng"):
-                self._rng = check_random_state(self.random_state)
-            design, y = self._design(X, y, reset=False, grow=True, rng=self._rng, need_y=True)
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if len(unknown):
-            raise ValueError(f"labels {unknown!r} are not in classes {self.classes_!r}")
-        yi = np.searchsorted(self.classes_, y).astype(np.int32)
-        self.n_iter_ += self._run(design, yi, None, self._rng, 1, stopping=False)
-        self._finalize()
-        return self
+        return self._partial_fit(X, y, classes)
 
     def _n_vectors(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)

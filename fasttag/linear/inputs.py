@@ -17,7 +17,6 @@ keys seen in training, ascending (``feature_keys_``); keys never seen in
 training are dropped at prediction time (their weights are zero).
 """
 from collections.abc import Mapping
-from itertools import chain
 
 import numpy as np
 
@@ -78,36 +77,28 @@ def hash_features(X, n_features=None):
         if n_features is not None:
             keys = keys % np.uint64(n_features)
         return indptr, keys, np.ones(len(keys))
-    if not any(isinstance(row, Mapping) for row in X):
-        lengths = np.fromiter(map(len, X), dtype=np.int64, count=n)
-        try:
-            keys = hash_strings(chain.from_iterable(X))
-        except TypeError:
-            raise TypeError("feature lists must hold strings only") from None
-        values = np.ones(len(keys))
-    else:
-        names, vals, lengths = [], [], np.empty(n, dtype=np.int64)
-        for i, row in enumerate(X):
-            if isinstance(row, Mapping):
-                for name, value in row.items():
-                    if isinstance(value, str):
-                        names.append(f"{name}={value}")
-                        vals.append(1.0)
-                    else:
-                        names.append(name)
-                        vals.append(value)
-                lengths[i] = len(row)
-            else:
-                names.extend(row)
-                vals.extend([1.0] * len(row))
-                lengths[i] = len(row)
-        try:
-            keys = hash_strings(names)
-        except TypeError:
-            raise TypeError("feature names must be strings") from None
-        values = np.asarray(vals, dtype=np.float64)
-        if not np.all(np.isfinite(values)):
-            raise ValueError("Input X contains NaN or infinity (a feature value).")
+    # the general path: dicts, tuples, str subclasses, or an error
+    names, vals, lengths = [], [], np.empty(n, dtype=np.int64)
+    for i, row in enumerate(X):
+        if isinstance(row, Mapping):
+            for name, value in row.items():
+                if isinstance(value, str):
+                    names.append(f"{name}={value}")
+                    vals.append(1.0)
+                else:
+                    names.append(name)
+                    vals.append(value)
+        else:
+            names.extend(row)
+            vals.extend([1.0] * len(row))
+        lengths[i] = len(row)
+    try:
+        keys = hash_strings(names)
+    except TypeError:
+        raise TypeError("feature names must be strings") from None
+    values = np.asarray(vals, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("Input X contains NaN or infinity (a feature value).")
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     if n_features is not None:

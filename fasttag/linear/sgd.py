@@ -24,7 +24,7 @@ import numpy as np
 from .._linear import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
 from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, available_if, check_choice,
                     check_int, check_real)
-from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted, check_random_state
+from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 
 
@@ -227,36 +227,9 @@ class SGDRegressor(RegressorMixin, _SGDBase):
         self.average = average
         self.n_features = n_features
 
-    def fit(self, X, y):
-        """Fit on X, y (up to ``max_iter`` epochs); returns self."""
-        self._check_params()
-        for attr in ("loss_curve_", "_rng"):
-            self.__dict__.pop(attr, None)
-        design, y = self._design(X, y, reset=True, need_y=True)
-        yf = np.ascontiguousarray(y, dtype=np.float64)
-        rng = check_random_state(self.random_state)
-        self._init_state(self._n_columns(), 1, rng)
-        self.n_iter_ = self._run(design, None, yf, rng, self.max_iter, stopping=True)
-        self._finalize()
-        return self
-
     def partial_fit(self, X, y):
         """One epoch over X, y from the current state (see the classifier)."""
-        if not hasattr(self, "_state"):
-            self._check_params()
-            self.__dict__.pop("loss_curve_", None)
-            self._rng = check_random_state(self.random_state)
-            design, y = self._design(X, y, reset=True, need_y=True)
-            self._init_state(self._n_columns(), 1, self._rng)
-            self.n_iter_ = 0
-        else:
-            if not hasattr(self, "_rng"):
-                self._rng = check_random_state(self.random_state)
-            design, y = self._design(X, y, reset=False, grow=True, rng=self._rng, need_y=True)
-        yf = np.ascontiguousarray(y, dtype=np.float64)
-        self.n_iter_ += self._run(design, None, yf, self._rng, 1, stopping=False)
-        self._finalize()
-        return self
+        return self._partial_fit(X, y, None)
 
     def predict(self, X):
         """w.x + b."""

@@ -90,16 +90,6 @@ __all__ = ["Segmenter", "read_userdict"]
 
 # ---------------------------------------------------------------- reading
 
-def _not_str(what, value):
-    """The message of a TypeError for a text argument that is not a str."""
-    hint = ""
-    if isinstance(value, (bytes, bytearray)):
-        hint = " (decode bytes to str first)"
-    elif isinstance(value, (list, tuple)) and what == "segment()":
-        hint = " (segment_lines() takes several lines)"
-    return f"{what} takes a str, not {type(value).__name__}{hint}"
-
-
 def read_words(data, format=None, what="training data"):
     """Word lists (empty ones dropped) of a segmented corpus.  ``data`` is a
     path or file (one sentence per line, words separated by whitespace;
@@ -140,12 +130,8 @@ def read_words(data, format=None, what="training data"):
 def _gold_ids(sentences):
     """BMES tag ids per sentence (a list of word lists)."""
     flat = schemes.bmes_ids([len(w) for ws in sentences for w in ws])
-    out, pos = [], 0
-    for ws in sentences:
-        n = sum(len(w) for w in ws)
-        out.append(flat[pos:pos + n])
-        pos += n
-    return out
+    ends = np.cumsum([sum(len(w) for w in ws) for ws in sentences], dtype=np.int64)
+    return np.split(flat, ends[:-1]) if len(sentences) else []
 
 
 # ---------------------------------------------------------------- the segmenter
@@ -251,8 +237,6 @@ class Segmenter(SequenceTask):
         self._feature_words, self._force_words = feature_words, force_words
         fz.dictionary, fz.force, fz.runs = dictionary, force, self._runs
 
-    # ------------------------------------------------------------ training
-
     # ------------------------------------------------------------ task hooks
 
     @classmethod
@@ -341,17 +325,10 @@ class Segmenter(SequenceTask):
     def prune(self, threshold):
         """Drop emission weights with ``|w| < threshold`` (smaller models;
         measure the accuracy cost).  Returns the number of weights kept."""
-        arrs = table_to_arrays(self.model.emit, "emit")
-        w = arrs["emit.weights"]
-        keep = np.abs(w) >= threshold
-        owner = np.repeat(np.arange(len(arrs["emit.counts"])), arrs["emit.counts"].astype(np.int64))
-        counts = np.bincount(owner[keep], minlength=len(arrs["emit.counts"]))
-        nonempty = counts > 0
-        pruned = {"emit.keys": arrs["emit.keys"][nonempty], "emit.counts": counts[nonempty].astype(np.uint32),
-                  "emit.labels": arrs["emit.labels"][keep], "emit.weights": w[keep]}
-        self.model.emit = table_from_arrays(pruned, "emit", len(self.model.tags))
+        arrs = table_to_arrays(self.model.emit, "emit", threshold)
+        self.model.emit = table_from_arrays(arrs, "emit", len(self.model.tags))
         self.meta["pruned_below"] = float(threshold)
-        return int(keep.sum())
+        return len(arrs["emit.weights"])
 
     # ------------------------------------------------------------ segmenting
 
@@ -359,7 +336,7 @@ class Segmenter(SequenceTask):
         """The words of ``text`` (a str): whitespace separates words and is
         dropped; ``"".join(words) == "".join(text.split())``."""
         if not isinstance(text, str):
-            raise TypeError(_not_str("segment()", text))
+            raise ftio.not_str("segment()", text, "segment_lines() takes several lines")
         return self._segment_batch([text])[0]
 
     def segment_lines(self, lines):
@@ -403,8 +380,6 @@ class Segmenter(SequenceTask):
         if self._vocab_set is None:
             self._vocab_set = set(self.vocab)
         return self._vocab_set
-
-    # ------------------------------------------------------------ storage
 
     # ------------------------------------------------------------ storage
 

@@ -122,9 +122,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import io as ftio
-from ..charfeatures import _P, _P_INV, _powers, codepoints, mix
+from ..charfeatures import _P, _P_INV, Batch, _powers, bmp_lookup, codepoints, mix
 from ..errors import InputError, ModelFormatError
-from ..io import _open_lines
+from ..io import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
+from ..metrics import score_tokenization
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 
@@ -132,6 +133,7 @@ __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text"
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
 
 BATCH_CHARS = 50_000          # the longest text decoded as one sequence
+_SEVERAL = "tokenize_lines() takes several texts"
 TRAIN_PIECE = 1_000           # training texts are cut into pieces of about this many characters
 
 TAGS = ("O", "X", "SB", "SU", "B", "U", "I", "E", "W")
@@ -192,30 +194,15 @@ def _char_tables():
 def _lowered(cp):
     """Lowercased code points (one for one; outside the BMP unchanged)."""
     _char_tables()
-    table = _TABLES["lower"]
-    bmp = cp < 0x10000
-    if bmp.all():
-        return table[cp]
-    out = cp.copy()
-    out[bmp] = table[cp[bmp]]
-    return out
+    return bmp_lookup(_TABLES["lower"], cp, lambda rest: rest)
 
 
 def _classes(cp):
     """(class, is-space, is-newline) arrays for code points (no whitespace
     lies outside the BMP)."""
     cls_t, space_t, nl_t = _char_tables()
-    bmp = cp < 0x10000
-    if bmp.all():
-        return cls_t[cp], space_t[cp], nl_t[cp]
-    cls = np.empty(len(cp), dtype=np.uint8)
-    space = np.zeros(len(cp), dtype=bool)
-    newline = np.zeros(len(cp), dtype=bool)
-    inner = cp[bmp]
-    cls[bmp], space[bmp], newline[bmp] = cls_t[inner], space_t[inner], nl_t[inner]
-    rest = np.flatnonzero(~bmp)
-    cls[rest] = [_CAT_INDEX[unicodedata.category(chr(int(c)))] for c in cp[rest]]
-    return cls, space, newline
+    return (bmp_lookup(cls_t, cp, lambda rest: [_CAT_INDEX[unicodedata.category(chr(int(c)))] for c in rest]),
+            bmp_lookup(space_t, cp, lambda rest: False), bmp_lookup(nl_t, cp, lambda rest: False))
 
 
 class _Segments:
@@ -265,15 +252,6 @@ chunk and its split at the character, its shape, and the neighbouring
 chunks and whitespace."""
 
 
-class TokBatch(NamedTuple):
-    """Featurized texts: ``attrs`` (uint64[n_chars, n_attributes]),
-    ``bounds`` (text starts and the final end) and ``classes`` (per
-    character an index into :data:`CANDIDATE_CLASSES`)."""
-    attrs: np.ndarray
-    bounds: np.ndarray
-    classes: np.ndarray
-
-
 _NONE = np.uint64(0x6E6F6E65)          # "no such chunk" before hashing
 _LONG = np.uint64(0x6C6F6E67)          # a chunk longer than MAX_CHUNK
 MAX_CHUNK = 24                         # longer chunks are all the same to the chunk features
@@ -302,7 +280,7 @@ class TokFeaturizer:
         n = int(bounds[-1])
         A = len(ATTRIBUTES)
         if n == 0:
-            return TokBatch(np.zeros((0, A), dtype=np.uint64), bounds, np.zeros(0, dtype=np.int32))
+            return Batch(np.zeros((0, A), dtype=np.uint64), bounds, np.zeros(0, dtype=np.int32))
         cp = codepoints("".join(inputs))
         cls, space, newline = _classes(cp)
         doc = np.repeat(np.arange(len(inputs), dtype=np.int64), lens)
@@ -448,7 +426,7 @@ class TokFeaturizer:
         bucket = np.searchsorted(np.array([2, 3, 4, 5, 7, 10, 15, 25]), length, side="right")
         put("clen", per_char(bucket[cc], np.full(len(w_at), 99)))
         classes = ns.astype(np.int32)          # 0 whitespace, 1 anything else
-        return TokBatch(attrs, bounds, classes)
+        return Batch(attrs, bounds, classes)
 
 
 # ---------------------------------------------------------------- reading
@@ -501,8 +479,6 @@ class GoldText:
 
 _ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
 _SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
-_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
-_EMPTY_NODE = re.compile(r"(?:0|[1-9][0-9]*)\.[1-9][0-9]*")
 
 
 def _spaces_after(value, name, lineno):
@@ -564,24 +540,11 @@ def _parse(lines, name):
     sentence_starts = []
     paragraph_starts = []
     mismatches = []
-    pending_after = None      # the spacing after the previous sentence's last token
-
-    # the sentence being read
-    comments_done = False
-    newpar = False
-    text_comment = None       # (line number, text)
-    sent_tokens = []          # (form, words, space after)
-    next_id = 1
-    mwt = None                # (first id, last id, form, after, words, line number)
-
-    def finish(lineno):
-        nonlocal pending_after, length, comments_done, newpar, text_comment, sent_tokens, next_id
-        if mwt is not None:
-            raise InputError(f"multiword token {mwt[0]}-{mwt[1]} lacks its words", name, mwt[5])
-        if not sent_tokens:
-            raise InputError("a sentence without words", name, lineno)
-        if sentence_starts and pending_after is not None:
-            sep = "\n" if newpar else pending_after
+    after = None              # the spacing after the previous sentence's last token
+    for sentence in _parse_conllu(lines, name, 1):
+        newpar, text_comment, sent_tokens = _sentence_tokens(sentence, name)
+        if sentence_starts:
+            sep = "\n" if newpar else after
             pieces.append(sep)
             length += len(sep)
         if newpar or not sentence_starts:
@@ -590,37 +553,38 @@ def _parse(lines, name):
         rebuilt = []
         for i, (form, words, after) in enumerate(sent_tokens):
             tokens.append(Token(length, length + len(form), form, words))
-            pieces.append(form)
             rebuilt.append(form)
             length += len(form)
             if i + 1 < len(sent_tokens):
-                pieces.append(after)
                 rebuilt.append(after)
                 length += len(after)
-        pending_after = sent_tokens[-1][2]
+        pieces.extend(rebuilt)
         if text_comment is not None and text_comment[1] != "".join(rebuilt):
             mismatches.append(text_comment[0])
-        comments_done = newpar = False
-        text_comment = None
-        sent_tokens = []
-        next_id = 1
+    sentence_starts.append(len(tokens))
+    return GoldText("".join(pieces), tokens, sentence_starts, paragraph_starts, mismatches, name)
 
-    lineno = 0
-    for lineno, line in enumerate(lines, 1):
+
+def _sentence_tokens(sentence, name):
+    """(whether it opens a paragraph, its ``# text`` comment as (line
+    number, text) or None, its tokens as (form, words, spacing after)) of
+    a sentence of :func:`fasttag.io.read_conllu`, which checked its fields
+    and IDs; what the raw text needs beyond that is checked here."""
+    newpar = False
+    text_comment = None
+    out = []
+    next_id = 1
+    mwt = None                # (first id, last id, form, after, words, line number)
+    for lineno, line in enumerate(sentence.lines, sentence.start_line):
         if not line or line.isspace():
-            if sent_tokens or mwt is not None:
-                finish(lineno)
-            else:
-                # comments without a sentence (a file header): only a
-                # paragraph or document mark carries on
-                comments_done = False
-                text_comment = None
+            # comments without a sentence (a file header) end here: only a
+            # paragraph or document mark carries on
+            text_comment = None
             continue
         if line.startswith("#"):
-            if sent_tokens or mwt is not None:
+            if out or mwt is not None:
                 raise InputError("a comment line among word lines (comments go before a sentence)",
                                  name, lineno)
-            comments_done = True
             body = line[1:].strip()
             if body == "newpar" or body.startswith(("newpar ", "newpar=", "newdoc ", "newdoc=")) \
                     or body == "newdoc":
@@ -629,50 +593,36 @@ def _parse(lines, name):
                 value = line[line.index("=") + 1:]
                 text_comment = (lineno, value[1:] if value.startswith(" ") else value)
             continue
-        comments_done = True
         fields = line.split("\t")
-        if len(fields) != 10:
-            hint = " (fields must be separated by tabs)" if len(fields) < 10 and " " in line else ""
-            raise InputError(f"expected 10 tab-separated fields, found {len(fields)}{hint}", name, lineno)
         wid, form, misc = fields[0], fields[1], fields[9]
-        if not form:
-            raise InputError("empty FORM field", name, lineno)
-        if _EMPTY_NODE.fullmatch(wid):
+        if _CONLLU_EMPTY.fullmatch(wid):
             continue
-        m = _RANGE.fullmatch(wid)
+        if form.isspace():
+            raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
+        m = _CONLLU_RANGE.fullmatch(wid)
         if m:
             a, b = int(m.group(1)), int(m.group(2))
             if mwt is not None:
                 raise InputError(f"multiword token {wid} begins inside {mwt[0]}-{mwt[1]}", name, lineno)
-            if a != next_id or b <= a:
+            if a != next_id:
                 raise InputError(f"multiword token range {wid} does not start at the next word "
                                  f"({next_id}) or is empty", name, lineno)
-            if form.isspace():
-                raise InputError("a token of only whitespace", name, lineno)
             mwt = (a, b, form, _space_after(misc, name, lineno), [], lineno)
             continue
-        if not (wid.isascii() and wid.isdigit() and wid[0] != "0"):
-            raise InputError(f"malformed ID {wid!r} (expected a word number like 3, a range like 3-4 "
-                             f"or an empty node like 3.1)", name, lineno)
         if int(wid) != next_id:
             raise InputError(f"word ID {wid} where {next_id} was expected "
                              f"(IDs count 1, 2, 3 ... in a sentence; missing blank line?)", name, lineno)
         next_id += 1
-        if mwt is not None:
-            if form.isspace():
-                raise InputError("a word of only whitespace", name, lineno)
-            mwt[4].append(form)
-            if int(wid) == mwt[1]:
-                sent_tokens.append((mwt[2], tuple(mwt[4]), mwt[3]))
-                mwt = None
+        if mwt is None:
+            out.append((form, (form,), _space_after(misc, name, lineno)))
             continue
-        if form.isspace():
-            raise InputError("a token of only whitespace", name, lineno)
-        sent_tokens.append((form, (form,), _space_after(misc, name, lineno)))
-    if sent_tokens or mwt is not None:
-        finish(lineno + 1)
-    sentence_starts.append(len(tokens))
-    return GoldText("".join(pieces), tokens, sentence_starts, paragraph_starts, mismatches, name)
+        mwt[4].append(form)
+        if int(wid) == mwt[1]:
+            out.append((mwt[2], tuple(mwt[4]), mwt[3]))
+            mwt = None
+    if mwt is not None:
+        raise InputError(f"multiword token {mwt[0]}-{mwt[1]} lacks its words", name, mwt[5])
+    return newpar, text_comment, out
 
 
 # ---------------------------------------------------------------- gold labels
@@ -783,127 +733,7 @@ def _decode(labels):
     return starts, ends, sent, splits
 
 
-# ---------------------------------------------------------------- scoring
-
-def _prf(correct, system, gold):
-    p = correct / system if system else 0.0
-    r = correct / gold if gold else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
-
-
-def score_tokenization(gold, system):
-    """Scores of a tokenization against the gold one, as the CoNLL 2018
-    evaluation script computes them.  ``gold`` and ``system``: lists of
-    sentences, each a list of :class:`Token` (spans in the same text).
-
-    Returns a dict of fractions and counts: ``token_precision``,
-    ``token_recall``, ``token_f1``, the same for ``sentence_`` and
-    ``word_``, and ``gold_tokens``, ``system_tokens``, ``correct_tokens``
-    (and for sentences and words).  Tokens and sentences are correct when
-    their spans are equal; words are aligned as in the script (by span,
-    and by the longest common subsequence of lowercased forms inside
-    multiword tokens)."""
-    def spans(sents):
-        toks = [(t.start, t.end) for s in sents for t in s]
-        sent = [(s[0].start, s[-1].end) for s in sents if s]
-        return toks, sent
-
-    g_tok, g_sent = spans(gold)
-    s_tok, s_sent = spans(system)
-    out = {}
-    for what, g, s in (("token", g_tok, s_tok), ("sentence", g_sent, s_sent)):
-        correct = len(set(g) & set(s))
-        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = _prf(correct, len(s), len(g))
-        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = len(g), len(s), correct
-    g_words = _word_list(gold)
-    s_words = _word_list(system)
-    correct = _align_words(g_words, s_words)
-    out["word_precision"], out["word_recall"], out["word_f1"] = _prf(correct, len(s_words), len(g_words))
-    out["gold_words"], out["system_words"], out["correct_words"] = len(g_words), len(s_words), correct
-    return out
-
-
-def _word_list(sentences):
-    """(start, end, is multiword, lowercased form) of every word; the words
-    of a multiword token have the token's span, as in the CoNLL 2018 script."""
-    out = []
-    for s in sentences:
-        for t in s:
-            multi = len(t.words) > 1
-            for w in t.words:
-                out.append((t.start, t.end, multi, w.lower()))
-    return out
-
-
-def _align_words(gold, system):
-    """The number of aligned words (the CoNLL 2018 script's ``align_words``)."""
-    def beyond_end(words, i, end):
-        if i >= len(words):
-            return True
-        if words[i][2]:
-            return words[i][0] >= end
-        return words[i][1] > end
-
-    def extend_end(word, end):
-        return max(end, word[1]) if word[2] else end
-
-    correct = 0
-    gi = si = 0
-    while gi < len(gold) and si < len(system):
-        g, s = gold[gi], system[si]
-        if g[2] or s[2]:
-            # a multiword span: align by LCS of the forms
-            if g[2]:
-                end = g[1]
-                if not s[2] and s[0] < g[0]:
-                    si += 1
-            else:
-                end = s[1]
-                if not g[2] and g[0] < s[0]:
-                    gi += 1
-            gs, ss = gi, si
-            while not beyond_end(gold, gi, end) or not beyond_end(system, si, end):
-                if gi < len(gold) and (si >= len(system) or gold[gi][0] <= system[si][0]):
-                    end = extend_end(gold[gi], end)
-                    gi += 1
-                else:
-                    end = extend_end(system[si], end)
-                    si += 1
-            correct += _lcs([w[3] for w in gold[gs:gi]], [w[3] for w in system[ss:si]])
-        elif (g[0], g[1]) == (s[0], s[1]):
-            correct += 1
-            gi += 1
-            si += 1
-        elif g[0] <= s[0]:
-            gi += 1
-        else:
-            si += 1
-    return correct
-
-
-def _lcs(a, b):
-    """Length of the longest common subsequence of two short lists."""
-    if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
-
-
 # ---------------------------------------------------------------- the tokenizer
-
-def _not_str(what, value):
-    hint = ""
-    if isinstance(value, (bytes, bytearray)):
-        hint = " (decode bytes to str first)"
-    elif isinstance(value, (list, tuple)):
-        hint = " (tokenize_lines() takes several texts)"
-    return f"{what} takes a str, not {type(value).__name__}{hint}"
-
 
 class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
@@ -1020,14 +850,14 @@ class Tokenizer(SequenceTask):
         except for the words of a multiword token expanded from the
         expansion table, which all carry the token's span."""
         if not isinstance(text, str):
-            raise TypeError(_not_str("tokenize()", text))
+            raise ftio.not_str("tokenize()", text, _SEVERAL)
         return self._words(self._analyze([text])[0], offsets)
 
     def spans(self, text):
         """The tokens of ``text``: a list of sentences, each a list of
         :class:`Token` (``start``, ``end``, ``form``, ``words``)."""
         if not isinstance(text, str):
-            raise TypeError(_not_str("spans()", text))
+            raise ftio.not_str("spans()", text, _SEVERAL)
         return self._analyze([text])[0]
 
     def tokenize_lines(self, texts, offsets=False):
@@ -1081,10 +911,9 @@ class Tokenizer(SequenceTask):
         starts, ends, sent, splits = _decode(labels)
         if not len(starts):
             return []
-        split_set = set(splits.tolist()) if len(splits) else ()
         expand = self._expand
         tokens = []
-        if split_set:
+        if len(splits):
             token_of = np.searchsorted(starts, splits, side="right") - 1
             by_token = defaultdict(list)
             for t, p in zip(token_of.tolist(), splits.tolist()):
@@ -1119,7 +948,7 @@ class Tokenizer(SequenceTask):
         sentence that follows a line break; every column but ID and FORM
         left empty (``_``)."""
         if not isinstance(text, str):
-            raise TypeError(_not_str("to_conllu()", text))
+            raise ftio.not_str("to_conllu()", text, _SEVERAL)
         lines = []
         sentences = self._analyze([text])[0]
         starts = [t.start for s in sentences for t in s][1:] + [None]
