@@ -31,7 +31,10 @@ class SequenceModel:
     characters of a line, say), and returns per-position attributes,
     bounds, and optionally per-position candidate classes.  Batch
     featurizers use ``context`` for per-example side data, such as the
-    jackknife fold of a training line.
+    jackknife fold of a training line.  A featurizer with
+    ``feature_keys(inputs) -> (keys, bounds)`` hashes whole features itself
+    (per-token feature dicts): its rows are padded with key 0, which
+    training never stores.
 
     ``allowed`` is a transition mask (see ``_sequence``).  ``tagdict_classes``
     are tuples of tag ids.  ``tagdict`` maps a token to a class index.
@@ -134,6 +137,9 @@ class SequenceModel:
         """(keys, bounds, candidates, batch) of a list of (input, context)
         examples: every template's feature keys per position.  ``batch``
         is the batch featurizer's output (None for token featurizers)."""
+        if hasattr(self.featurizer, "feature_keys"):     # the featurizer hashes whole features itself
+            keys, bounds = self.featurizer.feature_keys([x for x, _ in examples])
+            return keys, bounds, None, None
         if hasattr(self.featurizer, "batch"):
             batch = self.featurizer.batch([x for x, _ in examples], [c for _, c in examples])
             return (self.templates.keys(batch.attrs, batch.bounds), batch.bounds,

@@ -1,5 +1,7 @@
 """A scikit-learn sequence estimator, in the manner of sklearn-crfsuite's
-``CRF``: ``X`` is a list of sentences (token lists), ``y`` a list of tag
+``CRF``: ``X`` is a list of sentences, each a list of tokens (str: fasttag's
+own word features) or of per-token feature dicts (as sklearn-crfsuite's
+users write them: see :mod:`fasttag.tasks.features`); ``y`` a list of tag
 lists.
 
 It is a real estimator: ``get_params``/``set_params``, ``clone``,
@@ -22,6 +24,7 @@ import numpy as np
 
 from . import confidence
 from .store import loads
+from .tasks.features import FeatureTagger
 from .tasks.pos import Tagger
 
 __all__ = ["SequenceTagger"]
@@ -72,7 +75,7 @@ class SequenceTagger(BaseEstimator):
             n_held = max(1, int(round(self.calibrate * len(pairs))))
             held = [pairs[i] for i in order[:n_held]]
             pairs = [pairs[i] for i in order[n_held:]]
-        self.model_ = Tagger.train(pairs, dev=dev, **self._options())
+        self.model_ = _task(pairs).train(pairs, dev=dev, **self._options())
         self.temperature_ = 1.0
         if held:
             index = self.model_.model.tag_index
@@ -95,7 +98,7 @@ class SequenceTagger(BaseEstimator):
             opts = self._options()
             opts.pop("epochs")
             opts.pop("verbose")
-            self.model_ = Tagger.untrained(pairs, **opts)
+            self.model_ = _task(pairs).untrained(pairs, **opts)
             extra = sorted(set(classes or ()) - set(self.model_.tags))
             if extra:
                 self.model_.model.add_tags(extra)
@@ -146,6 +149,12 @@ class SequenceTagger(BaseEstimator):
         if "model_" in state:
             state["model_"] = loads(state["model_"])
         self.__dict__.update(state)
+
+
+def _task(pairs):
+    """The task class of training pairs: feature dicts or token strings."""
+    first = next((w[0] for w, _ in pairs if w), None)
+    return FeatureTagger if isinstance(first, dict) else Tagger
 
 
 def _sentences(X, name):

@@ -125,3 +125,69 @@ def test_partial_fit_streams_batches(data):
     assert whole.model_.to_bytes() == split.model_.to_bytes()
     twin = pickle.loads(pickle.dumps(est))
     assert twin.predict(X) == est.predict(X)
+
+
+# ---------------------------------------------------------------- feature dicts
+
+def word2features(sent, i):
+    """sklearn-crfsuite's tutorial features."""
+    word = sent[i]
+    feats = {"bias": 1.0, "word.lower()": word.lower(), "word[-3:]": word[-3:], "word.istitle()": word.istitle(),
+             "word.isdigit()": word.isdigit()}
+    if i > 0:
+        feats.update({"-1:word.lower()": sent[i - 1].lower(), "-1:word.istitle()": sent[i - 1].istitle()})
+    else:
+        feats["BOS"] = True
+    if i < len(sent) - 1:
+        feats.update({"+1:word.lower()": sent[i + 1].lower(), "+1:word.istitle()": sent[i + 1].istitle()})
+    else:
+        feats["EOS"] = True
+    return feats
+
+
+def _dicts(X):
+    return [[word2features(s, i) for i in range(len(s))] for s in X]
+
+
+def test_feature_dicts_like_sklearn_crfsuite(data, tmp_path):
+    X, y = data
+    Xd = _dicts(X)
+    est = SequenceTagger(epochs=10).fit(Xd, y)
+    assert type(est.model_).__name__ == "FeatureTagger"
+    assert est.predict(Xd) == y and est.score(Xd, y) == 1.0
+    margs = est.predict_marginals(Xd[:3])
+    assert all(abs(sum(d.values()) - 1) < 1e-9 for m in margs for d in m)
+    twin = pickle.loads(pickle.dumps(est))
+    assert twin.predict(Xd[:5]) == y[:5]
+    est.model_.save(tmp_path / "dicts.ftm")
+    import fasttag
+    assert fasttag.load(str(tmp_path / "dicts.ftm")).tag_sents(Xd[:5]) == y[:5]
+    grid = GridSearchCV(SequenceTagger(), {"epochs": [1, 10]}, cv=2).fit(Xd, y)
+    assert grid.best_score_ > 0.9 and len(grid.cv_results_["mean_test_score"]) == 2
+
+
+def test_padding_scores_nothing(data):
+    """Rows are padded to the batch's widest token: a sentence's tags and
+    scores do not depend on what it is batched with."""
+    X, y = data
+    Xd = _dicts(X)
+    est = SequenceTagger(epochs=2).fit(Xd, y)
+    wide = [[dict(f, **{f"extra{j}": "x" for j in range(40)}) for f in Xd[0]]]
+    alone = est.model_.tag_sents(Xd[1:2], n_best=3)
+    batched = est.model_.tag_sents(wide + Xd[1:2], n_best=3)[1]
+    assert [t for t, _ in alone[0]] == [t for t, _ in batched]
+    np.testing.assert_allclose([s for _, s in alone[0]], [s for _, s in batched])
+
+
+def test_false_and_zero_are_no_feature_and_reals_are_refused(data):
+    X, y = data
+    Xd = _dicts(X)
+    noisy = [[dict(f, off=False, none=None, zero=0, nested={"a": False}) for f in s] for s in Xd]
+    a = SequenceTagger(epochs=2).fit(Xd, y)
+    b = SequenceTagger(epochs=2).fit(noisy, y)
+    assert a.model_.to_bytes() == b.model_.to_bytes()
+    import fasttag
+    with pytest.raises(fasttag.InputError, match="real-valued"):
+        SequenceTagger(epochs=1).fit([[{"len": 3.5}]], [["X"]])
+    with pytest.raises(fasttag.InputError, match="does not apply"):
+        SequenceTagger(epochs=1, prune_k=2).fit(Xd, y)
