@@ -1,7 +1,32 @@
-"""Shared fixtures: the real corpora beside the repository, when present."""
+"""Shared fixtures: the real corpora beside the repository, when present.
+
+Before anything, a check that the fasttag these tests import has its
+compiled modules: run from a source tree that was never built, pytest
+stops with one message saying what to do instead of an ImportError in
+every test file.
+"""
 from pathlib import Path
 
 import pytest
+
+
+def _check_compiled_modules():
+    try:
+        import fasttag
+    except ImportError as exc:
+        pytest.exit(f"cannot import fasttag ({exc}): install it (pip install .) or build it in place "
+                    f"(python setup.py build_ext --inplace)", returncode=4)
+    try:
+        import fasttag._core  # noqa: F401  (compiled)
+        import fasttag._sequence  # noqa: F401
+    except ImportError as exc:
+        where = Path(fasttag.__file__).resolve().parent
+        pytest.exit(f"the fasttag package at {where} has no usable compiled modules ({exc}). Build them "
+                    f"in place with 'python setup.py build_ext --inplace' (or 'pip install -e .'), or run "
+                    f"pytest from outside the source tree to test an installed fasttag", returncode=4)
+
+
+_check_compiled_modules()
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
