@@ -22,6 +22,8 @@ The base class owns what is the same for every task.  That is training
 :meth:`fasttag.sequence.SequenceModel.predict_chunks`), evaluation, and
 storage (:mod:`fasttag.store`).
 """
+from __future__ import annotations
+
 import os
 import sys
 import time
@@ -55,7 +57,7 @@ class SequenceTask(modelfile.Stored):
         return cls.task
 
     @classmethod
-    def train(cls, train, dev=None, **options_):
+    def train(cls, train, dev=None, **options_) -> SequenceTask:
         """Train on ``train`` (a path, or the task's Python form), keeping
         the epoch with the best dev score when ``dev`` is given.
 
@@ -141,7 +143,7 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, data, **options_):
+    def evaluate(self, data, **options_) -> dict:
         """Scores on gold ``data`` (a path or the task's Python form):
         fractions, never percentages, plus ``seconds`` and the speed."""
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")

@@ -231,3 +231,24 @@ def test_progress_bar_only_on_a_terminal():
     q.bar("epoch 1/2", 5, 10, 0.0, 500, "positions")
     q.line("epoch 1/2 done")
     assert plain.getvalue() == "[fasttag seg] epoch 1/2 done\n"
+
+
+def test_public_api_is_typed_and_documented():
+    """Type hints resolve (py.typed promises them) and every parameter of
+    the public methods is named in its docstring."""
+    import inspect
+    import typing
+    root = Path(fasttag.__file__).resolve().parent
+    assert (root / "py.typed").is_file()
+    methods = [fasttag.load, fasttag.loads, fasttag.default_model_path, Tagger.train, Tagger.evaluate,
+               Tagger.tag, Tagger.tag_sents, Segmenter.segment, Segmenter.segment_lines, Segmenter.tokenize,
+               Segmenter.add_words, Segmenter.load_userdict, Segmenter.evaluate, SpanTagger.tag,
+               SpanTagger.tag_sents, SpanTagger.spans, Tokenizer.tokenize, Tokenizer.tokenize_lines]
+    for f in methods:
+        hints = typing.get_type_hints(f)
+        assert "return" in hints or f in (fasttag.load, fasttag.loads), f
+        doc = inspect.getdoc(f) or ""
+        for name in inspect.signature(f).parameters:
+            if name in ("self", "cls", "options", "options_"):
+                continue
+            assert name in doc, (f.__qualname__, name)

@@ -67,11 +67,13 @@ its own dictionary, so whether a word is kept depends on its frequency and
 the competing paths; pkuseg's user dictionary is matched in the text by
 maximum matching before its model runs, closer to our force mode.)
 """
+from __future__ import annotations
+
 import itertools
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -206,7 +208,7 @@ class Segmenter(SequenceTask):
             raise TypeError(f"runs must be True, False, None or a dict of run kinds, not {type(value).__name__}")
         self.model.featurizer.runs = self._runs
 
-    def add_words(self, words: "str | Iterable[str] | Mapping[str, float] | os.PathLike",
+    def add_words(self, words: str | Iterable[str] | Mapping[str, float] | os.PathLike,
                   mode: str = "force") -> int:
         """Add user words and return how many were read.
 
@@ -234,10 +236,11 @@ class Segmenter(SequenceTask):
             self._rebuild(feature_words=merged)
         return len(entries)
 
-    def load_userdict(self, path: "str | os.PathLike", mode: str = "force") -> int:
+    def load_userdict(self, path: str | os.PathLike, mode: str = "force") -> int:
         """Add the words of the dictionary file at ``path`` (a str or
         os.PathLike; UTF-8, one word per line with an optional weight), as
-        :meth:`add_words` does.  Returns the number of words read."""
+        :meth:`add_words` does, in ``mode`` "force" or "feature".  Returns
+        the number of words read."""
         if not ftio.is_path(path):
             raise TypeError(f"load_userdict() takes a file's path, not {type(path).__name__}")
         return self.add_words(Path(os.fsdecode(os.fspath(path))), mode=mode)
@@ -248,7 +251,7 @@ class Segmenter(SequenceTask):
         "feature": {word: weight}} (copies)."""
         return {"force": dict(self._force_words), "feature": dict(self._feature_words)}
 
-    def clear_words(self):
+    def clear_words(self) -> None:
         """Forget the words added with :meth:`add_words`."""
         self._rebuild(feature_words={}, force_words={})
 
@@ -334,7 +337,7 @@ class Segmenter(SequenceTask):
         result["chars"] = sum(len(w) for ws in examples for w in ws)
         return result
 
-    def evaluate(self, gold, words=None, **options):
+    def evaluate(self, gold, words: str | os.PathLike | Iterable[str] | None = None, **options) -> dict:
         """SIGHAN bakeoff scores against a gold segmentation (a path of
         segmented text or CoNLL-U, or lines of space-separated words):
         ``precision``, ``recall``, ``f1``, ``oov_rate``, ``oov_recall``,
@@ -359,7 +362,7 @@ class Segmenter(SequenceTask):
             f"IV recall         {pct(result['iv_recall'])}",
             f"speed             {result['chars_per_second']:,.0f} chars/s"])
 
-    def prune(self, threshold):
+    def prune(self, threshold: float) -> int:
         """Drop emission weights with ``|w| < threshold`` (smaller models;
         measure the accuracy cost).  Returns the number of weights kept."""
         arrs = table_to_arrays(self.model.emit, "emit")
@@ -376,14 +379,14 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ segmenting
 
-    def segment(self, text):
+    def segment(self, text: str) -> list[str]:
         """The words of ``text`` (a str): whitespace separates words and is
         dropped; ``"".join(words) == "".join(text.split())``."""
         if not isinstance(text, str):
             raise TypeError(_not_str("segment()", text))
         return self._segment_batch([text])[0]
 
-    def tokenize(self, text: str) -> "list[tuple[str, int, int]]":
+    def tokenize(self, text: str) -> list[tuple[str, int, int]]:
         """The words of ``text`` (a str) with their offsets, as jieba's
         ``tokenize``: ``(word, start, end)`` tuples with
         ``text[start:end] == word``; whitespace is skipped."""
@@ -397,7 +400,7 @@ class Segmenter(SequenceTask):
             pos = end
         return out
 
-    def segment_lines(self, lines):
+    def segment_lines(self, lines: Iterable[str]) -> Iterator[list[str]]:
         """Segment an iterable of lines lazily, yielding one word list per
         line (empty lines give empty lists).  Batching lines this way is
         much faster than calling :meth:`segment` per line."""
@@ -433,7 +436,7 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ evaluation
 
-    def vocabulary(self):
+    def vocabulary(self) -> set:
         """The training vocabulary (a set of words)."""
         if self._vocab_set is None:
             self._vocab_set = set(self.vocab)
