@@ -10,23 +10,23 @@ from pathlib import Path
 import pytest
 
 
-def _check_compiled_modules():
+def pytest_configure(config):
+    """Stop with one message when fasttag cannot be imported with its
+    compiled modules (a source tree that was never built)."""
     try:
         import fasttag
     except ImportError as exc:
-        pytest.exit(f"cannot import fasttag ({exc}): install it (pip install .) or build it in place "
-                    f"(python setup.py build_ext --inplace)", returncode=4)
+        raise pytest.UsageError(f"cannot import fasttag ({exc}): install it (pip install .) or build it "
+                                f"in place (python setup.py build_ext --inplace)") from None
     try:
         import fasttag._core  # noqa: F401  (compiled)
         import fasttag._sequence  # noqa: F401
     except ImportError as exc:
         where = Path(fasttag.__file__).resolve().parent
-        pytest.exit(f"the fasttag package at {where} has no usable compiled modules ({exc}). Build them "
-                    f"in place with 'python setup.py build_ext --inplace' (or 'pip install -e .'), or run "
-                    f"pytest from outside the source tree to test an installed fasttag", returncode=4)
-
-
-_check_compiled_modules()
+        raise pytest.UsageError(
+            f"the fasttag package at {where} has no usable compiled modules ({exc}). Build them in place "
+            f"with 'python setup.py build_ext --inplace' (or 'pip install -e .'), or run pytest from "
+            f"outside the source tree to test an installed fasttag") from None
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
