@@ -59,15 +59,14 @@ def files(tmp_path_factory):
     f["a_file"] = d / "a_file"
     f["missing"] = d / "missing.conllu"
     f["missing_model"] = d / "missing.ftm"
-    f["out"] = d / "out.ftm"
-    f["nodir_out"] = d / "nodir" / "en.ftm"
     f["under_file"] = d / "a_file" / "en.ftm"
     f["tmp"] = d
     return f
 
 
 # (id, command line, what the one error line must name).  {name} is a path
-# from the ``files`` fixture; every case writes (if anything) to {out}.
+# from the ``files`` fixture; {out} and {nodir_out} lie in the case's own
+# folder, which must stay empty.
 MISTAKES = [
     # ------------------------------------------------------------ train: input files
     ("train-missing", "train pos {missing} -o {out}", "missing.conllu"),
@@ -164,14 +163,33 @@ MISTAKES = [
 ]
 
 
-def _render(line, files):
-    return [part.format(**{k: str(v) for k, v in files.items()}) for part in line.split()]
+def _render(line, files, out_dir):
+    paths = {k: str(v) for k, v in files.items()}
+    paths.update(out=str(out_dir / "out.ftm"), nodir_out=str(out_dir / "nodir" / "en.ftm"))
+    return [part.format(**paths) for part in line.split()]
 
 
-@pytest.mark.parametrize("line,names", [pytest.param(c, n, id=i) for i, c, n in MISTAKES])
-def test_mistake_is_one_line_exit_2(run_cli, files, line, names):
-    before = set(os.listdir(files["tmp"]))
-    result = run_cli(*_render(line, files), input=b"")
+@pytest.fixture(scope="session")
+def outcomes(run_cli, files):
+    """Every case run once, a few at a time (each is mostly interpreter
+    start-up), each with its own output folder: {id: (result, folder)}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(case):
+        name, line, _ = case
+        out_dir = files["tmp"] / "cases" / name
+        out_dir.mkdir(parents=True)
+        return name, (run_cli(*_render(line, files, out_dir), input=b""), out_dir)
+    before = set(os.listdir(files["tmp"])) | {"cases"}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = dict(pool.map(run, MISTAKES))
+    done["shared files"] = before == set(os.listdir(files["tmp"])) and os.listdir(files["dir"]) == []
+    return done
+
+
+@pytest.mark.parametrize("case,names", [pytest.param(i, n, id=i) for i, _, n in MISTAKES])
+def test_mistake_is_one_line_exit_2(outcomes, case, names):
+    result, out_dir = outcomes[case]
     err = result.stderr.decode("utf-8", "replace")
     assert result.returncode == 2, (result.returncode, err)
     assert "Traceback" not in err
@@ -180,9 +198,11 @@ def test_mistake_is_one_line_exit_2(run_cli, files, line, names):
     assert len(lines) == 1 and err.splitlines()[-1] == lines[0], err
     assert names in lines[0], lines[0]
     assert lines[0].startswith("fasttag"), lines[0]
-    assert not files["out"].exists()
-    assert not (files["tmp"] / "nodir").exists()
-    assert set(os.listdir(files["tmp"])) == before       # no temporary file either
+    assert os.listdir(out_dir) == []           # no output, no temporary file, no folder made
+
+
+def test_mistakes_leave_the_shared_files_alone(outcomes):
+    assert outcomes["shared files"]
 
 
 def test_table_covers_every_command():
