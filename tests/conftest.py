@@ -40,13 +40,12 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
-def run_cli():
-    """Run the real ``fasttag`` console script (``python -m fasttag`` where
-    it is not installed) on the fasttag package these tests import, in a
-    folder outside the source tree.  Returns the CompletedProcess."""
+def cli_command():
+    """``(command, env)``: the real ``fasttag`` console script (``python -m
+    fasttag`` where it is not installed) and an environment in which it
+    runs the fasttag package these tests import."""
     import os
     import shutil
-    import subprocess
     import sys
 
     import fasttag
@@ -54,7 +53,19 @@ def run_cli():
     package_root = Path(fasttag.__file__).resolve().parent.parent
     script = shutil.which("fasttag")
     command = [script] if script else [sys.executable, "-m", "fasttag"]
-    env = dict(os.environ, PYTHONPATH=str(package_root))
+    return command, dict(os.environ, PYTHONPATH=str(package_root))
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli_command):
+    """Run the real ``fasttag`` console script (see ``cli_command``) in a
+    folder outside the source tree.  Returns the CompletedProcess."""
+    import subprocess
+
+    import fasttag
+
+    command, env = cli_command
+    package_root = Path(fasttag.__file__).resolve().parent.parent
 
     def run(*args, input=None, cwd=None):
         return subprocess.run(command + [str(a) for a in args], input=input, capture_output=True,

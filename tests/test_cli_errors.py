@@ -10,7 +10,6 @@ and the broken inputs a user has lying around.
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -276,16 +275,16 @@ def test_train_progress_lines_without_a_terminal(run_cli, files, tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == b""
 
 
-def test_ctrl_c_keeps_the_best_completed_epoch(files, tmp_path):
+def test_ctrl_c_keeps_the_best_completed_epoch(cli_command, tmp_path):
     """SIGINT after the first epoch line: exit 130, one line saying so, and
     the model of the last completed epoch saved, recording the interruption."""
     train = tmp_path / "big.conllu"
     train.write_bytes(CONLLU.read_bytes() * 60)
     out = tmp_path / "interrupted.ftm"
-    package_root = Path(fasttag.__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(package_root))
-    proc = subprocess.Popen([sys.executable, "-m", "fasttag", "train", "pos", str(train), "-o", str(out),
-                             "--epochs", "100000"], stderr=subprocess.PIPE, env=env, cwd=str(tmp_path),
+    command, env = cli_command
+    # SIGINT at its default in the child, even where the test runner ignores it
+    proc = subprocess.Popen(command + ["train", "pos", str(train), "-o", str(out), "--epochs", "100000"],
+                            stderr=subprocess.PIPE, env=env, cwd=str(tmp_path),
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         seen = []
