@@ -20,8 +20,10 @@ Why this module looks the way it does:
 
 ``source`` is a path (``str``, ``bytes`` or ``os.PathLike``) or an open file
 object, binary or text.  A text stream with an underlying binary buffer (such
-as ``sys.stdin`` or a file from ``open(path)``) is read through that buffer, so
-it is decoded as UTF-8 whatever its declared encoding; if it is seekable the
+as ``sys.stdin`` or a file from ``open(path)``) is read through that buffer,
+line by line, strictly: ``sys.stdin`` as UTF-8 whatever the locale says,
+another text stream in its declared encoding (paths and binary streams are
+UTF-8 unless :func:`input_encoding` says otherwise); if it is seekable the
 buffer is first moved to the text layer's position, so lines the caller
 already read with ``readline()`` are skipped and none are lost.  (Do not
 ``readline()`` from a non-seekable text stream such as a piped ``sys.stdin``

@@ -312,7 +312,7 @@ def test_ctrl_c_keeps_the_best_completed_epoch(cli_command, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_ctrl_c_before_any_epoch_saves_nothing(run_cli, tmp_path):
+def test_ctrl_c_before_any_epoch_saves_nothing():
     """The API: KeyboardInterrupt during training with no completed epoch is
     a TrainingInterrupted without a model."""
     from fasttag.errors import TrainingInterrupted
