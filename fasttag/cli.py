@@ -124,11 +124,13 @@ def _given(args, names):
 
 
 def train_command(args):
-    _check_output(args.output, "-o")
-    train = _input_path(args.train, "TRAIN", stdin_ok=True)
-    dev = None if args.dev is None else _input_path(args.dev, "--dev")
     cls, kwargs = task_class(args.task)
     given = _given(args, [o.name for o in options.for_cli(args.task, "train")])
+    # options first, then the files named, then the output: all before any work
+    options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
+    train = _input_path(args.train, "TRAIN", stdin_ok=True)
+    dev = None if args.dev is None else _input_path(args.dev, "--dev")
+    _check_output(args.output, "-o")
     if "gazetteers" in given:
         lists = {}
         for item in given["gazetteers"]:
@@ -139,8 +141,6 @@ def train_command(args):
         given["gazetteers"] = lists
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
-    # options are checked before anything is read
-    options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     try:
         model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
