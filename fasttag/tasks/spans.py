@@ -28,7 +28,10 @@ Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
 feature column unless ``feature_columns`` is given.
 """
+from __future__ import annotations
+
 from collections import Counter
+from typing import Iterable
 
 import numpy as np
 
@@ -594,7 +597,8 @@ class SpanTagger(SequenceTask):
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         return self.model.predict_tags(list(zip(words, cols)))
 
-    def tag_sents(self, sentences, columns=None, documents=None):
+    def tag_sents(self, sentences: Iterable[list[str]], columns: list | None = None,
+                  documents: list | None = None) -> list[list[str]]:
         """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
         Sentence objects (whose rows give the feature columns).
         ``columns``: per sentence, per token, the feature column values
@@ -623,14 +627,16 @@ class SpanTagger(SequenceTask):
             out[i] = schemes.to_scheme(p, self.internal_scheme, self.scheme)
         return out
 
-    def tag(self, tokens, columns=None):
-        """Tags of one sentence (in :attr:`scheme`): a list of token
-        strings (a str is a TypeError) or a Sentence object."""
+    def tag(self, tokens: list[str], columns: list | None = None) -> list[str]:
+        """Tags of one sentence (in :attr:`scheme`), ``tokens``: a list of
+        token strings (a str is a TypeError) or a Sentence object;
+        ``columns``: per token, its feature column values (as in
+        :meth:`tag_sents`)."""
         return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns])[0]
 
-    def spans(self, tokens, columns=None):
-        """The predicted spans of one sentence: (type, start, end) with end
-        exclusive."""
+    def spans(self, tokens: list[str], columns: list | None = None) -> list[tuple[str, int, int]]:
+        """The predicted spans of one sentence, ``tokens`` (and ``columns``
+        as for :meth:`tag`): (type, start, end) with end exclusive."""
         return schemes.spans(self.tag(tokens, columns), self.scheme)
 
 
