@@ -2,9 +2,12 @@
 
 FASTTAG_DEBUG=1 builds with bounds and wraparound checks on, the raw-pointer
 index checks of ``_check.pxd`` compiled in, -O0 and -g: a test run under it
-is a memory-safety check.  The default build is -O3 with all of them off.
+is a memory-safety check.  The default (release) build is -O3 with all of
+them off and no debug symbols (-g0, and the linker's -s on Linux): they
+were most of the wheel's size.
 """
 import os
+import sys
 
 import numpy
 from Cython.Build import cythonize
@@ -22,7 +25,11 @@ directives = {
     "cdivision": True,
     "embedsignature": True,
 }
-compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+if sys.platform == "win32":
+    compile_args, link_args = ([] if DEBUG else ["/O2"]), []
+else:
+    compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
+    link_args = ["-s"] if not DEBUG and sys.platform.startswith("linux") else []
 
 # Neither cythonize nor build_ext notices a change of directives or macros
 # alone: regenerate every C source when the build kind differs from the last
@@ -43,6 +50,7 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         + ([("FASTTAG_DEBUG", "1")] if DEBUG else []),
         extra_compile_args=compile_args,
+        extra_link_args=link_args,
     )
     for name in MODULES
     if os.path.exists(name.replace(".", "/") + ".pyx")

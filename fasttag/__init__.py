@@ -5,12 +5,12 @@
     >>> tagger.tag(["I", "saw", "her", "duck", "."])
     ['PRON', 'VERB', 'PRON', 'NOUN', 'PUNCT']
 """
-from .errors import FasttagError, InputError, ModelFormatError
-from .store import default_model_path, load, loads
-
 __version__ = "0.1.0"
 
-__all__ = ["FasttagError", "InputError", "ModelFormatError", "Tagger", "Segmenter", "SpanTagger", "Tokenizer",
+from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted  # noqa: E402
+from .store import default_model_path, load, loads  # noqa: E402
+
+__all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupted", "Tagger", "Segmenter", "SpanTagger", "Tokenizer",
            "load", "loads", "default_model_path", "__version__"]
 
 _LAZY = {"Tagger": "fasttag.tasks.pos", "Segmenter": "fasttag.tasks.seg", "SpanTagger": "fasttag.tasks.spans",

@@ -21,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import options
-from .errors import FasttagError, InputError
+from . import __version__, options
+from . import io as ftio
+from .errors import FasttagError, InputError, TrainingInterrupted
 from .store import default_model_path, load
 from .tasks import TASKS, task_class
 
@@ -32,6 +33,26 @@ TAG_COMMANDS = {
     "segment": (("segmenter",), "zh", "segment Chinese text, one line in, one line out"),
     "tokenize": (("tokenizer",), None, "split raw text into sentences of tokens, one sentence a line"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (what is wrong, and where to
+    read more), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _encoding(value):
+    try:
+        return ftio.check_encoding(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_encoding(parser):
+    parser.add_argument("--encoding", type=_encoding, metavar="ENC",
+                        help="encoding of the input files (default utf-8; e.g. gbk, gb18030, big5)")
 
 
 def _add_option(parser, opt, task=None):
@@ -55,24 +76,27 @@ def _add_option(parser, opt, task=None):
 
 def build_parser():
     # no abbreviations: --prune must never be read as --prune-k
-    parser = argparse.ArgumentParser(prog="fasttag", description="Fast trainable sequence taggers.",
-                                     allow_abbrev=False)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="fasttag", description="Fast trainable sequence taggers.", allow_abbrev=False)
+    parser.add_argument("--version", action="version", version=f"fasttag {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     train = sub.add_parser("train", help="train a model", allow_abbrev=False)
-    tasks = train.add_subparsers(dest="task", required=True)
+    tasks = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
     for name, (_, _, _, help_text) in TASKS.items():
         p = tasks.add_parser(name, help=help_text, allow_abbrev=False)
-        p.add_argument("train", metavar="TRAIN")
-        p.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
+        p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
+        p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="where to write the model (checked before training; Ctrl-C saves the best "
+                            "completed epoch there)")
         p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
         p.add_argument("--quiet", action="store_true", help="no progress lines")
+        _add_encoding(p)
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
     for command, (_, bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
-        p.add_argument("input", nargs="?", metavar="INPUT", help="input file (default: standard input)")
+        p.add_argument("input", nargs="?", metavar="INPUT", help="input file (default or '-': standard input)")
         p.add_argument("-m", "--model", required=bundled is None,
                        help="model file" + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
         p.add_argument("-o", "--output", help="output file (default: standard output)")
@@ -83,6 +107,7 @@ def build_parser():
                            help="CoNLL-U column to fill: upos (default) or xpos")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
+        _add_encoding(p)
 
     ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
                          allow_abbrev=False)
@@ -96,6 +121,7 @@ def build_parser():
     ev.add_argument("model", metavar="MODEL")
     ev.add_argument("test", metavar="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
+    _add_encoding(ev)
     for opt in options.OPTIONS:
         if "eval" in opt.phases and opt.parse is not None:
             _add_option(ev, opt)
@@ -112,25 +138,79 @@ def _given(args, names):
 def train_command(args):
     cls, kwargs = task_class(args.task)
     given = _given(args, [o.name for o in options.for_cli(args.task, "train")])
+    # options first, then the files named, then the output: all before any work
+    options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
+    train = _input_path(args.train, "TRAIN", stdin_ok=True)
+    dev = None if args.dev is None else _input_path(args.dev, "--dev")
+    _check_output(args.output, "-o")
     if "gazetteers" in given:
         lists = {}
         for item in given["gazetteers"]:
             typ, sep, path = item.partition("=")
             if not sep or not typ or not path:
                 raise InputError(f"--gazetteer expects TYPE=FILE, not {item!r}")
-            lists.setdefault(typ, []).extend(_read_gazetteer(path))
+            lists.setdefault(typ, []).extend(_read_gazetteer(_input_path(path, "--gazetteer")))
         given["gazetteers"] = lists
     if "dictionary" in given:
-        given["dictionary"] = Path(given["dictionary"])    # a path, never words
-    # options are checked before anything is read
-    options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
-    model = cls.train(args.train, dev=args.dev, verbose=False if args.quiet else None, **kwargs, **given)
+        given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
+    try:
+        model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
+    except TrainingInterrupted as exc:
+        if exc.model is None:
+            print(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: "
+                  f"nothing saved", file=sys.stderr)
+            return 130
+        exc.model.save(args.output)
+        info = exc.model.model.training_info
+        print(f"fasttag: interrupted at epoch {exc.epoch}: saved {args.output} with the best completed "
+              f"epoch ({info.get('best_epoch')})", file=sys.stderr)
+        return 130
     model.save(args.output)
     info = model.model.training_info
     score = info.get("dev_score")
-    print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
-          + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else ""), file=sys.stderr)
+    if not args.quiet:
+        print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
+              + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else ""), file=sys.stderr)
     return 0
+
+
+def _input_path(path, what, stdin_ok=False):
+    """``path`` of an input file the user named (``what``: its argument),
+    checked before any work: it exists, is not a folder and can be read.
+    "-" is standard input where ``stdin_ok``."""
+    if path == "-":
+        if stdin_ok:
+            return sys.stdin.buffer
+        raise InputError(f"{what} must be a file: standard input ('-') is read only as the main input")
+    if not os.path.exists(path):
+        raise InputError(f"{what}: no such file", path=path)
+    if os.path.isdir(path):
+        raise InputError(f"{what} is a folder, not a file", path=path)
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{what}: cannot read ({exc.strerror or exc})", path=path) from None
+    return path
+
+
+def _check_output(path, what):
+    """Refuse, before any work, an output ``path`` that cannot be written:
+    a folder, in a folder that does not exist or cannot be written to."""
+    if path == "-":
+        raise InputError(f"{what}: the model is written to a file, not to standard output")
+    if os.path.isdir(path):
+        raise InputError(f"{what} is a folder: give a file name", path=path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{what}: the folder {os.path.dirname(path) or '.'} does not exist", path=path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fasttag-check-", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"{what}: cannot write in {os.path.dirname(path) or '.'} "
+                         f"({exc.strerror or exc})", path=path) from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def _read_gazetteer(path):
@@ -140,7 +220,10 @@ def _read_gazetteer(path):
 
 def tag_command(args):
     kinds, bundled, _ = TAG_COMMANDS[args.command]
-    path = args.model or default_model_path(bundled)
+    if args.output is not None and args.output != "-":
+        _check_output(args.output, "-o")
+    path = _input_path(args.model, "-m") if args.model else default_model_path(bundled)
+    source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input else sys.stdin.buffer
     model = load(path)
     if model.kind not in kinds:
         use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
@@ -154,9 +237,8 @@ def tag_command(args):
     if args.command == "segment" and args.dict:
         # a Path: the file's name, never words; a bad line is an
         # InputError naming the file and the line
-        model.add_words(Path(args.dict), mode="force")
-    source = args.input if args.input else sys.stdin.buffer
-    with _output(args.output) as out:
+        model.add_words(Path(_input_path(args.dict, "--dict")), mode="force")
+    with _output(None if args.output == "-" else args.output) as out:
         model.tag_file(source, out, **given)
     return 0
 
@@ -192,10 +274,13 @@ def _output(path):
 
 
 def eval_command(args):
-    model = load(args.model)
+    test = _input_path(args.test, "TEST", stdin_ok=True)
+    model = load(_input_path(args.model, "MODEL"))
     given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
     options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
-    result = model.evaluate(args.test, **given)
+    if "words" in given:
+        given["words"] = _input_path(given["words"], "--words")
+    result = model.evaluate(test, **given)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
@@ -226,19 +311,30 @@ COMMANDS = {"train": train_command, "tag": tag_command, "segment": tag_command, 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    encoding = getattr(args, "encoding", None)
     try:
-        return COMMANDS[args.command](args)
+        with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext():
+            return COMMANDS[args.command](args)
     except FasttagError as exc:
-        print(f"fasttag: error: {exc}", file=sys.stderr)
+        hint = ""
+        if getattr(exc, "undecodable", False) and not encoding:
+            hint = " (not UTF-8? name its encoding, e.g. --encoding gbk)"
+        _error(f"{exc}{hint}")
         return 2
     except BrokenPipeError:
         return 0
     except OSError as exc:                 # a missing or unreadable file the user named
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"fasttag: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        _error(f"{where}{exc.strerror or exc}")
         return 2
     except KeyboardInterrupt:
+        print("fasttag: interrupted", file=sys.stderr)
         return 130
+
+
+def _error(message):
+    """The one line of a user error: ``fasttag: error: what is wrong``."""
+    print(f"fasttag: error: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 if __name__ == "__main__":

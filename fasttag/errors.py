@@ -29,3 +29,20 @@ class InputError(FasttagError, ValueError):
         elif path is not None:
             where = f"{path}: "
         super().__init__(where + message)
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C (KeyboardInterrupt) during training, with what was kept.
+
+    A subclass of KeyboardInterrupt, so code that lets Ctrl-C through still
+    does.  ``epoch`` is the epoch that was running; ``model`` is the trained
+    model of the best completed epoch (its ``model.training_info`` records
+    ``interrupted_at_epoch``), or None when no epoch was completed.  The
+    command line saves ``model`` to ``-o``, so a long training is not lost.
+    """
+
+    def __init__(self, epoch, model=None):
+        self.epoch = epoch
+        self.model = model
+        kept = "nothing kept" if model is None else "the best completed epoch kept"
+        super().__init__(f"training interrupted at epoch {epoch} ({kept})")

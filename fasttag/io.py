@@ -20,8 +20,10 @@ Why this module looks the way it does:
 
 ``source`` is a path (``str``, ``bytes`` or ``os.PathLike``) or an open file
 object, binary or text.  A text stream with an underlying binary buffer (such
-as ``sys.stdin`` or a file from ``open(path)``) is read through that buffer, so
-it is decoded as UTF-8 whatever its declared encoding; if it is seekable the
+as ``sys.stdin`` or a file from ``open(path)``) is read through that buffer,
+line by line, strictly: ``sys.stdin`` as UTF-8 whatever the locale says,
+another text stream in its declared encoding (paths and binary streams are
+UTF-8 unless :func:`input_encoding` says otherwise); if it is seekable the
 buffer is first moved to the text layer's position, so lines the caller
 already read with ``readline()`` are skipped and none are lost.  (Do not
 ``readline()`` from a non-seekable text stream such as a piped ``sys.stdin``
@@ -49,6 +51,9 @@ after the last sentence, are dropped.
 """
 from __future__ import annotations
 
+import codecs
+import contextlib
+import contextvars
 import io
 import itertools
 import operator
@@ -68,6 +73,7 @@ __all__ = [
     "read_lines",
     "read_segmented",
     "read_word_list",
+    "input_encoding",
     "read",
     "guess_format",
     "write_conllu",
@@ -138,6 +144,46 @@ def _stream_name(f):
     return "<input>"
 
 
+_ENCODING = contextvars.ContextVar("fasttag_input_encoding", default=None)
+
+
+@contextlib.contextmanager
+def input_encoding(encoding):
+    """Within the ``with`` block, files and binary streams are read in
+    ``encoding`` ("gbk", "gb18030", "big5", "utf-16" ...) instead of UTF-8,
+    still strictly: a bad byte is an InputError naming the file and line.
+    The command line's ``--encoding``.  (A text stream opened with an
+    encoding, ``open(path, encoding="gbk")``, is read in that encoding
+    anyway.)"""
+    name = check_encoding(encoding)
+    token = _ENCODING.set(name)
+    try:
+        yield
+    finally:
+        _ENCODING.reset(token)
+
+
+def check_encoding(encoding):
+    """The codec name of ``encoding``; ValueError for an unknown one or one
+    that is not a text encoding."""
+    if not isinstance(encoding, str):
+        raise TypeError(f"an encoding is a str, not {type(encoding).__name__}")
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r}") from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise ValueError(f"{encoding!r} is not a text encoding")
+    return info.name
+
+
+def _ascii_lines(encoding):
+    """Whether ``encoding`` writes a newline as the byte 0x0A that no other
+    character contains, so lines can be split before decoding."""
+    return encoding not in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be") \
+        and "\n\r".encode(encoding) == b"\n\r"
+
+
 def _line(line, lineno, name):
     """A line without its terminator (nor, on line 1, a BOM); a carriage
     return left inside it is an InputError."""
@@ -150,16 +196,27 @@ def _line(line, lineno, name):
     return line
 
 
-def _decode_binary(f, name):
-    """Lines of a binary stream, decoded strictly as UTF-8, without terminators."""
+def _decode_binary(f, name, encoding="utf-8"):
+    """Lines of a binary stream, decoded strictly (UTF-8 unless told
+    otherwise), without terminators."""
+    if encoding not in ("utf-8", None) and not _ascii_lines(encoding):
+        yield from _strip_text(io.TextIOWrapper(f, encoding=encoding, errors="strict", newline=""), name)
+        return
+    encoding = encoding or "utf-8"
     for lineno, raw in enumerate(f, 1):
         try:
-            line = raw.decode("utf-8")
+            line = raw.decode(encoding)
         except UnicodeDecodeError as exc:
-            raise InputError(
-                f"invalid UTF-8: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line",
-                name, lineno) from None
+            err = InputError(
+                f"invalid {_codec_text(encoding)}: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line",
+                name, lineno)
+            err.undecodable = True
+            raise err from None
         yield _line(line, lineno, name)
+
+
+def _codec_text(encoding):
+    return {"utf-8": "UTF-8", "gbk": "GBK", "gb18030": "GB18030", "big5": "Big5"}.get(encoding, encoding)
 
 
 def _strip_text(f, name):
@@ -173,17 +230,22 @@ def _strip_text(f, name):
             yield _line(line, lineno, name)
     except UnicodeDecodeError as exc:
         # The text layer decodes ahead, so the bad byte is on this line or a later one.
-        raise InputError(f"cannot decode the input as {exc.encoding} ({exc.reason}) "
-                         f"on this line or soon after", name, lineno + 1) from None
+        err = InputError(f"cannot decode the input as {exc.encoding} ({exc.reason}) "
+                         f"on this line or soon after", name, lineno + 1)
+        err.undecodable = True
+        raise err from None
 
 
 def _open_lines(source):
-    """(name, line iterator, close) for a path or a file object."""
+    """(name, line iterator, close) for a path or a file object.  Paths and
+    binary streams are decoded in the :func:`input_encoding` (UTF-8 by
+    default); text streams other than standard input in their own."""
+    encoding = _ENCODING.get()
     if is_path(source):
         path = os.fspath(source)
         name = os.fsdecode(path)
         f = open(path, "rb")
-        return name, _decode_binary(f, name), f.close
+        return name, _decode_binary(f, name, encoding), f.close
     if not hasattr(source, "read") and not hasattr(source, "__iter__"):
         raise TypeError(f"expected a path or a file object, not {type(source).__name__}")
     name = _stream_name(source)
@@ -193,15 +255,22 @@ def _open_lines(source):
             # Read through the binary buffer, to decode (and report errors)
             # line by line.  On a seekable stream, first move the buffer to the
             # text layer's position, so text the wrapper read ahead is not lost.
+            # Standard input is UTF-8 whatever the locale says; another text
+            # stream was opened with an encoding on purpose.
+            if encoding is None and source is not sys.stdin:
+                try:
+                    encoding = check_encoding(source.encoding)
+                except (TypeError, ValueError):
+                    encoding = None
             try:
                 if source.seekable():
                     source.seek(source.tell())
-                return name, _decode_binary(buffer, name), _no_op
+                return name, _decode_binary(buffer, name, encoding), _no_op
             except (OSError, ValueError):
                 pass  # tell() is disabled after next(f): stay on the text layer
         return name, _strip_text(source, name), _no_op
     if isinstance(source, (io.RawIOBase, io.BufferedIOBase)):
-        return name, _decode_binary(source, name), _no_op
+        return name, _decode_binary(source, name, encoding), _no_op
     # Some other file-like object: look at what its lines are.
     it = iter(source)
     first = next(it, None)
@@ -209,7 +278,7 @@ def _open_lines(source):
         return name, iter(()), _no_op
     rest = itertools.chain([first], it)
     if isinstance(first, bytes):
-        return name, _decode_binary(rest, name), _no_op
+        return name, _decode_binary(rest, name, encoding), _no_op
     return name, _strip_text(rest, name), _no_op
 
 
@@ -641,7 +710,8 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
         _conllu_column("upos" if column is None else column)
     elif format == "conll":
         if isinstance(column, str):
-            raise ValueError(f"for column files, column must be an integer index, not {column!r}")
+            raise InputError(f"for column files, the tag column must be an integer index, not {column!r}",
+                             os.fsdecode(os.fspath(source)) if is_path(source) else None)
         _column_index(column, "column")
     if _column_index(word_column, "word_column") is None:
         raise ValueError("word_column must be an integer column index, not None")
@@ -662,8 +732,8 @@ def _read_any(source, format, column, word_column):
             parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
         elif format == "conll":
             if isinstance(column, str):
-                raise ValueError(f"{name} looks like a column file: column must be an integer "
-                                 f"index, not {column!r}")
+                raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
+                                 f"not {column!r}", name)
             tag_column = -1 if column is None else _column_index(column, "column")
             parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
         else:

@@ -11,6 +11,8 @@ function or another featurizer version raises :class:`ModelFormatError`.
 It never silently degrades.  Bump a featurizer's version whenever its
 output for the same input changes.
 """
+from __future__ import annotations
+
 import importlib
 import os
 from pathlib import Path
@@ -33,8 +35,8 @@ BUNDLED = {
 }
 
 
-def default_model_path(lang="en"):
-    """Path of a model bundled with the package: "en" (English UPOS tagger,
+def default_model_path(lang: str = "en") -> Path:
+    """Path of the model bundled with the package for ``lang``: "en" (English UPOS tagger,
     trained on UD English EWT) or "zh" (Chinese segmenter, People's Daily)."""
     try:
         name = BUNDLED[lang]
@@ -91,7 +93,7 @@ def model_class(kind):
     return getattr(importlib.import_module(module), name)
 
 
-def load(path=None):
+def load(path: str | os.PathLike | None = None):
     """Load a model file; without ``path``, the bundled English POS tagger.
 
     Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter`,
@@ -111,8 +113,8 @@ def load(path=None):
         raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None
 
 
-def loads(data):
-    """Load a model from bytes (``model.to_bytes()``)."""
+def loads(data: bytes):
+    """Load a model from ``data``, the bytes of ``model.to_bytes()``."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"fasttag.loads takes the bytes of a model, not {type(data).__name__}")
     header, arrays = modelfile.loads(data)

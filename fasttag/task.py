@@ -22,12 +22,17 @@ The base class owns what is the same for every task.  That is training
 :meth:`fasttag.sequence.SequenceModel.predict_chunks`), evaluation, and
 storage (:mod:`fasttag.store`).
 """
+from __future__ import annotations
+
+import os
+import sys
 import time
 
 import numpy as np
 
 from . import confidence, modelfile, options, store, trainer
-from .errors import InputError, ModelFormatError
+from .errors import InputError, ModelFormatError, TrainingInterrupted
+from .progress import Progress
 from .sequence import SequenceModel
 
 
@@ -52,17 +57,27 @@ class SequenceTask(modelfile.Stored):
         return cls.task
 
     @classmethod
-    def train(cls, train, dev=None, **options_):
+    def train(cls, train, dev=None, **options_) -> SequenceTask:
         """Train on ``train`` (a path, or the task's Python form), keeping
-        the epoch with the best dev score when ``dev`` is given.  The
-        options are those of :mod:`fasttag.options` for this task.
+        the epoch with the best dev score when ``dev`` is given.
+
+        ``train``: training data, a path (str or os.PathLike) or the task's
+        Python form (see the task class).  ``dev``: development data in the
+        same forms, or None.  ``options_``: the options of
+        :mod:`fasttag.options` for this task (``epochs``, ``seed``,
+        ``algorithm``, ``verbose`` ...; ``help(fasttag.options)`` lists them).
+
+        ``verbose``: progress on standard error (one line per epoch, and a
+        live bar on a terminal); None (the default) means when standard
+        error is a terminal.  Ctrl-C raises
+        :class:`fasttag.errors.TrainingInterrupted` (a KeyboardInterrupt)
+        whose ``model`` is the best completed epoch's model, or None.
 
         ``init`` (a model of this class, or its path) fine-tunes: training
         continues from that model's weights, with its features, tags and
         settings; tags it does not know are refused unless
-        ``allow_new_tags``.  With ``dev``, a temperature for
-        :meth:`marginals` is fitted on it (stored as ``meta["temperature"]``).
-        """
+        ``allow_new_tags``.  With ``dev``, a temperature for the marginals
+        is fitted on it (stored as ``meta["temperature"]``)."""
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
         opts["task"] = task
@@ -72,38 +87,60 @@ class SequenceTask(modelfile.Stored):
             for key in ("format", "column", "word_column"):      # read new data as the model was trained
                 if options_.get(key) is None and key in init.meta and key in opts:
                     opts[key] = init.meta[key]
+        verbose = opts["verbose"]
+        report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
+        report.line(f"reading {_data_name(train)}")
         examples = cls._read(train, opts, "training data")
         if not examples:
-            raise InputError("no training sentences")
-        if init is None:
-            self = cls._build(examples, opts)
-        else:
-            self = init
-            self._extend_tags(examples, opts.get("allow_new_tags"))
+            raise InputError("no training sentences", path=_path_of(train))
+        try:
+            if init is None:
+                self = cls._build(examples, opts)
+            else:
+                self = init
+                self._extend_tags(examples, opts.get("allow_new_tags"))
+        except InputError as exc:
+            raise _naming(exc, train) from None
         data = self._encode(examples, training=True)
         dev_data = evaluate = None
         if dev is not None:
+            report.line(f"reading {_data_name(dev)}")
             dev_examples = cls._read(dev, opts, "dev data")
-            if dev_examples:
+            if not dev_examples:
+                raise InputError("no dev sentences", path=_path_of(dev))
+            try:
                 dev_data = self._encode(dev_examples)
                 evaluate = self._dev_scorer(dev_examples)
+            except InputError as exc:
+                raise _naming(exc, dev) from None
+        report.line(f"training on {len(data):,} sentences" + (f", dev {len(dev_data):,}" if dev_data else ""))
         t0 = time.perf_counter()
-        history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
-                              algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                              evaluate=evaluate, verbose=opts["verbose"], name=task, init=init is not None)
-        self.meta["train_seconds"] = time.perf_counter() - t0
-        self.meta["history"] = history
+        try:
+            history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
+                                  algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
+                                  evaluate=evaluate, name=task, progress=report, init=init is not None)
+        except TrainingInterrupted as exc:
+            if exc.model is not None:
+                self._finish(opts, t0, None)
+                exc.model = self
+            raise
+        self._finish(opts, t0, history)
         if init is not None:
             self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
         self.meta.pop("temperature", None)
         if dev_data:
             self.meta["temperature"] = confidence.fit_temperature(
                 self.model, [(x, c) for x, c, _ in dev_data], [g for _, _, g in dev_data])
+        return self
+
+    def _finish(self, opts, t0, history):
+        self.meta["train_seconds"] = time.perf_counter() - t0
+        if history is not None:
+            self.meta["history"] = history
         for key in ("corpus", "licence"):
             if opts.get(key):
                 self.meta[key] = opts[key]
         self._trained(opts)
-        return self
 
     def _trained(self, opts):
         """Hook: called once training is over."""
@@ -237,7 +274,7 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, data, **options_):
+    def evaluate(self, data, **options_) -> dict:
         """Scores on gold ``data`` (a path or the task's Python form):
         fractions, never percentages, plus ``seconds`` and the speed."""
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
@@ -261,6 +298,13 @@ class SequenceTask(modelfile.Stored):
         return opts
 
     # ------------------------------------------------------------ storage
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy go through the model file's bytes (data,
+        # checked on the way back), never through the compiled internals;
+        # the run-only meta (timings) travels beside them
+        run_only = {k: self.meta[k] for k in modelfile.RUN_ONLY_META if k in self.meta}
+        return _from_bytes, (type(self), self.to_bytes(), run_only)
 
     def _parts(self):
         header, arrays = self.model.to_parts()
@@ -312,6 +356,39 @@ class SequenceTask(modelfile.Stored):
     def _load(cls, header, arrays, model, meta):
         """The instance of a checked model: the task checks its own parts."""
         return cls(model, meta)
+
+
+def _from_bytes(cls, data, run_only_meta):
+    """Unpickle a task model (see ``SequenceTask.__reduce__``)."""
+    model = cls.from_bytes(data)
+    model.meta.update(run_only_meta)
+    return model
+
+
+def _data_name(data):
+    """How progress lines name training data: its path, or what it is."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return os.fsdecode(os.fspath(data))
+    name = getattr(data, "name", None)
+    if isinstance(name, str):
+        return name
+    return f"{type(data).__name__} of Python objects"
+
+
+def _naming(exc, data):
+    """``exc`` naming the file of ``data`` when it names none yet."""
+    path = _path_of(data)
+    if exc.path is not None or path is None:
+        return exc
+    return InputError(str(exc), path=path)
+
+
+def _path_of(data):
+    """The file name of ``data`` for messages, or None."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return os.fsdecode(os.fspath(data))
+    name = getattr(data, "name", None)
+    return name if isinstance(name, str) else None
 
 
 def check_fixed_labels(header, arrays, what, tags, classes, allowed):

@@ -18,12 +18,13 @@ import numpy as np
 
 from ._core import AveragedVector, WeightTable
 from ._sequence import transition_size
-from .errors import InputError
+from .errors import InputError, TrainingInterrupted
+from .progress import Progress
 from .tables import table_from_arrays, table_to_arrays
 
 
 def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
-        evaluate=None, verbose=None, name="train", init=False):
+        evaluate=None, verbose=None, name="train", progress=None, slices=100, init=False):
     """Train ``model`` in place on ``train``: (input, context, gold tag ids)
     triples.  Options are checked by :mod:`fasttag.options` before any call.
 
@@ -34,9 +35,20 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     ``init``, training continues from the model's weights (fine-tuning):
     the perceptron starts from them, and they count in the average from
     the first step on.
+
+    ``progress`` (a :class:`fasttag.progress.Progress`) reports one line
+    per epoch and, on a terminal, a live bar; without it ``verbose``
+    decides (None: when standard error is a terminal).  Each epoch runs as
+    ``slices`` compiled calls (the bar moves and Ctrl-C is answered between
+    them; the model is the same for any number).
+
+    Ctrl-C (KeyboardInterrupt) during an epoch raises
+    :class:`fasttag.errors.TrainingInterrupted` with ``model`` set when an
+    epoch was completed: the model then holds the best completed epoch, and
+    its ``training_info`` says ``interrupted_at_epoch``.
     """
-    if verbose is None:
-        verbose = sys.stderr.isatty()
+    if progress is None:
+        progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
     if not train:
         raise InputError("no training sentences")
     keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in train])
@@ -60,45 +72,73 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     best = None
     history = []
     n_tokens = int(gold.shape[0])
-    for epoch in range(1, epochs + 1):
-        order = rng.permutation(len(train)).astype(np.int64)
-        t0 = time.perf_counter()
-        if algorithm == "mira":
-            from ._kbest import mira_epoch
-            wrong, step = mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C)
-        else:
-            wrong, step = search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy)
-        seconds = time.perf_counter() - t0
-        stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
-                 "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
-        if dev or epoch == epochs:
+    lengths = np.diff(np.asarray(bounds, dtype=np.int64))
+    # the epoch runs in slices: the live bar moves and Ctrl-C is answered
+    # between them (the compiled loop holds no GIL); the result is the same
+    n_slices = max(1, min(len(train), slices))
+    finished = 0         # the last epoch whose weights were kept in ``best``
+    try:
+        for epoch in range(1, epochs + 1):
+            order = rng.permutation(len(train)).astype(np.int64)
+            t0 = time.perf_counter()
+            wrong = done_tokens = 0
+            cuts = np.linspace(0, len(order), n_slices + 1).astype(np.int64)
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                if a == b:
+                    continue
+                part = order[a:b]
+                if algorithm == "mira":
+                    from ._kbest import mira_epoch
+                    w, step = mira_epoch(search, trans, keys, bounds, gold, part, step, k=k, C=C)
+                else:
+                    w, step = search.train_epoch(trans, keys, bounds, gold, part, step, greedy=greedy)
+                wrong += w
+                done_tokens += int(lengths[part].sum())
+                progress.bar(f"epoch {epoch}/{epochs}", int(b), len(order), t0, done_tokens, "positions")
+            seconds = time.perf_counter() - t0
+            stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
+                     "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+            # averaged every epoch, so that Ctrl-C in the next one keeps this one
             avg_emit = emit.averaged(step)
             avg_trans = trans.averaged(step)
-        if dev:
-            ids = model.search(avg_emit, avg_trans, dev_cands).decode(dev_keys, dev_bounds, greedy=greedy)
-            pred = [ids[dev_bounds[i]:dev_bounds[i + 1]] for i in range(len(dev))]
-            if evaluate is None:
-                score = _accuracy(pred, dev_gold)
+            if dev:
+                ids = model.search(avg_emit, avg_trans, dev_cands).decode(dev_keys, dev_bounds, greedy=greedy)
+                pred = [ids[dev_bounds[i]:dev_bounds[i + 1]] for i in range(len(dev))]
+                if evaluate is None:
+                    score = _accuracy(pred, dev_gold)
+                else:
+                    score = float(evaluate(pred))
+                stats["dev_score"] = score
+                if best is None or score > best[0]:
+                    best = (score, epoch, avg_emit, avg_trans)
             else:
-                score = float(evaluate(pred))
-            stats["dev_score"] = score
-            if best is None or score > best[0]:
-                best = (score, epoch, avg_emit, avg_trans)
-        elif epoch == epochs:
-            best = (None, epoch, avg_emit, avg_trans)
-        history.append(stats)
-        if verbose:
+                best = (None, epoch, avg_emit, avg_trans)
+            finished = epoch
+            history.append(stats)
             dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
-            print(f"[fasttag {name}] epoch {epoch}/{epochs}  train acc {100 * stats['train_accuracy']:.2f}%"
-                  f"{dev_text}  {stats['tokens_per_second']:,.0f} positions/s", file=sys.stderr)
+            progress.line(f"epoch {epoch}/{epochs}  train acc {100 * stats['train_accuracy']:.2f}%"
+                          f"{dev_text}  {stats['tokens_per_second']:,.0f} positions/s  {seconds:.1f}s")
+    except KeyboardInterrupt:
+        progress.clear()
+        if best is None:
+            raise TrainingInterrupted(finished + 1) from None
+        _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, len(train))
+        model.training_info["interrupted_at_epoch"] = finished + 1
+        raise TrainingInterrupted(finished + 1, model) from None
+    _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, len(train))
+    return history
+
+
+def _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
+    """Put the weights of ``best`` (score, epoch, emit, transitions) in the
+    model, rounded to float32 as files store them, and its training info."""
     score, best_epoch, best_emit, best_trans = best
     model.emit = table_from_arrays(table_to_arrays(best_emit, "emit"), "emit", len(model.tags))
     model.trans = best_trans.astype(np.float32).astype(np.float64)
     model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
                            "algorithm": algorithm, "k": k, "C": C,
                            "dev_score": score, "train_tokens": n_tokens,
-                           "train_sentences": len(train)}
-    return history
+                           "train_sentences": n_sentences}
 
 
 def _accuracy(pred, gold):

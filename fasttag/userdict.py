@@ -16,9 +16,12 @@ of any length: force mode keeps even a word of thousands of characters
 whole (as jieba's ``add_word`` accepts any word); feature mode uses the
 words of 2 to ``MAX_WORD`` (7) characters, the lengths its features know.
 
-From Python, a str is a file's path: ``add_words("区块链")`` names no file
-and raises TypeError (pass a list of words), while a missing file whose
-name looks like a path (a folder separator or a ".") is an InputError.
+From Python (:meth:`fasttag.Segmenter.add_words`), a str is one word,
+never a file's path: a dictionary file is given as a ``pathlib.Path`` (or
+any os.PathLike) or through :meth:`fasttag.Segmenter.load_userdict`.  (A
+str that names a file would otherwise be read as words or as a path
+depending on what happens to exist.)  ``Segmenter.train(dictionary=...)``
+takes a path, as a str or a Path, or an iterable of words.
 """
 import math
 import os
@@ -27,18 +30,18 @@ from .errors import InputError
 from .io import is_path, read_lines
 
 
-def read_userdict(source):
+def read_userdict(source, str_is="path"):
     """{word: weight} from a path, an iterable of lines, a dict (returned as
-    floats) or an iterable of words.  Raises InputError for unreadable files,
-    bad weights and dict words that are empty or hold whitespace, TypeError
-    for anything that is not one of those forms."""
+    floats) or an iterable of words.  ``str_is``: what a bare str is, "path"
+    or "word" (as for ``add_words``).  Raises InputError for unreadable
+    files, bad weights and words that are empty or hold whitespace,
+    TypeError for anything that is not one of those forms."""
     if isinstance(source, dict):
         return {_dict_word(w): _weight(v, None, None) for w, v in source.items()}
+    if isinstance(source, str) and str_is == "word":
+        return {_dict_word(source): 1.0}
     if is_path(source):
         path = os.fspath(source)
-        if isinstance(source, str) and not os.path.exists(path) and not _looks_like_path(path):
-            raise TypeError(f"a str is read as a dictionary file's path, and there is no file {path!r}; "
-                            f"to add words pass a list of them, e.g. [{path!r}]")
         try:
             lines = list(read_lines(path))
         except (OSError, ValueError) as exc:       # ValueError: a NUL in the name
@@ -50,13 +53,9 @@ def read_userdict(source):
     try:
         items = iter(source)
     except TypeError:
-        raise TypeError(f"user words must be a file's path, a {{word: weight}} dict or an iterable of "
-                        f"words, not {type(source).__name__}") from None
+        raise TypeError(f"user words must be a word, an iterable of words, a {{word: weight}} dict or "
+                        f"a pathlib.Path of a dictionary file, not {type(source).__name__}") from None
     return _parse(items, None)
-
-
-def _looks_like_path(text):
-    return "." in text or "/" in text or os.sep in text or bool(os.altsep and os.altsep in text)
 
 
 def _dict_word(word):

@@ -1,7 +1,32 @@
-"""Shared fixtures: the real corpora beside the repository, when present."""
+"""Shared fixtures: the real corpora beside the repository, when present.
+
+Before anything, a check that the fasttag these tests import has its
+compiled modules: run from a source tree that was never built, pytest
+stops with one message saying what to do instead of an ImportError in
+every test file.
+"""
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config):
+    """Stop with one message when fasttag cannot be imported with its
+    compiled modules (a source tree that was never built)."""
+    try:
+        import fasttag
+    except ImportError as exc:
+        raise pytest.UsageError(f"cannot import fasttag ({exc}): install it (pip install .) or build it "
+                                f"in place (python setup.py build_ext --inplace)") from None
+    try:
+        import fasttag._core  # noqa: F401  (compiled)
+        import fasttag._sequence  # noqa: F401
+    except ImportError as exc:
+        where = Path(fasttag.__file__).resolve().parent
+        raise pytest.UsageError(
+            f"the fasttag package at {where} has no usable compiled modules ({exc}). Build them in place "
+            f"with 'python setup.py build_ext --inplace' (or 'pip install -e .'), or run pytest from "
+            f"outside the source tree to test an installed fasttag") from None
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -15,13 +40,12 @@ def shared_data():
 
 
 @pytest.fixture(scope="session")
-def run_cli():
-    """Run the real ``fasttag`` console script (``python -m fasttag`` where
-    it is not installed) on the fasttag package these tests import, in a
-    folder outside the source tree.  Returns the CompletedProcess."""
+def cli_command():
+    """``(command, env)``: the real ``fasttag`` console script (``python -m
+    fasttag`` where it is not installed) and an environment in which it
+    runs the fasttag package these tests import."""
     import os
     import shutil
-    import subprocess
     import sys
 
     import fasttag
@@ -29,7 +53,19 @@ def run_cli():
     package_root = Path(fasttag.__file__).resolve().parent.parent
     script = shutil.which("fasttag")
     command = [script] if script else [sys.executable, "-m", "fasttag"]
-    env = dict(os.environ, PYTHONPATH=str(package_root))
+    return command, dict(os.environ, PYTHONPATH=str(package_root))
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli_command):
+    """Run the real ``fasttag`` console script (see ``cli_command``) in a
+    folder outside the source tree.  Returns the CompletedProcess."""
+    import subprocess
+
+    import fasttag
+
+    command, env = cli_command
+    package_root = Path(fasttag.__file__).resolve().parent.parent
 
     def run(*args, input=None, cwd=None):
         return subprocess.run(command + [str(a) for a in args], input=input, capture_output=True,

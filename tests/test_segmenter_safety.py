@@ -453,8 +453,6 @@ def test_segment_lines_rejects_wrong_types(small):
 
 def test_add_words_rejects_wrong_types(small, tmp_path):
     seg = _fresh(small)
-    with pytest.raises(TypeError, match=r"pass a list .*\['区块链'\]"):
-        seg.add_words("区块链")                    # a str is a file's path; this one names no file
     with pytest.raises(TypeError, match="not int"):
         seg.add_words(["区块链", 7])
     with pytest.raises(TypeError, match="not int"):
@@ -466,10 +464,13 @@ def test_add_words_rejects_wrong_types(small, tmp_path):
     with pytest.raises(fasttag.InputError, match="whitespace"):
         seg.add_words({"北 京": 1.0})
     with pytest.raises(fasttag.InputError, match="cannot read"):
-        seg.add_words("no/such/dict.txt")          # looks like a path: a missing file
+        seg.add_words(tmp_path / "no" / "such" / "dict.txt")     # a Path is a file: a missing one
+    assert seg.user_words == {"force": {}, "feature": {}}
     words = tmp_path / "words"
     words.write_text("区块链\n", encoding="utf-8")
-    assert seg.add_words(str(words)) == 1          # an existing file, even without a dot
+    assert seg.add_words(words) == 1               # a Path, even without a dot
+    assert seg.add_words(str(words)) == 1          # a str is one word, never a path
+    assert str(words) in seg.user_words["force"]
 
 
 def test_train_rejects_wrong_types(small):

@@ -6,7 +6,10 @@ Python.  A tag dictionary can restrict words seen at least
 ``tagdict_min_count`` times to the tags they were seen with.  With many
 tags, open words keep only their ``prune_k`` best tags.
 """
+from __future__ import annotations
+
 from collections import Counter, defaultdict
+from typing import Iterable
 
 import numpy as np
 
@@ -185,13 +188,13 @@ class Tagger(SequenceTask):
 
     # ------------------------------------------------------------ tagging
 
-    def tag(self, tokens, n_best=None):
-        """Tags of one sentence (a list of token strings).  A str is a
-        TypeError, not a sentence of characters.  With ``n_best=k``: the
-        k best tag sequences as ``(tags, score)`` pairs, best first."""
+    def tag(self, tokens: list[str], n_best: int | None = None) -> list:
+        """Tags of one sentence, ``tokens`` (a list of token strings).  A str
+        is a TypeError, not a sentence of characters.  With ``n_best=k``:
+        the k best tag sequences as ``(tags, score)`` pairs, best first."""
         return self.tag_sents([one_sentence(tokens, "tag")], n_best=n_best)[0]
 
-    def tag_sents(self, sentences, n_best=None):
+    def tag_sents(self, sentences: Iterable[list[str]], n_best: int | None = None) -> list:
         """Tags of many sentences (lists of token strings); batching them is
         much faster than calling :meth:`tag` in a loop.  Safe to call from
         many threads on one tagger.  A token that is not a str is a

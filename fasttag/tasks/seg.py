@@ -54,8 +54,9 @@ semantics:
 
 :meth:`Segmenter.add_words` is atomic: when it raises (a bad weight on
 line 300 of a dictionary file, a non-str word), the segmenter is as it was.
-In Python a str argument is a dictionary file's path; a list of words is
-what adds words (see :mod:`fasttag.userdict`).
+In Python a str argument is one word; a dictionary file is a
+``pathlib.Path`` or goes through :meth:`Segmenter.load_userdict` (see
+:mod:`fasttag.userdict`).  User words are saved with the model.
 
 Segmenting (:meth:`Segmenter.segment`, :meth:`Segmenter.segment_lines`)
 changes no state, so one segmenter may be shared by threads; changing it
@@ -66,9 +67,13 @@ its own dictionary, so whether a word is kept depends on its frequency and
 the competing paths; pkuseg's user dictionary is matched in the text by
 maximum matching before its model runs, closer to our force mode.)
 """
+from __future__ import annotations
+
 import itertools
 import os
 from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -189,19 +194,25 @@ class Segmenter(SequenceTask):
             raise TypeError(f"runs must be True, False, None or a dict of run kinds, not {type(value).__name__}")
         self.model.featurizer.runs = self._runs
 
-    def add_words(self, words, mode="force"):
-        """Add user words: a path of a dictionary file, a {word: weight}
-        dict, or an iterable of words.  ``mode`` is "force" (every
-        occurrence is kept whole) or "feature" (the words join the model's
-        feature dictionary: a hint the model may overrule); see the module
-        documentation.  Returns the number of words read.
+    def add_words(self, words: str | Iterable[str] | Mapping[str, float] | os.PathLike,
+                  mode: str = "force") -> int:
+        """Add user words and return how many were read.
 
-        Atomic: on any error (TypeError for a bare str that names no file
-        or a non-str word, InputError for a bad dictionary line) nothing
-        is added and the segmenter works as before."""
+        ``words``: one word (a str: always a word, never a path), an
+        iterable of words, a {word: weight} dict, or a dictionary file
+        given as a ``pathlib.Path`` (one word per line, optional weight;
+        see :mod:`fasttag.userdict` and :meth:`load_userdict`).
+        ``mode``: "force" (every occurrence is kept whole) or "feature"
+        (the words join the model's feature dictionary: a hint the model
+        may overrule); see the module documentation.  The words are saved
+        with the model (:meth:`save`, ``to_bytes``, pickle).
+
+        Atomic: on any error (TypeError for a non-str word, InputError for
+        an empty word, one holding whitespace or a bad dictionary line)
+        nothing is added and the segmenter works as before."""
         if mode not in ("force", "feature"):
             raise ValueError(f"mode must be 'force' or 'feature', not {mode!r}")
-        entries = read_userdict(words)
+        entries = read_userdict(words, str_is="word")
         merged = dict(self._force_words if mode == "force" else self._feature_words)
         for w, v in entries.items():
             merged[w] = max(v, merged.get(w, 0.0))
@@ -211,7 +222,22 @@ class Segmenter(SequenceTask):
             self._rebuild(feature_words=merged)
         return len(entries)
 
-    def clear_words(self):
+    def load_userdict(self, path: str | os.PathLike, mode: str = "force") -> int:
+        """Add the words of the dictionary file at ``path`` (a str or
+        os.PathLike; UTF-8, one word per line with an optional weight), as
+        :meth:`add_words` does, in ``mode`` "force" or "feature".  Returns
+        the number of words read."""
+        if not ftio.is_path(path):
+            raise TypeError(f"load_userdict() takes a file's path, not {type(path).__name__}")
+        return self.add_words(Path(os.fsdecode(os.fspath(path))), mode=mode)
+
+    @property
+    def user_words(self) -> dict:
+        """The words added with :meth:`add_words`: {"force": {word: weight},
+        "feature": {word: weight}} (copies)."""
+        return {"force": dict(self._force_words), "feature": dict(self._feature_words)}
+
+    def clear_words(self) -> None:
         """Forget the words added with :meth:`add_words`."""
         self._rebuild(feature_words={}, force_words={})
 
@@ -297,7 +323,7 @@ class Segmenter(SequenceTask):
         result["chars"] = sum(len(w) for ws in examples for w in ws)
         return result
 
-    def evaluate(self, gold, words=None, **options):
+    def evaluate(self, gold, words: str | os.PathLike | Iterable[str] | None = None, **options) -> dict:
         """SIGHAN bakeoff scores against a gold segmentation (a path of
         segmented text or CoNLL-U, or lines of space-separated words):
         ``precision``, ``recall``, ``f1``, ``oov_rate``, ``oov_recall``,
@@ -322,7 +348,7 @@ class Segmenter(SequenceTask):
             f"IV recall         {pct(result['iv_recall'])}",
             f"speed             {result['chars_per_second']:,.0f} chars/s"])
 
-    def prune(self, threshold):
+    def prune(self, threshold: float) -> int:
         """Drop emission weights with ``|w| < threshold`` (smaller models;
         measure the accuracy cost).  Returns the number of weights kept."""
         arrs = table_to_arrays(self.model.emit, "emit", threshold)
@@ -332,14 +358,28 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ segmenting
 
-    def segment(self, text):
+    def segment(self, text: str) -> list[str]:
         """The words of ``text`` (a str): whitespace separates words and is
         dropped; ``"".join(words) == "".join(text.split())``."""
         if not isinstance(text, str):
             raise ftio.not_str("segment()", text, "segment_lines() takes several lines")
         return self._segment_batch([text])[0]
 
-    def segment_lines(self, lines):
+    def tokenize(self, text: str) -> list[tuple[str, int, int]]:
+        """The words of ``text`` (a str) with their offsets, as jieba's
+        ``tokenize``: ``(word, start, end)`` tuples with
+        ``text[start:end] == word``; whitespace is skipped."""
+        words = self.segment(text)
+        out, pos = [], 0
+        for w in words:
+            while text[pos].isspace():
+                pos += 1
+            end = pos + len(w)
+            out.append((w, pos, end))
+            pos = end
+        return out
+
+    def segment_lines(self, lines: Iterable[str]) -> Iterator[list[str]]:
         """Segment an iterable of lines lazily, yielding one word list per
         line (empty lines give empty lists).  Batching lines this way is
         much faster than calling :meth:`segment` per line."""
@@ -375,7 +415,7 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ evaluation
 
-    def vocabulary(self):
+    def vocabulary(self) -> set:
         """The training vocabulary (a set of words)."""
         if self._vocab_set is None:
             self._vocab_set = set(self.vocab)
@@ -387,7 +427,12 @@ class Segmenter(SequenceTask):
         return {"max_word": MAX_WORD, "runs": self._runs}
 
     def _task_parts(self):
-        return {}, {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
+        arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
+        for mode, words in (("force", self._force_words), ("feature", self._feature_words)):
+            if words:          # user words (add_words) are saved with the model
+                arrays[f"user_{mode}_words"] = _pack_words(list(words))
+                arrays[f"user_{mode}_weights"] = np.array(list(words.values()), dtype=np.float64)
+        return {}, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
@@ -401,7 +446,11 @@ class Segmenter(SequenceTask):
         runs = _stored_runs(header["featurizer"].get("runs"))
         vocab = _unpack_words(arrays.get("vocab"), "vocab")
         train_dict = _unpack_words(arrays.get("train_dict"), "train_dict")
-        return cls(model, vocab, train_dict, meta, runs=runs if runs else False)
+        seg = cls(model, vocab, train_dict, meta, runs=runs if runs else False)
+        user = {mode: _stored_user_words(arrays, mode) for mode in ("force", "feature")}
+        if user["force"] or user["feature"]:
+            seg._rebuild(feature_words=user["feature"], force_words=user["force"])
+        return seg
 
 
 _ALLOWED = schemes.bmes_allowed()
@@ -415,6 +464,20 @@ def _stored_runs(runs):
             or not all(isinstance(v, bool) for v in runs.values()):
         raise ModelFormatError("corrupt fasttag model: bad run options")
     return runs
+
+
+def _stored_user_words(arrays, mode):
+    """{word: weight} of the user words a model file holds for ``mode``."""
+    words = _unpack_words(arrays.get(f"user_{mode}_words"), f"user {mode} words")
+    weights = arrays.get(f"user_{mode}_weights")
+    if weights is None and not words:
+        return {}
+    if weights is None or weights.dtype != np.float64 or weights.shape != (len(words),) \
+            or not np.all(np.isfinite(weights)) or not np.all(weights > 0):
+        raise ModelFormatError(f"corrupt fasttag model: the user {mode} word weights do not match the words")
+    if len(set(words)) != len(words):
+        raise ModelFormatError(f"corrupt fasttag model: a user {mode} word is stored twice")
+    return dict(zip(words, weights.tolist()))
 
 
 def _fold_dictionaries(sents, folds, extra):

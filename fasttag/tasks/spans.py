@@ -28,7 +28,10 @@ Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
 feature column unless ``feature_columns`` is given.
 """
+from __future__ import annotations
+
 from collections import Counter
+from typing import Iterable
 
 import numpy as np
 
@@ -638,7 +641,8 @@ class SpanTagger(SequenceTask):
             out[i] = p
         return out
 
-    def tag_sents(self, sentences, columns=None, documents=None, n_best=None):
+    def tag_sents(self, sentences: Iterable[list[str]], columns: list | None = None,
+                  documents: list | None = None, n_best: int | None = None) -> list:
         """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
         Sentence objects (whose rows give the feature columns).
         ``columns``: per sentence, per token, the feature column values
@@ -658,10 +662,11 @@ class SpanTagger(SequenceTask):
                                    lambda inputs: confidence.nbest_ids(self.model, inputs, n_best))
         return [[([], 0.0)] if p is None else [(out_tags(ids), score) for score, ids in p] for p in pred]
 
-    def tag(self, tokens, columns=None, n_best=None):
-        """Tags of one sentence (in :attr:`scheme`): a list of token
-        strings (a str is a TypeError) or a Sentence object; ``n_best`` as
-        in :meth:`tag_sents`."""
+    def tag(self, tokens: list[str], columns: list | None = None, n_best: int | None = None) -> list:
+        """Tags of one sentence (in :attr:`scheme`), ``tokens``: a list of
+        token strings (a str is a TypeError) or a Sentence object;
+        ``columns``: per token, its feature column values, and ``n_best``,
+        as in :meth:`tag_sents`."""
         return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns],
                               n_best=n_best)[0]
 
@@ -681,9 +686,10 @@ class SpanTagger(SequenceTask):
         context = self._columns([tokens], None, None if columns is None else [columns])[0]
         return inspection.explain(self.model, list(tokens), context, self.temperature, top)
 
-    def spans(self, tokens, columns=None, with_confidence=False):
-        """The predicted spans of one sentence: (type, start, end) with end
-        exclusive.  ``with_confidence``: (type, start, end, probability),
+    def spans(self, tokens: list[str], columns: list | None = None, with_confidence: bool = False) -> list:
+        """The predicted spans of one sentence, ``tokens`` (and ``columns``
+        as for :meth:`tag`): (type, start, end) with end exclusive.
+        ``with_confidence``: (type, start, end, probability),
         the probability that the model gives this span exactly, over
         every tag sequence (calibrated by :attr:`temperature`)."""
         if not with_confidence:

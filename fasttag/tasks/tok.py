@@ -114,10 +114,12 @@ tokens and sentences match when their character spans are equal; words are
 aligned by span outside multiword tokens and by the longest common
 subsequence of their lowercased forms inside them.
 """
+from __future__ import annotations
+
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from typing import NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -839,7 +841,7 @@ class Tokenizer(SequenceTask):
 
     # ------------------------------------------------------------ tokenizing
 
-    def tokenize(self, text, offsets=False):
+    def tokenize(self, text: str, offsets: bool = False) -> list[list]:
         """Split ``text`` (a str) into sentences of words: a list of
         sentences, each a list of word strings, the words of multiword
         tokens split ("don't" -> "do", "n't").  An empty or all-whitespace
@@ -860,9 +862,9 @@ class Tokenizer(SequenceTask):
             raise ftio.not_str("spans()", text, _SEVERAL)
         return self._analyze([text])[0]
 
-    def tokenize_lines(self, texts, offsets=False):
+    def tokenize_lines(self, texts: Iterable[str], offsets: bool = False) -> Iterator[list[list]]:
         """Tokenize an iterable of texts lazily, yielding for each what
-        :meth:`tokenize` gives.  Much faster than one :meth:`tokenize` call
+        :meth:`tokenize` gives (with ``offsets`` as there).  Much faster than one :meth:`tokenize` call
         per text when the texts are short."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
         return self._lines(it, offsets)
@@ -976,7 +978,7 @@ class Tokenizer(SequenceTask):
             n_before += len(s)
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def evaluate(self, conllu):
+    def evaluate(self, conllu) -> dict:
         """Scores against a CoNLL-U file (path or file object): its raw text
         (see the module documentation) is tokenized and compared with its
         tokens and sentences.  Returns the dict of
