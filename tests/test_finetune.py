@@ -106,7 +106,8 @@ def test_cli_init(run_cli, tmp_path, base):
     assert r.returncode == 0, r.stderr
     assert fasttag.load(str(tmp_path / "tuned.ftm")).tag(["the", "runs", "sees"]) == ["DET", "NOUN", "VERB"]
     train.write_text("the\tDET\ndog\tWAG\n\n", encoding="utf-8")
-    r = run_cli("train", "pos", str(train), "-o", str(tmp_path / "t2.ftm"), "--init", str(tmp_path / "base.ftm"))
+    r = run_cli("train", "pos", str(train), "-o", str(tmp_path / "t2.ftm"), "--init", str(tmp_path / "base.ftm"),
+                "--quiet")
     err = r.stderr.decode()
     assert r.returncode == 2 and "--allow-new-tags" in err and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "t2.ftm").exists()
