@@ -621,6 +621,53 @@ def peek_format(stream):
     return _guess_from_lines(_guess_prefix(iter(lines)))
 
 
+_TAGGING_PREFIX_LINES = 20
+
+
+def _is_conllu_line(line):
+    fields = line.split("\t")
+    return len(fields) == 10 and bool(fields[0].isascii() and fields[0].isdigit() and fields[0][0] != "0"
+                                      or _CONLLU_RANGE.fullmatch(fields[0]) or _CONLLU_EMPTY.fullmatch(fields[0]))
+
+
+def tagging_format(prefix, name=None):
+    """The format of a tagging command's input from its first lines
+    (``prefix``): "conllu" when it is unmistakably CoNLL-U, that is when
+    there is a word line and every non-blank line not starting with "#"
+    has exactly 10 tab-separated fields and an integer, range (``1-2``) or
+    decimal (``8.1``) ID; "text" otherwise.  Column files are never
+    guessed: a file opening with ``-DOCSTART-`` is an InputError asking
+    for ``--format conll``."""
+    content = [line for line in prefix if not _is_blank(line) and line[0] != "#"]
+    if content and content[0].startswith("-DOCSTART-"):
+        raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): "
+                         "pass --format conll to read it as one, or --pretokenized", name)
+    if content and all(_is_conllu_line(line) for line in content):
+        return "conllu"
+    return "text"
+
+
+def open_tagging_input(source, format=None):
+    """``(name, format, lines, close)`` of the input of a tagging command:
+    its str lines (none lost to the look-ahead) and its format, ``format``
+    when given, else :func:`tagging_format` of its first lines."""
+    name, lines, close = _open_lines(source)
+    if format is None:
+        try:
+            prefix = []
+            for line in lines:
+                prefix.append(line)
+                if len(prefix) >= _TAGGING_PREFIX_LINES and any(
+                        not _is_blank(x) and x[0] != "#" for x in prefix):
+                    break
+            format = tagging_format(prefix, name)
+        except BaseException:
+            close()
+            raise
+        lines = itertools.chain(prefix, lines)
+    return name, format, lines, close
+
+
 def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
     """Sentences of ``source`` in ``format`` ("conllu", "conll", "text"),
     guessed from the first lines when None.  ``column``: for CoNLL-U "upos"
@@ -647,22 +694,29 @@ def _read_any(source, format, column, word_column):
             prefix = _guess_prefix(lines)
             format = _guess_from_lines(prefix)
             lines = itertools.chain(prefix, lines)
-        if format == "conllu":
-            if word_column:
-                raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
-                                 f"({word_column}) applies to column files only", name)
-            parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
-        elif format == "conll":
-            if isinstance(column, str):
-                raise ValueError(f"{name} looks like a column file: column must be an integer "
-                                 f"index, not {column!r}")
-            tag_column = -1 if column is None else _column_index(column, "column")
-            parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
-        else:
-            parsed = _parse_text(lines, name)
-        yield from parsed
+        yield from parse_lines(lines, name, format, column, word_column)
     finally:
         close()
+
+
+def parse_lines(lines, name, format, column=None, word_column=0, tags=True) -> Iterator[Sentence]:
+    """Sentences of the str ``lines`` (without line ends) of the input
+    ``name`` in ``format``, as :func:`read` reads them; with
+    ``tags=False`` a column file has no tag column (input to tag)."""
+    if format == "conllu":
+        if word_column:
+            raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
+                             f"({word_column}) applies to column files only", name)
+        parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
+    elif format == "conll":
+        if isinstance(column, str):
+            raise ValueError(f"{name} looks like a column file: column must be an integer "
+                             f"index, not {column!r}")
+        tag_column = None if not tags else -1 if column is None else _column_index(column, "column")
+        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
+    else:
+        parsed = _parse_text(lines, name)
+    yield from parsed
 
 
 # --------------------------------------------------------------------------
