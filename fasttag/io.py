@@ -635,7 +635,7 @@ def tagging_format(prefix, name=None):
     (``prefix``): "conllu" when it is unmistakably CoNLL-U, that is when
     there is a word line and every non-blank line not starting with "#"
     has exactly 10 tab-separated fields and an integer, range (``1-2``) or
-    decimal (``8.1``) ID; "text" otherwise.  Column files are never
+    decimal (``8.1``) ID; "raw" (text) otherwise.  Column files are never
     guessed: a file opening with ``-DOCSTART-`` is an InputError asking
     for ``--format conll``."""
     content = [line for line in prefix if not _is_blank(line) and line[0] != "#"]
@@ -644,7 +644,7 @@ def tagging_format(prefix, name=None):
                          "pass --format conll to read it as one, or --pretokenized", name)
     if content and all(_is_conllu_line(line) for line in content):
         return "conllu"
-    return "text"
+    return "raw"
 
 
 def open_tagging_input(source, format=None):

@@ -246,7 +246,7 @@ class Tagger(SequenceTask):
         line.  ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
-        name, fmt, lines, close = ftio.open_tagging_input(source, None if format == "raw" else format)
+        name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt == "conllu":
                 column = self.output_column(column)

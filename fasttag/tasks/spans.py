@@ -689,7 +689,7 @@ class SpanTagger(SequenceTask):
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
                              f"(--format conll), not {format}")
-        name, fmt, lines, close = ftio.open_tagging_input(source, None if format == "raw" else format)
+        name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt == "conllu":
                 raise InputError("a span tagger reads raw text, pretokenized text or column files "
