@@ -70,6 +70,9 @@ __all__ = [
     "read_word_list",
     "read",
     "guess_format",
+    "tagging_format",
+    "open_tagging_input",
+    "parse_lines",
     "write_conllu",
     "write_conll",
     "write_text",
@@ -609,16 +612,6 @@ def guess_format(source) -> str:
         return _guess_from_lines(_guess_prefix(lines))
     finally:
         source.seek(pos)
-
-
-def peek_format(stream):
-    """Guess the format of a (possibly unseekable) binary stream from the
-    bytes already buffered, consuming nothing."""
-    head = stream.peek(1 << 16) if hasattr(stream, "peek") else b""
-    lines = head.decode("utf-8", errors="replace").splitlines()
-    if len(lines) > 1 and not head.endswith(b"\n"):
-        lines = lines[:-1]       # the last line may be cut short
-    return _guess_from_lines(_guess_prefix(iter(lines)))
 
 
 _TAGGING_PREFIX_LINES = 20

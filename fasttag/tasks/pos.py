@@ -248,6 +248,8 @@ class Tagger(SequenceTask):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
+            if fmt in ("conllu", "conll") and tokenizer is not None:
+                raise InputError(f"--tokenizer applies to raw text, not to {fmt.upper()} input", name)
             if fmt == "conllu":
                 column = self.output_column(column)
             elif column is not None:
