@@ -628,14 +628,22 @@ def tagging_format(prefix, name=None):
     (``prefix``): "conllu" when it is unmistakably CoNLL-U, that is when
     there is a word line and every non-blank line not starting with "#"
     has exactly 10 tab-separated fields and an integer, range (``1-2``) or
-    decimal (``8.1``) ID; "raw" (text) otherwise.  Column files are never
+    decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
+    some do and some do not (a damaged CoNLL-U file is not text).  Column files are never
     guessed: a file opening with ``-DOCSTART-`` is an InputError asking
     for ``--format conll``."""
-    content = [line for line in prefix if not _is_blank(line) and line[0] != "#"]
+    numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not _is_blank(line) and line[0] != "#"]
+    content = [line for _, line in numbered]
+    conllu = [_is_conllu_line(line) for line in content]
+    if any(conllu) and not all(conllu):
+        first = next(i for (i, _), c in zip(numbered, conllu) if c)
+        bad = next(i for (i, _), c in zip(numbered, conllu) if not c)
+        raise InputError(f"line {first} is a CoNLL-U word line but line {bad} is not: pass --format conllu "
+                         f"to read the file as CoNLL-U, or --pretokenized to read it as text", name)
     if content and content[0].startswith("-DOCSTART-"):
-        raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): "
-                         "pass --format conll to read it as one, or --pretokenized", name)
-    if content and all(_is_conllu_line(line) for line in content):
+        raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): tag it "
+                         "with 'fasttag tag --format conll', or pass --pretokenized", name)
+    if content and all(conllu):
         return "conllu"
     return "raw"
 

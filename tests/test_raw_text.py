@@ -113,6 +113,17 @@ def test_tab_separated_text_that_is_not_conllu_is_raw_text(run_cli):
     assert [w for w, _ in word_tags(out)] == line.split()
 
 
+def test_a_damaged_conllu_file_is_an_error_not_text(run_cli, tmp_path):
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("4\t"))
+    lines[at] = lines[at].replace("\t", " ", 1)
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    err = error_line(run_cli("tag", bad))
+    assert f"line {at + 1} is not" in err and "--format conllu" in err
+    assert f"bad.conllu:{at + 1}:" in error_line(run_cli("tag", bad, "--format", "conllu"))
+
+
 def test_a_column_file_is_never_guessed(run_cli, tmp_path):
     src = DATA / "sample_ner.conll"
     assert "--format conll" in error_line(run_cli("tag", "-m", "en-ner", src))
