@@ -35,6 +35,7 @@ TAG_COMMANDS = {
     "tokenize": (("tokenizer",), "en-tok", "split raw text into sentences of tokens, one sentence a line"),
 }
 
+
 def _add_option(parser, opt, task=None):
     kwargs = {"help": opt.help, "default": None}
     if opt.choices:
