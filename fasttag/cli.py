@@ -1,9 +1,10 @@
 """The ``fasttag`` command: a thin shell over the task classes.
 
     fasttag train pos|seg|chunk|ner|tok TRAIN -o MODEL [options]
-    fasttag tag [-m MODEL] [INPUT]           POS tags, or chunk/NER columns
+    fasttag tag [-m MODEL] [INPUT]           POS tags of raw text (or of CoNLL-U, column files)
+    fasttag ner [-m MODEL] [INPUT]           named entities of raw text
     fasttag segment [-m MODEL] [INPUT]       Chinese word segmentation
-    fasttag tokenize -m MODEL [INPUT]        tokens and sentences of raw text
+    fasttag tokenize [-m MODEL] [INPUT]      tokens and sentences of raw text
     fasttag eval MODEL TEST [--json]
 
 The subcommands of ``train`` come from the task registry
@@ -27,11 +28,12 @@ from .errors import FasttagError, InputError, TrainingInterrupted
 from .store import default_model_path, load
 from .tasks import TASKS, task_class
 
-#: The model kind each tagging command reads, and its bundled default.
+#: The model kinds each tagging command reads, its bundled default, its help.
 TAG_COMMANDS = {
-    "tag": (("tagger", "spans"), "en", "tag text, CoNLL-U or column files"),
+    "tag": (("tagger", "spans"), "en", "tag raw text, pretokenized text, CoNLL-U or column files"),
+    "ner": (("spans",), "en-ner", "find named entities in raw text, one line per entity"),
     "segment": (("segmenter",), "zh", "segment Chinese text, one line in, one line out"),
-    "tokenize": (("tokenizer",), None, "split raw text into sentences of tokens, one sentence a line"),
+    "tokenize": (("tokenizer",), "en-tok", "split raw text into sentences of tokens, one sentence a line"),
 }
 
 
@@ -100,11 +102,20 @@ def build_parser():
         p.add_argument("-m", "--model", required=bundled is None,
                        help="model file" + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
         p.add_argument("-o", "--output", help="output file (default: standard output)")
+        p.add_argument("--json", action="store_true",
+                       help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
+        if command in ("tag", "ner"):
+            p.add_argument("--pretokenized", action="store_true",
+                           help="one sentence per line, tokens separated by whitespace")
+            p.add_argument("--tokenizer", metavar="MODEL",
+                           help="tokenizer model for raw text (default: the bundled English tokenizer)")
         if command == "tag":
             p.add_argument("--format", choices=("text", "conllu", "conll"),
-                           help="input format (guessed when omitted)")
+                           help="input format (default: raw text, or CoNLL-U when every line is a "
+                                "CoNLL-U line); text is --pretokenized")
             p.add_argument("--column", type=options.BY_NAME["column"].parse, default=None,
-                           help="CoNLL-U column to fill: upos (default) or xpos")
+                           help="CoNLL-U column to fill: upos or xpos (default: the model's training "
+                                "column, else upos)")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
         _add_encoding(p)
@@ -229,11 +240,9 @@ def tag_command(args):
         use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
             if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
-    given = {}
-    if args.command == "tag":
-        given = _given(args, ["format", "column"])
-        if model.kind == "spans" and "column" in given:
-            raise InputError("--column applies to POS tagger models only")
+    given = {"json": args.json} if args.json else {}
+    if args.command in ("tag", "ner"):
+        given.update(_text_input(args, model))
     if args.command == "segment" and args.dict:
         # a Path: the file's name, never words; a bad line is an
         # InputError naming the file and the line
@@ -241,6 +250,30 @@ def tag_command(args):
     with _output(None if args.output == "-" else args.output) as out:
         model.tag_file(source, out, **given)
     return 0
+
+
+def _text_input(args, model):
+    """The reading keywords of ``tag`` and ``ner`` for ``model``'s tag_file."""
+    fmt = getattr(args, "format", None)
+    if args.pretokenized:
+        if fmt not in (None, "text"):
+            raise InputError(f"--pretokenized reads text, not --format {fmt}")
+        fmt = "text"
+    given = {"format": fmt} if fmt else {}
+    if args.tokenizer is not None:
+        if fmt is not None:
+            raise InputError("--tokenizer applies to raw text, not to --pretokenized or --format input")
+        from .rawtext import tokenizer_of
+        given["tokenizer"] = tokenizer_of(args.tokenizer)
+    column = getattr(args, "column", None)
+    if model.kind == "spans":
+        if column is not None:
+            raise InputError("--column applies to POS tagger models only")
+        if args.command == "ner" and not args.json:
+            given["entities"] = True
+    elif column is not None:
+        given["column"] = column
+    return given
 
 
 @contextlib.contextmanager
@@ -280,7 +313,12 @@ def eval_command(args):
     options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:
         given["words"] = _input_path(given["words"], "--words")
-    result = model.evaluate(test, **given)
+    try:
+        result = model.evaluate(test, **given)
+    except InputError as exc:
+        if exc.path is not None or str(exc).startswith(f"{args.test}:"):
+            raise
+        raise InputError(str(exc), path=args.test) from None       # name the file at fault
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
@@ -305,8 +343,8 @@ def inspect_command(args):
 
 # ---------------------------------------------------------------- dispatch
 
-COMMANDS = {"train": train_command, "tag": tag_command, "segment": tag_command, "tokenize": tag_command,
-            "eval": eval_command, "inspect": inspect_command}
+COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "segment": tag_command,
+            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command}
 
 
 def main(argv=None):

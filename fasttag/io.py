@@ -76,6 +76,9 @@ __all__ = [
     "input_encoding",
     "read",
     "guess_format",
+    "tagging_format",
+    "open_tagging_input",
+    "parse_lines",
     "write_conllu",
     "write_conll",
     "write_text",
@@ -688,14 +691,59 @@ def guess_format(source) -> str:
         source.seek(pos)
 
 
-def peek_format(stream):
-    """Guess the format of a (possibly unseekable) binary stream from the
-    bytes already buffered, consuming nothing."""
-    head = stream.peek(1 << 16) if hasattr(stream, "peek") else b""
-    lines = head.decode("utf-8", errors="replace").splitlines()
-    if len(lines) > 1 and not head.endswith(b"\n"):
-        lines = lines[:-1]       # the last line may be cut short
-    return _guess_from_lines(_guess_prefix(iter(lines)))
+_TAGGING_PREFIX_LINES = 20
+
+
+def _is_conllu_line(line):
+    fields = line.split("\t")
+    return len(fields) == 10 and bool(fields[0].isascii() and fields[0].isdigit() and fields[0][0] != "0"
+                                      or _CONLLU_RANGE.fullmatch(fields[0]) or _CONLLU_EMPTY.fullmatch(fields[0]))
+
+
+def tagging_format(prefix, name=None):
+    """The format of a tagging command's input from its first lines
+    (``prefix``): "conllu" when it is unmistakably CoNLL-U, that is when
+    there is a word line and every non-blank line not starting with "#"
+    has exactly 10 tab-separated fields and an integer, range (``1-2``) or
+    decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
+    some do and some do not (a damaged CoNLL-U file is not text).  Column files are never
+    guessed: a file opening with ``-DOCSTART-`` is an InputError asking
+    for ``--format conll``."""
+    numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not _is_blank(line) and line[0] != "#"]
+    content = [line for _, line in numbered]
+    conllu = [_is_conllu_line(line) for line in content]
+    if any(conllu) and not all(conllu):
+        first = next(i for (i, _), c in zip(numbered, conllu) if c)
+        bad = next(i for (i, _), c in zip(numbered, conllu) if not c)
+        raise InputError(f"line {first} is a CoNLL-U word line but line {bad} is not: pass --format conllu "
+                         f"to read the file as CoNLL-U, or --pretokenized to read it as text", name)
+    if content and content[0].startswith("-DOCSTART-"):
+        raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): tag it "
+                         "with 'fasttag tag --format conll', or pass --pretokenized", name)
+    if content and all(conllu):
+        return "conllu"
+    return "raw"
+
+
+def open_tagging_input(source, format=None):
+    """``(name, format, lines, close)`` of the input of a tagging command:
+    its str lines (none lost to the look-ahead) and its format, ``format``
+    when given, else :func:`tagging_format` of its first lines."""
+    name, lines, close = _open_lines(source)
+    if format is None:
+        try:
+            prefix = []
+            for line in lines:
+                prefix.append(line)
+                if len(prefix) >= _TAGGING_PREFIX_LINES and any(
+                        not _is_blank(x) and x[0] != "#" for x in prefix):
+                    break
+            format = tagging_format(prefix, name)
+        except BaseException:
+            close()
+            raise
+        lines = itertools.chain(prefix, lines)
+    return name, format, lines, close
 
 
 def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
@@ -725,22 +773,29 @@ def _read_any(source, format, column, word_column):
             prefix = _guess_prefix(lines)
             format = _guess_from_lines(prefix)
             lines = itertools.chain(prefix, lines)
-        if format == "conllu":
-            if word_column:
-                raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
-                                 f"({word_column}) applies to column files only", name)
-            parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
-        elif format == "conll":
-            if isinstance(column, str):
-                raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
-                                 f"not {column!r}", name)
-            tag_column = -1 if column is None else _column_index(column, "column")
-            parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
-        else:
-            parsed = _parse_text(lines, name)
-        yield from parsed
+        yield from parse_lines(lines, name, format, column, word_column)
     finally:
         close()
+
+
+def parse_lines(lines, name, format, column=None, word_column=0, tags=True) -> Iterator[Sentence]:
+    """Sentences of the str ``lines`` (without line ends) of the input
+    ``name`` in ``format``, as :func:`read` reads them; with
+    ``tags=False`` a column file has no tag column (input to tag)."""
+    if format == "conllu":
+        if word_column:
+            raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
+                             f"({word_column}) applies to column files only", name)
+        parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
+    elif format == "conll":
+        if isinstance(column, str):
+            raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
+                             f"not {column!r}", name)
+        tag_column = None if not tags else -1 if column is None else _column_index(column, "column")
+        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
+    else:
+        parsed = _parse_text(lines, name)
+    yield from parsed
 
 
 # --------------------------------------------------------------------------

@@ -31,13 +31,18 @@ KINDS = {
 
 BUNDLED = {
     "en": "en_ewt_upos.ftm",
+    "en-tok": "en_ewt_tok.ftm",
+    "en-ner": "en_conll03_ner.ftm",
     "zh": "zh_pku_seg.ftm",
 }
 
 
 def default_model_path(lang: str = "en") -> Path:
-    """Path of the model bundled with the package for ``lang``: "en" (English UPOS tagger,
-    trained on UD English EWT) or "zh" (Chinese segmenter, People's Daily)."""
+    """Path of a model bundled with the package: "en" (English UPOS tagger,
+    trained on UD English EWT), "en-tok" (English tokenizer and sentence
+    splitter, UD English EWT), "en-ner" (English named entities,
+    CoNLL-2003, research use only) or "zh" (Chinese segmenter, People's
+    Daily, research use).  See ``fasttag/models/MODELS.md``."""
     try:
         name = BUNDLED[lang]
     except KeyError:

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fasttag.tagger import Tagger  # noqa: E402
+from fasttag.tasks.pos import Tagger  # noqa: E402
 
 CORPUS = "UD English EWT v2.15 (train; dev for model selection)"
 LICENCE = "CC BY-SA 4.0"

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fasttag.segmenter import Segmenter  # noqa: E402
+from fasttag.tasks.seg import Segmenter  # noqa: E402
 
 MAX_BYTES = 15 * 1024 * 1024
 CORPUS = "People's Daily 1998 (January-February), PKU segmentation standard: zh_pd1998/train.txt"
@@ -57,7 +57,7 @@ def main():
     size = os.path.getsize(args.output)
     print(f"wrote {os.path.relpath(args.output, ROOT)}: {size / 1e6:.1f} MB", file=sys.stderr)
     if size > MAX_BYTES:
-        sys.exit(f"the model is over 15 MB: raise --prune")
+        sys.exit("the model is over 15 MB: raise --prune")
     return 0
 
 

@@ -189,7 +189,7 @@ def test_cli_train_tag_eval(tmp_path, capsys):
     assert main(["train", "ner", str(NER), "-o", str(model), "--dev", str(NER),
                  "--epochs", "6", "--quiet"]) == 0
     out = tmp_path / "tagged.conll"
-    assert main(["tag", "-m", str(model), str(NER), "-o", str(out)]) == 0
+    assert main(["tag", "-m", str(model), str(NER), "-o", str(out), "--format", "conll"]) == 0
     lines_in = NER.read_text().splitlines()
     lines_out = out.read_text().splitlines()
     assert len(lines_in) == len(lines_out)

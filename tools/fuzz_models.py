@@ -1521,9 +1521,15 @@ def _use_tagger(model, case, ph, tmp):
     tags = model.tags
     gold = [(s, [tags[i % len(tags)] if tags else "X" for i in range(len(s))]) for s in POS_SENTS if s]
     ph("evaluate(pairs)", model.evaluate, gold)
-    ph("evaluate(file, explicit format)", model.evaluate, DATA / "sample.conllu", format="conllu", column="upos",
-       word_column=0)
     from fasttag import InputError
+
+    def explicit():
+        try:
+            model.evaluate(DATA / "sample.conllu", format="conllu", column="upos", word_column=0)
+        except InputError as exc:      # a PTB-tag model on UPOS gold: refused, never scored 0
+            if "not in the model's tag set" not in str(exc):
+                raise
+    ph("evaluate(file, explicit format)", explicit)
     try:
         # the stored reading options (word column 22, say) may not fit this
         # file: a one-line InputError naming file and line is the right answer

@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import io as ftio
-from .. import inspection, metrics, modelfile
+from .. import inspection, metrics, modelfile, output, rawtext
 from ..errors import InputError, ModelFormatError
 from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
@@ -157,8 +157,11 @@ class Tagger(SequenceTask):
         return out
 
     def _score(self, examples, outputs, opts):
+        if not examples:
+            raise InputError("the evaluation data holds no sentences")
         if any(tags is None for _, tags in examples):
             raise InputError("the evaluation data has no tag column")
+        foreign_tags(Counter(t for _, ts in examples for t in ts), self.model.tags)
         words = [w for ws, _ in examples for w in ws]
         if opts.get("words") is not None:
             vocab = opts["words"]
@@ -227,31 +230,77 @@ class Tagger(SequenceTask):
         (see :func:`fasttag.inspection.explain`)."""
         return inspection.explain(self.model, list(one_sentence(tokens, "explain")), None, self.temperature, top)
 
-    def tag_file(self, source, out, *, format=None, column=None):
-        """Tag a CoNLL-U, column or plain-text file (a path or binary
-        stream) into the text stream ``out``, a batch at a time.  CoNLL-U
-        gets its ``column`` (upos by default) rewritten, column files an
-        appended tag column, text ``word/TAG`` tokens."""
-        fmt = format or (ftio.guess_format(source) if ftio.is_path(source)
-                         else ftio.peek_format(source))
-        column = column or "upos"
-        if fmt != "conllu" and column not in ("upos", "xpos"):
-            raise InputError(f"--column {column} applies to CoNLL-U input only")
-        if fmt == "conllu" and isinstance(column, int):
-            raise InputError("the CoNLL-U column to fill is upos or xpos, not a number")
-        if fmt == "conll":
-            sentences = ftio.read_conll(source, tag_column=None)
-        else:
-            sentences = ftio.read(source, format=fmt, column=column if fmt == "conllu" else None)
-        for batch in ftio.batches(sentences):
-            tags = self.tag_sents([s.words for s in batch])
-            for sent, ts in zip(batch, tags):
-                if fmt == "conllu":
-                    ftio.write_conllu(sent, ts, out, column=column)
-                elif fmt == "conll":
-                    ftio.write_conll(sent, ts, out, mode="append")
+    def tag_text(self, text, tokenizer=None):
+        """Tag raw ``text`` (a str): a list of sentences, each a list of
+        :class:`fasttag.rawtext.Token` ``(text, tag, start, end)`` with
+        character offsets into ``text``.  Sentences and tokens come from
+        ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model path;
+        default: the bundled English tokenizer)."""
+        return rawtext.tag_text(self.tag_sents, text, tokenizer)
+
+    def output_column(self, column=None):
+        """The CoNLL-U column :meth:`tag_file` fills: ``column`` ("upos" or
+        "xpos"), else the column the model was trained on (XPOS for a
+        model trained with ``column="xpos"``), else UPOS."""
+        if column is None:
+            trained = self.meta.get("column")
+            if self.meta.get("format") == "conllu" and isinstance(trained, str) \
+                    and trained.lower() in ("upos", "xpos"):
+                return trained.lower()
+            return "upos"
+        if isinstance(column, str) and column.lower() in ("upos", "xpos"):
+            return column.lower()
+        named = ""
+        if isinstance(column, int) and -10 <= column < 10:
+            named = f" ({ftio.CONLLU_FIELDS[column]})"
+        elif isinstance(column, str) and column.upper() in ftio.CONLLU_FIELDS:
+            named = f" ({column.upper()})"
+        raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
+                         f"tagger fills is upos or xpos")
+
+    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False):
+        """Tag a file (a path or binary stream) into the text stream ``out``.
+
+        ``format``: None reads CoNLL-U when the input is unmistakably
+        CoNLL-U (:func:`fasttag.io.tagging_format`), else raw text, cut
+        into sentences and tokens by ``tokenizer`` (default: the bundled
+        English tokenizer); "text": pretokenized, one sentence per line
+        split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
+        gets the tag column (:meth:`output_column`) rewritten, column files
+        an appended tag column, text ``word/TAG`` tokens one sentence a
+        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        if format not in (None, "raw", "text", "conllu", "conll"):
+            raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
+        name, fmt, lines, close = ftio.open_tagging_input(source, format)
+        try:
+            if fmt in ("conllu", "conll") and tokenizer is not None:
+                raise InputError(f"--tokenizer applies to raw text, not to {fmt.upper()} input", name)
+            if fmt == "conllu":
+                column = self.output_column(column)
+            elif column is not None:
+                raise InputError(f"--column {column} applies to CoNLL-U input only")
+            if fmt in ("conllu", "conll"):
+                sentences = ftio.parse_lines(lines, name, fmt, column if fmt == "conllu" else None,
+                                             self.meta.get("word_column", 0) if fmt == "conll" else 0,
+                                             tags=False)
+                for batch in ftio.batches(sentences):
+                    tags = self.tag_sents([s.words for s in batch])
+                    for sent, ts in zip(batch, tags):
+                        if json:
+                            output.write_json(out, output.record(sent.words, ts, line=sent.start_line))
+                        elif fmt == "conllu":
+                            ftio.write_conllu(sent, ts, out, column=column)
+                        else:
+                            ftio.write_conll(sent, ts, out, mode="append")
+                return
+            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
+            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+                if json:
+                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets))
                 else:
-                    ftio.write_text(sent, ts, out)
+                    output.write_tagged(out, sent.words, tags)
+        finally:
+            close()
 
     # ------------------------------------------------------------ storage
 
@@ -288,6 +337,22 @@ def _checked_meta(meta):
     if not modelfile.header_int(word_column, 0, MAX_COLUMNS - 1):
         raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
     return meta
+
+
+def foreign_tags(gold, model_tags, what="tag"):
+    """An InputError when most gold tags (``gold``: a Counter of tag ->
+    count) are tags the model does not have: a score near 0 would hide
+    the wrong tag column or tag set (a PTB model on UPOS gold)."""
+    known = set(model_tags)
+    total = sum(gold.values())
+    foreign = sum(c for t, c in gold.items() if t not in known)
+    if total and 2 * foreign > total:
+        def some(tags):
+            tags = sorted(tags)
+            return " ".join(tags[:6]) + (" ..." if len(tags) > 6 else "") + f" ({len(tags)} {what}s)"
+        raise InputError(f"{100 * foreign / total:.1f}% of the gold {what}s are not in the model's "
+                         f"{what} set: gold {some(gold)}; model {some(known)}; is it the right "
+                         f"tag column (--column)?")
 
 
 class _HashedVocab:

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import deque
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -78,7 +79,7 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from .. import io as ftio
-from .. import metrics, modelfile, schemes
+from .. import metrics, modelfile, output, schemes
 from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
                             codepoints, word_hashes)
 from ..errors import ModelFormatError
@@ -390,9 +391,25 @@ class Segmenter(SequenceTask):
         for batch in ftio.text_batches(lines, "segment_lines(): line", BATCH_CHARS):
             yield from self._segment_batch(batch)
 
-    def tag_file(self, source, out):
+    def tag_file(self, source, out, *, json=False):
         """Segment a text file (a path or binary stream), one line in, one
-        line of space-separated words out, into the text stream ``out``."""
+        line of space-separated words out, into the text stream ``out``;
+        ``json``: one JSON object per non-blank line instead
+        (:mod:`fasttag.output`)."""
+        if json:
+            lines = ftio.read_lines(source)
+            texts = deque()
+
+            def kept(it):
+                for line in it:
+                    texts.append(line)
+                    yield line
+            for number, words in enumerate(self.segment_lines(kept(lines)), start=1):
+                text = texts.popleft()
+                if words:
+                    output.write_json(out, output.record(words, line=number,
+                                                         offsets=output.offsets_in(text, words)))
+            return
         for words in self.segment_lines(ftio.read_lines(source)):
             out.write(" ".join(words))
             out.write("\n")

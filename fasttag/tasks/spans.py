@@ -36,7 +36,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import io as ftio
-from .. import confidence, inspection, metrics, schemes
+from .. import confidence, inspection, metrics, output, rawtext, schemes
 from ..errors import InputError, ModelFormatError
 from ..features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
@@ -555,9 +555,14 @@ class SpanTagger(SequenceTask):
         return self._predict_internal([s for s, _ in examples], [d for _, d in examples])
 
     def _score(self, examples, outputs, opts):
-        gold = [list(s.tags) for s, _ in examples]
+        if not examples:
+            raise InputError("the evaluation data holds no sentences")
         if any(s.tags is None for s, _ in examples):
             raise InputError("the evaluation data has no tag column")
+        gold = [list(s.tags) for s, _ in examples]
+        from .pos import foreign_tags
+        foreign_tags(Counter(schemes.split_tag(t)[1] for ts in gold for t in ts if t != "O"), self.types,
+                     "span type")
         scheme = opts.get("scheme") or _scoring_scheme(gold, self.scheme)
         pred = [schemes.to_scheme(p, self.internal_scheme, scheme) for p in outputs]
         result = metrics.score_spans(gold, pred, scheme)
@@ -729,17 +734,67 @@ class SpanTagger(SequenceTask):
     SENTENCES_PER_BATCH = 5000
     DOCUMENT_BATCH = 1000
 
-    def tag_file(self, source, out, *, format=None):
-        """Tag a column file (or ``format="text"``: one sentence per line)
-        into the text stream ``out``: the input's lines with the predicted
-        tag appended, in the training files' scheme.  Documents
-        (``-DOCSTART-``) are tagged whole."""
-        if format not in (None, "conll", "text"):
-            raise InputError(f"a span tagger reads column files or text, not {format}")
-        if format == "text":
-            sentences = ftio.read_text(source)
-        else:
-            sentences = ftio.read_conll(source, word_column=self.meta.get("word_column", 0), tag_column=None)
+    def tag_text(self, text, tokenizer=None):
+        """Tag raw ``text`` (a str): a list of sentences, each a list of
+        :class:`fasttag.rawtext.Token` ``(text, tag, start, end)``, tags
+        in :attr:`scheme`, offsets into ``text``.  Sentences and tokens
+        come from ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model
+        path; default: the bundled English tokenizer).  Each sentence is
+        tagged as a document of its own."""
+        return rawtext.tag_text(self.tag_sents, text, tokenizer)
+
+    def entities(self, text, tokenizer=None):
+        """The spans found in raw ``text`` (a str), in text order: a list
+        of :class:`fasttag.rawtext.Span` ``(label, text, start, end)``
+        with character offsets into ``text``."""
+        out = []
+        for tokens in self.tag_text(text, tokenizer):
+            for label, i, j in schemes.spans([t.tag for t in tokens], self.scheme):
+                a, b = tokens[i].start, tokens[j - 1].end
+                out.append(rawtext.Span(label, text[a:b], a, b))
+        return out
+
+    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False):
+        """Tag a file (a path or binary stream) into the text stream ``out``.
+
+        ``format``: None (or "raw") reads raw text, cut into sentences and
+        tokens by ``tokenizer`` (default: the bundled English tokenizer);
+        "text": pretokenized, one sentence per line split at whitespace;
+        "conll": a column file, whose lines are written back with the
+        predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
+        Text gives ``word/TAG`` tokens one sentence a line, or with
+        ``entities`` one line per span (:func:`fasttag.output.write_entities`).
+        ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        if format not in (None, "raw", "text", "conll"):
+            raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
+                             f"(--format conll), not {format}")
+        name, fmt, lines, close = ftio.open_tagging_input(source, format)
+        try:
+            if fmt == "conllu":
+                raise InputError("a span tagger reads raw text, pretokenized text or column files "
+                                 "(--format conll), not CoNLL-U", name)
+            if fmt == "conll":
+                if entities:
+                    raise InputError("entity lines need text input: use --json or 'fasttag tag' "
+                                     "for column files")
+                sentences = ftio.parse_lines(lines, name, "conll", None, self.meta.get("word_column", 0),
+                                             tags=False)
+                self._tag_columns(sentences, out, json)
+                return
+            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
+            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+                found = schemes.spans(tags, self.scheme) if json or entities else None
+                if json:
+                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets, found,
+                                                         sent.text))
+                elif entities:
+                    output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
+                else:
+                    output.write_tagged(out, sent.words, tags)
+        finally:
+            close()
+
+    def _tag_columns(self, sentences, out, json):
         batch, documents = [], False
         for sent in sentences:
             # batches are cut at document starts, so that document features
@@ -747,17 +802,18 @@ class SpanTagger(SequenceTask):
             starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
             if batch and ((starts_doc and len(batch) >= self.DOCUMENT_BATCH)
                           or (not documents and len(batch) >= self.SENTENCES_PER_BATCH)):
-                self._write_batch(batch, out, format)
+                self._write_batch(batch, out, json)
                 batch = []
             documents = documents or starts_doc
             batch.append(sent)
         if batch:
-            self._write_batch(batch, out, format)
+            self._write_batch(batch, out, json)
 
-    def _write_batch(self, batch, out, format):
+    def _write_batch(self, batch, out, json):
         for sent, tags in zip(batch, self.tag_sents(batch)):
-            if format == "text":
-                ftio.write_text(sent, tags, out)
+            if json:
+                output.write_json(out, output.record(sent.words, tags, sent.start_line,
+                                                     spans=schemes.spans(tags, self.scheme)))
             else:
                 ftio.write_conll(sent, tags, out, mode="append")
 

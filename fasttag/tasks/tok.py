@@ -828,16 +828,26 @@ class Tokenizer(SequenceTask):
         lines.append(f"speed      {result['chars_per_second']:,.0f} chars/s")
         return "\n".join(lines)
 
-    def tag_file(self, source, out):
+    def tag_file(self, source, out, *, json=False):
         """Tokenize a text file (a path or binary stream), each line a
         paragraph, into the text stream ``out``: one sentence a line,
-        words separated by spaces, a blank line after each paragraph."""
-        for sentences in self.tokenize_lines(ftio.read_lines(source)):
-            for words in sentences:
-                out.write(" ".join(words))
+        words separated by spaces, a blank line after each paragraph;
+        ``json``: one JSON object per sentence instead, with its line and
+        character offsets (:mod:`fasttag.output`).  Long lines are read in
+        bounded memory (:mod:`fasttag.rawtext`)."""
+        from .. import output, rawtext
+        line = None
+        for sent in rawtext.raw_sentences(ftio.read_lines(source), self):
+            if json:
+                output.write_json(out, output.record(sent.words, line=sent.line, offsets=sent.offsets))
+                continue
+            if line is not None and sent.line != line:
                 out.write("\n")
-            if sentences:
-                out.write("\n")
+            line = sent.line
+            out.write(" ".join(sent.words))
+            out.write("\n")
+        if line is not None and not json:
+            out.write("\n")
 
     # ------------------------------------------------------------ tokenizing
 

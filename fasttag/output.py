@@ -1,0 +1,76 @@
+"""How the tagging commands write predictions.
+
+Human output is one sentence a line of ``word/TAG`` tokens, or for
+``fasttag ner`` one entity a line: ``LINE<TAB>START<TAB>END<TAB>TYPE<TAB>TEXT``
+(the 1-based input line, character offsets in that line, end exclusive).
+``--json`` writes JSON Lines instead, one object per sentence:
+
+* ``tokens``: the words; ``tags``: their tags (when the model tags words);
+* ``line``: the 1-based input line of the sentence (its first line for
+  CoNLL-U and column files);
+* ``offsets``: ``[start, end]`` of each token in its line, where the input
+  was text (raw or pretokenized);
+* ``spans`` (span models): ``{"start", "end", "label", "text"}`` with
+  token indices (end exclusive), plus ``start_char`` and ``end_char`` in
+  the line where the input was text.
+"""
+import json
+
+
+def record(words, tags=None, line=None, offsets=None, spans=None, text=None):
+    """The JSON object of one sentence.  ``spans``: (label, first token,
+    end token) triples; ``text``: the line ``offsets`` point into."""
+    out = {}
+    if line is not None:
+        out["line"] = line
+    out["tokens"] = list(words)
+    if tags is not None:
+        out["tags"] = list(tags)
+    if offsets is not None:
+        out["offsets"] = [[a, b] for a, b in offsets]
+    if spans is not None:
+        items = []
+        for label, i, j in spans:
+            item = {"start": i, "end": j, "label": label}
+            if offsets is not None:
+                a, b = offsets[i][0], offsets[j - 1][1]
+                item.update(text=text[a:b], start_char=a, end_char=b)
+            else:
+                item["text"] = " ".join(words[i:j])
+            items.append(item)
+        out["spans"] = items
+    return out
+
+
+def write_json(out, obj):
+    """One JSON Lines record (UTF-8 text, not ASCII escapes)."""
+    out.write(json.dumps(obj, ensure_ascii=False))
+    out.write("\n")
+
+
+def write_tagged(out, words, tags):
+    """``word/TAG word/TAG ...`` on one line."""
+    out.write(" ".join(f"{w}/{t}" for w, t in zip(words, tags)))
+    out.write("\n")
+
+
+def write_entities(out, line, spans):
+    """One ``LINE START END TYPE TEXT`` line (tab-separated) per span of
+    a sentence (:class:`fasttag.rawtext.Span` items)."""
+    for s in spans:
+        out.write(f"{line}\t{s.start}\t{s.end}\t{s.label}\t{' '.join(s.text.split())}\n")
+
+
+def offsets_in(text, words):
+    """(start, end) of each of ``words`` in ``text``, which holds them in
+    order with only whitespace between (segmenter output); None if it does
+    not."""
+    out, at = [], 0
+    for w in words:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if not text.startswith(w, at):
+            return None
+        out.append((at, at + len(w)))
+        at += len(w)
+    return out

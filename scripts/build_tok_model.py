@@ -1,0 +1,70 @@
+"""Build the bundled English tokenizer, fasttag/models/en_ewt_tok.ftm.
+
+    python scripts/build_tok_model.py [--data ../shared/data] [--epochs 20] [--prune 0.0]
+
+Trains the ``tok`` task (tokens, multiword tokens and sentences of raw
+text) on UD English EWT train, keeps the epoch with the best mean of
+token and sentence F1 on dev (the test set plays no part in the choice),
+optionally drops averaged weights below ``--prune`` in absolute value (the
+bundled file must stay under 10 MB), reports the scores on test, and writes
+the model with its corpus and licence in the header.  Run from the
+repository root; the corpora are read in place.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fasttag.tasks.tok import Tokenizer  # noqa: E402
+from scripts.pruning import prune_emissions  # noqa: E402
+
+MAX_BYTES = 10 * 1024 * 1024
+CORPUS = "UD English EWT v2.15 (train; dev for model selection): raw text rebuilt from the tokens and SpaceAfter"
+LICENCE = "CC BY-SA 4.0"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
+                    help="folder of the shared corpora (default ../shared/data beside the repository)")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--prune", type=float, default=0.0, help="drop weights with |w| below this")
+    ap.add_argument("-o", "--output", default=str(ROOT / "fasttag" / "models" / "en_ewt_tok.ftm"))
+    args = ap.parse_args()
+
+    ewt = Path(args.data) / "en_ewt"
+    train = ewt / "en_ewt-ud-train.conllu"
+    if not train.exists():
+        sys.exit(f"training corpus not found: {train} (the shared corpora, ../shared/data)")
+    t0 = time.process_time()
+    tok = Tokenizer.train(train, dev=ewt / "en_ewt-ud-dev.conllu", epochs=args.epochs, seed=args.seed,
+                          verbose=True, corpus=CORPUS, licence=LICENCE)
+    info = tok.model.training_info
+    print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
+          f"dev mean F1 {100 * info['dev_score']:.2f}", file=sys.stderr)
+    if args.prune:
+        kept = prune_emissions(tok.model, args.prune)
+        tok.meta["pruned_below"] = args.prune
+        print(f"pruned below {args.prune}: {kept} weights kept", file=sys.stderr)
+    scores = {}
+    for split in ("dev", "test"):
+        r = tok.evaluate(ewt / f"en_ewt-ud-{split}.conllu")
+        scores[split] = {k: round(r[k], 4) for k in ("token_f1", "sentence_f1", "word_f1")}
+        print(f"EWT {split}: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in scores[split].items()),
+              file=sys.stderr)
+    tok.meta["ewt_test"] = scores["test"]
+    tok.save(args.output)
+    size = os.path.getsize(args.output)
+    print(f"wrote {os.path.relpath(args.output, ROOT)}: {size / 1e6:.1f} MB", file=sys.stderr)
+    if size > MAX_BYTES:
+        sys.exit("the model is over 10 MB: raise --prune")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
