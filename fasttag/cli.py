@@ -105,6 +105,9 @@ def build_parser():
         p.add_argument("--json", action="store_true",
                        help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
         if command in ("tag", "ner"):
+            p.add_argument("--nbest", type=int, metavar="K",
+                           help="with --json: the K best tag sequences of each sentence, with their scores")
+        if command in ("tag", "ner"):
             p.add_argument("--pretokenized", action="store_true",
                            help="one sentence per line, tokens separated by whitespace")
             p.add_argument("--tokenizer", metavar="MODEL",
@@ -231,6 +234,11 @@ def _read_gazetteer(path):
 
 def tag_command(args):
     kinds, bundled, _ = TAG_COMMANDS[args.command]
+    nbest = getattr(args, "nbest", None)
+    if nbest is not None and nbest < 1:
+        raise InputError(f"--nbest must be at least 1, not {nbest}")
+    if nbest is not None and not args.json:
+        raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o")
     path = _input_path(args.model, "-m") if args.model else default_model_path(bundled)
@@ -241,6 +249,8 @@ def tag_command(args):
             if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
     given = {"json": args.json} if args.json else {}
+    if nbest is not None:
+        given["nbest"] = nbest
     if args.command in ("tag", "ner"):
         given.update(_text_input(args, model))
     if args.command == "segment" and args.dict:

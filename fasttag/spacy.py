@@ -4,7 +4,7 @@ Registered through entry points, so an installed fasttag needs no import::
 
     nlp = spacy.blank("en")
     nlp.add_pipe("fasttag_tagger", config={"model": "en"})     # sets token.pos_
-    nlp.add_pipe("fasttag_ner", config={"model": "ner.ftm"})   # sets doc.ents
+    nlp.add_pipe("fasttag_ner")                                # sets doc.ents (bundled "en-ner")
     zh = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
 
 ``model`` is a bundled name or a model path; ``None`` makes an untrained
@@ -231,11 +231,13 @@ def make_tagger(nlp, name, model, attr, batch_size):
     return FasttagTagger(nlp.vocab, name, model, attr, batch_size)
 
 
-@Language.factory("fasttag_ner", default_config={"model": None, "spans_key": None, "batch_size": 1000},
+@Language.factory("fasttag_ner", default_config={"model": "en-ner", "spans_key": None, "batch_size": 1000},
                   assigns=["doc.ents"], default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0})
 def make_spans(nlp, name, model, spans_key, batch_size):
-    """A fasttag span tagger: ``model`` a bundled name or path of a model
-    trained on words alone (None: untrained, built by ``initialize``);
+    """A fasttag span tagger: ``model`` a bundled name ("en-ner", the
+    default: English CoNLL-2003 entities, research use only) or the path of
+    a model trained on words alone (None: untrained, built by
+    ``initialize``);
     ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents``."""
     return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
 

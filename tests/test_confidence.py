@@ -1,6 +1,7 @@
 """k-best sequences, marginals, span probabilities and temperature against
 brute-force enumeration of every tag sequence of short sentences."""
 import itertools
+import json
 import math
 import random
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import fasttag
 from fasttag import SpanTagger, Tagger
 from fasttag import confidence
 
@@ -268,7 +270,6 @@ def test_temperature_is_fitted_stored_and_checked():
     sents = [w for w, _ in dev[:5]]
     for p, q in zip(tagger.marginals(sents), confidence.marginals(tagger.model, [(s, None) for s in sents], tau)):
         np.testing.assert_allclose(p, q)
-    import fasttag
     again = fasttag.loads(tagger.to_bytes())
     assert again.temperature == tau
     assert Tagger.train(train, epochs=1, verbose=False).temperature == 1.0
@@ -276,3 +277,27 @@ def test_temperature_is_fitted_stored_and_checked():
         tagger.meta["temperature"] = bad
         with pytest.raises(fasttag.ModelFormatError, match="temperature"):
             fasttag.loads(tagger.to_bytes())
+
+
+def test_cli_nbest_json(run_cli, tmp_path):
+    text = tmp_path / "in.txt"
+    text.write_text("I saw her duck.\nAngela Merkel visited Paris.\n", encoding="utf-8")
+    r = run_cli("tag", text, "--json", "--nbest", "3")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.decode().splitlines()]
+    tagger = fasttag.load()
+    for rec in records:
+        best = tagger.tag(rec["tokens"], n_best=3)
+        assert [a["tags"] for a in rec["nbest"]] == [t for t, _ in best]
+        assert rec["tags"] == rec["nbest"][0]["tags"]
+        np.testing.assert_allclose([a["score"] for a in rec["nbest"]], [s for _, s in best])
+    r = run_cli("ner", text, "--json", "--nbest", "2")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout.decode().splitlines()[1])
+    assert len(rec["nbest"]) == 2 and rec["nbest"][0]["tags"] == rec["tags"]
+    assert [(s["label"], s["start"], s["end"]) for s in rec["nbest"][0]["spans"]] == \
+        [(s["label"], s["start"], s["end"]) for s in rec["spans"]]
+    for args in (["--nbest", "2"], ["--json", "--nbest", "0"]):
+        r = run_cli("tag", text, *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and "--nbest" in err and len(err.splitlines()) == 1

@@ -69,6 +69,13 @@ def test_ner_component_sets_ents_or_spans(ner_path):
     assert [(s.label_, s.start, s.end) for s in doc.spans["sc"]] == expected and not doc.ents
 
 
+def test_bundled_ner_component_on_raw_text():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ner")
+    doc = nlp("Angela Merkel visited Paris on Monday .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Angela Merkel", "PER"), ("Paris", "LOC")]
+
+
 def test_ner_component_refuses_models_with_feature_columns(tmp_path):
     path = tmp_path / "cols.ftm"
     SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False).save(path)

@@ -258,7 +258,7 @@ class Tagger(SequenceTask):
         raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
                          f"tagger fills is upos or xpos")
 
-    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False):
+    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False, nbest=None):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None reads CoNLL-U when the input is unmistakably
@@ -268,9 +268,20 @@ class Tagger(SequenceTask):
         split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
         gets the tag column (:meth:`output_column`) rewritten, column files
         an appended tag column, text ``word/TAG`` tokens one sentence a
-        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`), with
+        the ``nbest`` best tag sequences of each sentence when given."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
+        if nbest is not None and not json:
+            raise InputError("--nbest writes JSON Lines: add --json")
+        tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
+
+        def record(words, result, *args):
+            if nbest is None:
+                return output.record(words, result, *args)
+            rec = output.record(words, result[0][0], *args)
+            rec["nbest"] = output.alternatives(result)
+            return rec
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt in ("conllu", "conll") and tokenizer is not None:
@@ -284,19 +295,19 @@ class Tagger(SequenceTask):
                                              self.meta.get("word_column", 0) if fmt == "conll" else 0,
                                              tags=False)
                 for batch in ftio.batches(sentences):
-                    tags = self.tag_sents([s.words for s in batch])
+                    tags = tag([s.words for s in batch])
                     for sent, ts in zip(batch, tags):
                         if json:
-                            output.write_json(out, output.record(sent.words, ts, line=sent.start_line))
+                            output.write_json(out, record(sent.words, ts, sent.start_line))
                         elif fmt == "conllu":
                             ftio.write_conllu(sent, ts, out, column=column)
                         else:
                             ftio.write_conll(sent, ts, out, mode="append")
                 return
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
-            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+            for sent, tags in rawtext.tag_batches(tag, sentences):
                 if json:
-                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets))
+                    output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
                 else:
                     output.write_tagged(out, sent.words, tags)
         finally:

@@ -754,7 +754,7 @@ class SpanTagger(SequenceTask):
                 out.append(rawtext.Span(label, text[a:b], a, b))
         return out
 
-    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False):
+    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False, nbest=None):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None (or "raw") reads raw text, cut into sentences and
@@ -764,7 +764,11 @@ class SpanTagger(SequenceTask):
         predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
         Text gives ``word/TAG`` tokens one sentence a line, or with
         ``entities`` one line per span (:func:`fasttag.output.write_entities`).
-        ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        ``json``: JSON Lines instead (:mod:`fasttag.output`), with the
+        ``nbest`` best tag sequences of each sentence when given (text
+        input)."""
+        if nbest is not None and not json:
+            raise InputError("--nbest writes JSON Lines: add --json")
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
                              f"(--format conll), not {format}")
@@ -774,6 +778,8 @@ class SpanTagger(SequenceTask):
                 raise InputError("a span tagger reads raw text, pretokenized text or column files "
                                  "(--format conll), not CoNLL-U", name)
             if fmt == "conll":
+                if nbest is not None:
+                    raise InputError("--nbest applies to text input (raw or --pretokenized)")
                 if entities:
                     raise InputError("entity lines need text input: use --json or 'fasttag tag' "
                                      "for column files")
@@ -782,11 +788,15 @@ class SpanTagger(SequenceTask):
                 self._tag_columns(sentences, out, json)
                 return
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
-            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+            tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
+            for sent, result in rawtext.tag_batches(tag, sentences):
+                tags = result if nbest is None else result[0][0]
                 found = schemes.spans(tags, self.scheme) if json or entities else None
                 if json:
-                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets, found,
-                                                         sent.text))
+                    rec = output.record(sent.words, tags, sent.line, sent.offsets, found, sent.text)
+                    if nbest is not None:
+                        rec["nbest"] = output.alternatives(result, lambda ts: schemes.spans(ts, self.scheme))
+                    output.write_json(out, rec)
                 elif entities:
                     output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
                 else:
