@@ -25,7 +25,7 @@ from pathlib import Path
 from . import __version__, options
 from . import io as ftio
 from .errors import FasttagError, InputError, TrainingInterrupted
-from .store import default_model_path, load
+from .store import BUNDLED, default_model_path, load
 from .tasks import TASKS, task_class
 
 #: The model kinds each tagging command reads, its bundled default, its help.
@@ -208,6 +208,14 @@ def _input_path(path, what, stdin_ok=False):
     return path
 
 
+def _model_path(path, what):
+    """A model the user named: a bundled name ("en", "en-tok", "en-ner",
+    "zh") or a file, checked as :func:`_input_path` checks files."""
+    if isinstance(path, str) and path in BUNDLED and not os.path.exists(path):
+        return default_model_path(path)
+    return _input_path(path, what)
+
+
 def _check_output(path, what):
     """Refuse, before any work, an output ``path`` that cannot be written:
     a folder, in a folder that does not exist or cannot be written to."""
@@ -241,7 +249,7 @@ def tag_command(args):
         raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o")
-    path = _input_path(args.model, "-m") if args.model else default_model_path(bundled)
+    path = _model_path(args.model, "-m") if args.model else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input else sys.stdin.buffer
     model = load(path)
     if model.kind not in kinds:
@@ -318,7 +326,7 @@ def _output(path):
 
 def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
-    model = load(_input_path(args.model, "MODEL"))
+    model = load(_model_path(args.model, "MODEL"))
     given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
     options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:

@@ -38,11 +38,12 @@ BUNDLED = {
 
 
 def default_model_path(lang: str = "en") -> Path:
-    """Path of a model bundled with the package: "en" (English UPOS tagger,
-    trained on UD English EWT), "en-tok" (English tokenizer and sentence
-    splitter, UD English EWT), "en-ner" (English named entities,
-    CoNLL-2003, research use only) or "zh" (Chinese segmenter, People's
-    Daily, research use).  See ``fasttag/models/MODELS.md``."""
+    """Path of the model bundled with the package under the name ``lang``:
+    "en" (English UPOS tagger, trained on UD English EWT), "en-tok"
+    (English tokenizer and sentence splitter, UD English EWT), "en-ner"
+    (English named entities, CoNLL-2003, research use only) or "zh"
+    (Chinese segmenter, People's Daily, research use).  See
+    ``fasttag/models/MODELS.md``."""
     try:
         name = BUNDLED[lang]
     except KeyError:

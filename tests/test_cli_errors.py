@@ -140,7 +140,7 @@ MISTAKES = [
     ("segment-dict-bad-weight", "segment -m {seg} {zh} -o {out} --dict {bad_weight}", "bad_weight.txt:1"),
     ("segment-out-nodir", "segment -m {seg} {zh} -o {nodir_out}", "nodir"),
     # ------------------------------------------------------------ tokenize
-    ("tokenize-no-model", "tokenize {zh} -o {out}", "-m"),
+    ("tokenize-unknown-model", "tokenize -m nope.ftm {zh} -o {out}", "nope.ftm"),
     ("tokenize-with-pos-model", "tokenize -m {pos} {zh} -o {out}", "tag"),
     ("tokenize-input-missing", "tokenize -m {tok} {missing} -o {out}", "missing.conllu"),
     ("tokenize-not-utf8", "tokenize -m {tok} {gbk} -o {out}", "gbk.txt:1"),

@@ -386,6 +386,9 @@ def test_n_features_in_is_checked(name):
     reject(cls, {k: v for k, v in header.items() if k != "n_features_in"}, arrays)
     reject(cls, header, {**arrays, "feature_keys": np.arange(F, dtype=np.uint64)},
            match="feature_keys")
+    # no columns at all: fit refuses such inputs, so loading does too
+    reject(cls, {**header, "n_features_in": 0}, {**arrays, "coef": arrays["coef"][:0]},
+           match="at least one feature column")
 
 
 @pytest.mark.parametrize("name", list(CLASSIFIERS))

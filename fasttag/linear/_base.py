@@ -457,6 +457,8 @@ class LinearModel(modelfile.Stored, BaseEstimator):
             nfi = header.get("n_features_in")
             if type(nfi) is not int or nfi != F:
                 raise ValueError(f"n_features_in must equal the {F} rows of coef, got {_short(nfi)}")
+            if F < 1:          # fit refuses inputs without columns: so does loading
+                raise ValueError("a model of numeric inputs needs at least one feature column")
         if est._is_classifier:
             if "classes" not in header or "classes_dtype" not in header:
                 raise ValueError("a classifier needs classes and classes_dtype")
