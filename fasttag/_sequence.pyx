@@ -27,7 +27,7 @@ from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
-from ._types cimport feat_t, weight_t, class_t, step_t
+from ._types cimport feat_t, weight_t, class_t, step_t, PAD_KEY
 from ._core cimport WeightTable, AveragedVector
 from ._check cimport check_index, check, DEBUG_BUILD as _DEBUG_BUILD
 from ._buffers cimport resize, reserve
@@ -598,6 +598,8 @@ cdef class Search:
         ``pred``: made at ``step``, or appended to ``out`` (room reserved)."""
         cdef Py_ssize_t f
         for f in range(F):
+            if keys[row + f] == PAD_KEY:       # padding: no feature
+                continue
             if out == NULL:
                 self.emit.add(keys[row + f], gold, 1.0, step)
                 self.emit.add(keys[row + f], pred, -1.0, step)

@@ -58,6 +58,10 @@ def _add_encoding(parser):
 
 
 def _add_option(parser, opt, task=None):
+    if opt.extra.get("flag"):       # a switch: present or not
+        parser.add_argument(opt.flag, dest=opt.name, action="store_const", const=True, default=None,
+                            help=opt.help)
+        return
     kwargs = {"help": opt.help, "default": None}
     if opt.choices:
         kwargs["choices"] = opt.choices
@@ -101,6 +105,9 @@ def build_parser():
         p.add_argument("--json", action="store_true",
                        help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
         if command in ("tag", "ner"):
+            p.add_argument("--nbest", type=int, metavar="K",
+                           help="with --json: the K best tag sequences of each sentence, with their scores")
+        if command in ("tag", "ner"):
             p.add_argument("--pretokenized", action="store_true",
                            help="one sentence per line, tokens separated by whitespace")
             p.add_argument("--tokenizer", metavar="MODEL",
@@ -115,6 +122,14 @@ def build_parser():
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
         _add_encoding(p)
+
+    ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
+                         allow_abbrev=False)
+    ins.add_argument("model", metavar="MODEL")
+    ins.add_argument("--data", metavar="FILE",
+                     help="show the top features per tag among those occurring in this file")
+    ins.add_argument("--top", type=int, default=10, metavar="N", help="features per tag (default 10)")
+    ins.add_argument("--json", action="store_true", help="print one JSON object")
 
     ev = sub.add_parser("eval", help="evaluate a model on gold data", allow_abbrev=False)
     ev.add_argument("model", metavar="MODEL")
@@ -227,6 +242,11 @@ def _read_gazetteer(path):
 
 def tag_command(args):
     kinds, bundled, _ = TAG_COMMANDS[args.command]
+    nbest = getattr(args, "nbest", None)
+    if nbest is not None and nbest < 1:
+        raise InputError(f"--nbest must be at least 1, not {nbest}")
+    if nbest is not None and not args.json:
+        raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o")
     path = _model_path(args.model, "-m") if args.model else default_model_path(bundled)
@@ -237,6 +257,8 @@ def tag_command(args):
             if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
     given = {"json": args.json} if args.json else {}
+    if nbest is not None:
+        given["nbest"] = nbest
     if args.command in ("tag", "ner"):
         given.update(_text_input(args, model))
     if args.command == "segment" and args.dict:
@@ -322,10 +344,25 @@ def eval_command(args):
     return 0
 
 
+def inspect_command(args):
+    from . import inspection
+    if args.top < 1:
+        raise InputError(f"--top must be at least 1, not {args.top}")
+    model = load(args.model)
+    if not hasattr(model, "model"):
+        raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
+    try:
+        desc = inspection.describe(model, args.data, args.top)
+    except TypeError as exc:
+        raise InputError(f"--data: {exc}") from None
+    print(json.dumps(desc, ensure_ascii=False) if args.json else inspection.report(desc))
+    return 0
+
+
 # ---------------------------------------------------------------- dispatch
 
 COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "segment": tag_command,
-            "tokenize": tag_command, "eval": eval_command}
+            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command}
 
 
 def main(argv=None):

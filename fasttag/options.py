@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 from .errors import InputError
 
-ALL = ("pos", "seg", "chunk", "ner", "spans", "tok")
+ALL = ("pos", "seg", "chunk", "ner", "spans", "tok", "features")
+TEMPLATE_TASKS = ("pos", "seg", "chunk", "ner", "spans", "tok")   # features: the caller's dicts are the features
 WORD_TASKS = ("pos", "chunk", "ner", "spans")
+TAG_SET_TASKS = WORD_TASKS + ("features",)                      # tasks whose tags come from the data
 SPAN_TASKS = ("chunk", "ner", "spans")   # spans: a span tagger trained with no task named
 
 
@@ -111,7 +113,8 @@ def _str_or_none(v):
 
 OPTIONS = [
     # ---------------------------------------------------------- learning
-    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20},
+    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20,
+                                                    "features": 10},
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("seed", "seed of the per-epoch shuffle", default=0, parse=int, check=_int_at_least(0), metavar="S"),
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA", default="perceptron",
@@ -120,13 +123,18 @@ OPTIONS = [
            metavar="K", extra={"needs": ("algorithm", "mira")}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
-    Option("templates", "feature templates (default: the task's)", tasks=ALL),
+    Option("templates", "feature templates (default: the task's)", tasks=TEMPLATE_TASKS),
     Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
+    Option("allow_new_tags", "fine-tuning: add the tags of the new data the model does not know",
+           default=False, tasks=TAG_SET_TASKS, check=_one_of(True, False), parse=bool,
+           extra={"flag": True, "needs": ("init", ...)}),
+    Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
+           parse=str, metavar="MODEL"),
     Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
     Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
     # ---------------------------------------------------------- decoding
     Option("decoder", "Viterbi or greedy left-to-right decoding", default="viterbi",
-           tasks=WORD_TASKS, parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
+           tasks=TAG_SET_TASKS, parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
     Option("tagdict_min_count", "words seen N+ times take only their seen tags (0: off; default: by tag count)",
            tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="N"),
     Option("prune_k", "open words keep their K best tags (0: all; default: by tag count)",
@@ -201,14 +209,16 @@ def resolve(task, phase, given, what=None, cli=False):
     for opt in OPTIONS:
         needs = opt.extra.get("needs")
         if needs and opt.name in given and given[opt.name] is not None \
-                and given[opt.name] != opt.default_for(task) and out.get(needs[0]) != needs[1]:
-            raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{needs[0]} {needs[1]} only")
+                and given[opt.name] != opt.default_for(task) \
+                and not (out.get(needs[0]) is not None if needs[1] is ... else out.get(needs[0]) == needs[1]):
+            need = needs[0] if needs[1] is ... else f"{needs[0]} {needs[1]}"
+            raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{need} only")
     return out
 
 
 def _task_text(task):
     return {"pos": "POS tagger", "seg": "segmenter", "chunk": "chunker", "ner": "named-entity",
-            "spans": "span tagger", "tok": "tokenizer"}.get(task, task)
+            "spans": "span tagger", "tok": "tokenizer", "features": "feature tagger"}.get(task, task)
 
 
 def for_cli(task, phase):

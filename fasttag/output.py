@@ -12,7 +12,10 @@ Human output is one sentence a line of ``word/TAG`` tokens, or for
   was text (raw or pretokenized);
 * ``spans`` (span models): ``{"start", "end", "label", "text"}`` with
   token indices (end exclusive), plus ``start_char`` and ``end_char`` in
-  the line where the input was text.
+  the line where the input was text;
+* ``nbest`` (with ``--nbest K``): the K best tag sequences, best first,
+  each ``{"tags", "score"}`` (and ``spans`` for span models, with token
+  indices); ``tags`` above is the first of them.
 """
 import json
 
@@ -39,6 +42,19 @@ def record(words, tags=None, line=None, offsets=None, spans=None, text=None):
                 item["text"] = " ".join(words[i:j])
             items.append(item)
         out["spans"] = items
+    return out
+
+
+def alternatives(best, spans_of=None):
+    """The ``nbest`` entry of a record: ``best`` is a list of (tags, score)
+    pairs; ``spans_of(tags)`` gives the (label, start, end) spans of a
+    span model's tags."""
+    out = []
+    for tags, score in best:
+        item = {"tags": list(tags), "score": float(score)}
+        if spans_of is not None:
+            item["spans"] = [{"start": i, "end": j, "label": label} for label, i, j in spans_of(tags)]
+        out.append(item)
     return out
 
 

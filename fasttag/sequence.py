@@ -31,7 +31,10 @@ class SequenceModel:
     characters of a line, say), and returns per-position attributes,
     bounds, and optionally per-position candidate classes.  Batch
     featurizers use ``context`` for per-example side data, such as the
-    jackknife fold of a training line.
+    jackknife fold of a training line.  A featurizer with
+    ``feature_keys(inputs) -> (keys, bounds)`` hashes whole features itself
+    (per-token feature dicts): its rows are padded with key 0, which
+    training never stores.
 
     ``allowed`` is a transition mask (see ``_sequence``).  ``tagdict_classes``
     are tuples of tag ids.  ``tagdict`` maps a token to a class index.
@@ -76,6 +79,26 @@ class SequenceModel:
         n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
         self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
 
+    def add_tags(self, new_tags):
+        """Append ``new_tags`` to the tag set (fine-tuning on data with new
+        tags): existing tag ids, weights and transitions stay as they are;
+        the new tags start with no weights.  A transition mask grows with
+        the new tags forbidden everywhere: the task rebuilds it."""
+        old = len(self.tags)
+        tags = self.tags + [t for t in new_tags if t not in self.tag_index]
+        T = check_n_tags(len(tags))
+        trans = np.zeros(transition_size(T))
+        grown = None if self.allowed is None else np.zeros(transition_size(T), dtype=np.uint8)
+        for src, dst in ((self.trans, trans), (self.allowed, grown)):
+            if src is None:
+                continue
+            dst.reshape(T + 2, T)[:old, :old] = src[:old * old].reshape(old, old)
+            dst.reshape(T + 2, T)[T, :old] = src[old * old:old * old + old]
+            dst.reshape(T + 2, T)[T + 1, :old] = src[(old + 1) * old:]
+        self.tags = tags
+        self.tag_index = {t: i for i, t in enumerate(tags)}
+        self.trans, self.allowed = trans, grown
+
     # ------------------------------------------------------------ batches
 
     def _class_offsets(self):
@@ -114,6 +137,9 @@ class SequenceModel:
         """(keys, bounds, candidates, batch) of a list of (input, context)
         examples: every template's feature keys per position.  ``batch``
         is the batch featurizer's output (None for token featurizers)."""
+        if hasattr(self.featurizer, "feature_keys"):     # the featurizer hashes whole features itself
+            keys, bounds = self.featurizer.feature_keys([x for x, _ in examples])
+            return keys, bounds, None, None
         if hasattr(self.featurizer, "batch"):
             batch = self.featurizer.batch([x for x, _ in examples], [c for _, c in examples])
             return (self.templates.keys(batch.attrs, batch.bounds), batch.bounds,

@@ -26,6 +26,7 @@ KINDS = {
     "segmenter": ("fasttag.tasks.seg", "Segmenter"),
     "spans": ("fasttag.tasks.spans", "SpanTagger"),
     "tokenizer": ("fasttag.tasks.tok", "Tokenizer"),
+    "feature-tagger": ("fasttag.tasks.features", "FeatureTagger"),
 }
 
 BUNDLED = {

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from . import modelfile, options, store, trainer
+from . import confidence, modelfile, options, store, trainer
 from .errors import InputError, ModelFormatError, TrainingInterrupted
 from .progress import Progress
 from .sequence import SequenceModel
@@ -71,10 +71,22 @@ class SequenceTask(modelfile.Stored):
         live bar on a terminal); None (the default) means when standard
         error is a terminal.  Ctrl-C raises
         :class:`fasttag.errors.TrainingInterrupted` (a KeyboardInterrupt)
-        whose ``model`` is the best completed epoch's model, or None."""
+        whose ``model`` is the best completed epoch's model, or None.
+
+        ``init`` (a model of this class, or its path) fine-tunes: training
+        continues from that model's weights, with its features, tags and
+        settings; tags it does not know are refused unless
+        ``allow_new_tags``.  With ``dev``, a temperature for the marginals
+        is fitted on it (stored as ``meta["temperature"]``)."""
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
         opts["task"] = task
+        init = opts.pop("init", None)
+        if init is not None:
+            init = cls._init_model(init, options_)
+            for key in ("format", "column", "word_column"):      # read new data as the model was trained
+                if options_.get(key) is None and key in init.meta and key in opts:
+                    opts[key] = init.meta[key]
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
         report.line(f"reading {_data_name(train)}")
@@ -82,7 +94,11 @@ class SequenceTask(modelfile.Stored):
         if not examples:
             raise InputError("no training sentences", path=_path_of(train))
         try:
-            self = cls._build(examples, opts)
+            if init is None:
+                self = cls._build(examples, opts)
+            else:
+                self = init
+                self._extend_tags(examples, opts.get("allow_new_tags"))
         except InputError as exc:
             raise _naming(exc, train) from None
         data = self._encode(examples, training=True)
@@ -102,13 +118,19 @@ class SequenceTask(modelfile.Stored):
         try:
             history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
                                   algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                                  evaluate=evaluate, name=task, progress=report)
+                                  evaluate=evaluate, name=task, progress=report, init=init is not None)
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)
                 exc.model = self
             raise
         self._finish(opts, t0, history)
+        if init is not None:
+            self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
+        self.meta.pop("temperature", None)
+        if dev_data:
+            self.meta["temperature"] = confidence.fit_temperature(
+                self.model, [(x, c) for x, c, _ in dev_data], [g for _, _, g in dev_data])
         return self
 
     def _finish(self, opts, t0, history):
@@ -122,6 +144,95 @@ class SequenceTask(modelfile.Stored):
 
     def _trained(self, opts):
         """Hook: called once training is over."""
+
+    # ------------------------------------------------------------ online training
+
+    @classmethod
+    def untrained(cls, data, **options_):
+        """A model built for ``data`` (its tags, features and settings, as
+        :meth:`train` builds them) with no weights yet: teach it with
+        :meth:`update`.  ``options_`` as for :meth:`train` (those of the
+        training loop, such as ``epochs``, do not apply here)."""
+        task = cls._task_name(options_)
+        opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
+        opts["task"] = task
+        examples = cls._read(data, opts, "data")
+        if not examples:
+            raise InputError("no sentences to build a model for")
+        self = cls._build(examples, opts)
+        self._trained(opts)
+        self.meta["online"] = {"algorithm": opts["algorithm"], "k": opts["k"], "C": float(opts["C"])}
+        return self
+
+    def update(self, data, allow_new_tags=False):
+        """Learn from ``data`` (a path, or the task's Python form) at once:
+        one perceptron (or MIRA) pass over its sentences in order,
+        continuing the previous calls' weights and average.  The model then
+        predicts with the average of every step since the first call (its
+        weights before that count as the start).  Tags the model does not
+        know are refused unless ``allow_new_tags`` (before the first call
+        only).  Returns the fraction of positions that were wrong before
+        their update.  Not safe while other threads use the model."""
+        opts = options.resolve(self._eval_task(), "eval", {}, f"{type(self).__name__}.update")
+        examples = self._read(data, self._reading_options(opts, {}), "data")
+        if not examples:
+            return 0.0
+        online = getattr(self, "_online", None)
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if new and online is not None:
+            raise InputError(f"the data has tags the model does not know ({', '.join(new[:5])}): "
+                             f"new tags can be added before the first update only")
+        self._extend_tags(examples, allow_new_tags)
+        if online is None:
+            settings = self.meta.get("online") or self.model.training_info or {}
+            online = self._online = trainer.Online(self.model, settings.get("algorithm", "perceptron"),
+                                                   settings.get("k", 1), settings.get("C", 1.0))
+        data_ = self._encode(examples, training=True)
+        wrong = online.update(data_)
+        return wrong / max(1, sum(len(g) for _, _, g in data_))
+
+    # ------------------------------------------------------------ fine-tuning
+
+    #: Options that fix a model's structure: a fine-tuned model keeps its own.
+    STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
+                 "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns")
+
+    @classmethod
+    def _init_model(cls, init, given):
+        """A private copy of the model to fine-tune, checked."""
+        if isinstance(init, SequenceTask):
+            model = init
+        elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
+            model = store.load(init)
+        else:
+            raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
+        if not isinstance(model, cls):
+            raise InputError(f"init: a {type(model).__name__} model cannot be fine-tuned as a {cls.__name__}")
+        fixed = [k for k in cls.STRUCTURE if given.get(k) is not None]
+        if fixed:
+            raise InputError(f"option {fixed[0]} cannot change when fine-tuning: the model's is kept")
+        return type(model).from_bytes(model.to_bytes())
+
+    def _gold_tags(self, examples):
+        """The tags (in the model's label space) the gold data of
+        ``examples`` uses; tasks with fixed labels return none."""
+        return set()
+
+    def _extend_tags(self, examples, allow):
+        """Refuse the tags of ``examples`` the model does not know, or, with
+        ``allow``, add them."""
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if not new:
+            return
+        if not allow:
+            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            raise InputError(f"the training data has tags the model does not know ({shown}): "
+                             f"allow them with allow_new_tags (--allow-new-tags)")
+        self.model.add_tags(new)
+        self._tags_added()
+
+    def _tags_added(self):
+        """Hook: the model's tag set grew (a task may rebuild its masks)."""
 
     def _dev_scorer(self, examples):
         """``score(predicted id arrays) -> float`` on dev ``examples``: the
@@ -140,6 +251,26 @@ class SequenceTask(modelfile.Stored):
     def _inputs(self, examples):
         """``(input, context)`` pairs of ``examples`` for the model."""
         return [(x, c) for x, c, _ in self._encode(examples)]
+
+    # ------------------------------------------------------------ confidence
+
+    @property
+    def temperature(self):
+        """The temperature of :meth:`marginals`, fitted on the dev set at
+        training time (1.0 for a model trained without one)."""
+        return float(self.meta.get("temperature", 1.0))
+
+    def _nbest(self, examples, k):
+        """Per example its ``k`` best outputs as ``(output, score)``, best
+        first."""
+        out = []
+        for ex, best in zip(examples, confidence.nbest_ids(self.model, self._inputs(examples), k)):
+            out.append([(self._decode([ex], [ids])[0], score) for score, ids in best])
+        return out
+
+    def _marginals(self, examples):
+        """Per example an ``n x T`` array of tag probabilities."""
+        return confidence.marginals(self.model, self._inputs(examples), self.temperature)
 
     # ------------------------------------------------------------ evaluation
 
@@ -202,6 +333,9 @@ class SequenceTask(modelfile.Stored):
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        tau = meta.get("temperature", 1.0)
+        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 1e-3 <= tau <= 1e3:
+            raise ModelFormatError(f"corrupt fasttag model: temperature {tau!r} is not a number in [0.001, 1000]")
         try:
             featurizer = cls._featurizer_from(spec, header, arrays, meta)
             model = SequenceModel.from_parts(header, arrays, featurizer)

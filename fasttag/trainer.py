@@ -24,14 +24,17 @@ from .tables import table_from_arrays, table_to_arrays
 
 
 def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
-        evaluate=None, verbose=None, name="train", progress=None, slices=100):
+        evaluate=None, verbose=None, name="train", progress=None, slices=100, init=False):
     """Train ``model`` in place on ``train``: (input, context, gold tag ids)
     triples.  Options are checked by :mod:`fasttag.options` before any call.
 
     ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
     fraction; token accuracy when None).  The epoch with the best score
     is kept; without ``dev``, the last epoch is kept.  Sets
-    ``model.training_info`` and returns per-epoch statistics.
+    ``model.training_info`` and returns per-epoch statistics.  With
+    ``init``, training continues from the model's weights (fine-tuning):
+    the perceptron starts from them, and they count in the average from
+    the first step on.
 
     ``progress`` (a :class:`fasttag.progress.Progress`) reports one line
     per epoch and, on a terminal, a live bar; without it ``verbose``
@@ -56,8 +59,13 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         dev_keys, dev_bounds, dev_cands, _ = model.featurize([(x, c) for x, c, _ in dev])
         dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
     greedy = model.decoder == "greedy"
-    emit = WeightTable(initial_features=1 << 16)
-    trans = AveragedVector(transition_size(len(model.tags)))
+    if init:
+        emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))
+        trans = AveragedVector(transition_size(len(model.tags)))
+        trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+    else:
+        emit = WeightTable(initial_features=1 << 16)
+        trans = AveragedVector(transition_size(len(model.tags)))
     search = model.search(emit, trans, cands)
     rng = np.random.default_rng(seed)
     step = 0
@@ -137,3 +145,49 @@ def _accuracy(pred, gold):
     if not pred or not sum(len(g) for g in gold):
         return 0.0
     return float(np.mean(np.concatenate(pred) == np.concatenate(gold)))
+
+
+class Online:
+    """Training a batch at a time, for callers that own the loop
+    (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass
+    over its examples in order, continuing the weights, the step counter
+    and the lazy average of the previous ones.  The model's own weights
+    (what it predicts with) start the run and count in the average from
+    the first step; :meth:`update` writes the average so far back into the
+    model."""
+
+    def __init__(self, model, algorithm="perceptron", k=1, C=1.0):
+        self.model = model
+        self.algorithm, self.k, self.C = algorithm, k, C
+        T = len(model.tags)
+        self.emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", T)
+        self.trans = AveragedVector(transition_size(T))
+        self.trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+        self.step = 0
+        self.n_tags = T
+
+    def update(self, data):
+        """One pass over ``data``: (input, context, gold tag ids) triples.
+        Returns the positions decoded wrongly before their update."""
+        if not data:
+            return 0
+        model = self.model
+        if len(model.tags) != self.n_tags:
+            raise ValueError("the model's tag set changed since this run started")
+        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in data])
+        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in data])
+        if len(gold) != keys.shape[0] or (len(gold) and (gold.min() < 0 or gold.max() >= len(model.tags))):
+            raise InputError("gold tags must be the model's tags, one per position")
+        search = model.search(self.emit, self.trans, cands)
+        order = np.arange(len(data), dtype=np.int64)
+        if self.algorithm == "mira":
+            from ._kbest import mira_epoch
+            wrong, self.step = mira_epoch(search, self.trans, keys, bounds, gold, order, self.step,
+                                          k=self.k, C=self.C)
+        else:
+            wrong, self.step = search.train_epoch(self.trans, keys, bounds, gold, order, self.step,
+                                                  greedy=model.decoder == "greedy")
+        model.emit = table_from_arrays(table_to_arrays(self.emit.averaged(self.step), "emit"), "emit",
+                                       len(model.tags))
+        model.trans = self.trans.averaged(self.step).astype(np.float32).astype(np.float64)
+        return int(wrong)

@@ -205,8 +205,9 @@ def corpora(draw):
 def _data(T, F, lengths, seed):
     rng = np.random.default_rng(seed)
     bounds = np.cumsum([0] + lengths).astype(np.int64)
-    # a small vocabulary: keys repeat across tokens and within one
-    keys = rng.integers(0, 7, size=(int(bounds[-1]), F)).astype(np.uint64)
+    # a small vocabulary: keys repeat across tokens and within one (key 0
+    # pads rows of unequal length and is never trained: not drawn here)
+    keys = rng.integers(1, 8, size=(int(bounds[-1]), F)).astype(np.uint64)
     gold = rng.integers(0, T, size=int(bounds[-1])).astype(np.int32)
     return rng, bounds, keys, gold
 
@@ -288,3 +289,25 @@ def test_mira_epoch_equals_one_mira_step_per_sentence(corpus, k):
     assert emit_a.averaged(last).to_arrays()["weights"].tolist() == \
         emit_b.averaged(last).to_arrays()["weights"].tolist()
     assert trans_a.averaged(last).tolist() == trans_b.averaged(last).tolist()
+
+
+@pytest.mark.parametrize("algorithm", ["perceptron", "mira"])
+def test_padding_key_is_never_trained(algorithm):
+    """Key 0 pads rows of per-token features of unequal length: training
+    never stores it, so padding scores nothing however wide a batch is."""
+    T = 3
+    bounds = np.array([0, 4], np.int64)
+    keys = np.array([[5, 0, 0], [6, 7, 0], [5, 0, 0], [8, 0, 0]], np.uint64)
+    gold = np.array([0, 1, 2, 1], np.int32)
+    emit = WeightTable()
+    trans = AveragedVector(transition_size(T))
+    search = Search(emit, trans, T)
+    order = np.arange(1, dtype=np.int64)
+    step = 0
+    for _ in range(3):
+        if algorithm == "mira":
+            _, step = mira_epoch(search, trans, keys, bounds, gold, order, step, k=2, C=1.0)
+        else:
+            _, step = search.train_epoch(trans, keys, bounds, gold, order, step)
+    assert all(emit.get(0, t) == 0.0 for t in range(T))
+    assert any(emit.get(5, t) != 0.0 for t in range(T))

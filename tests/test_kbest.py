@@ -126,10 +126,10 @@ def test_kbest_batch_and_empty_sentences():
 def _random_case(rng, T, n, F=3):
     emit = WeightTable()
     trans = AveragedVector(transition_size(T))
-    keys = rng.integers(0, 40, size=(n, F)).astype(np.uint64)
+    keys = rng.integers(1, 41, size=(n, F)).astype(np.uint64)    # key 0 pads rows: never trained
     keys[:, 0] = np.arange(n) + 1000          # one key of its own per token
     keys[:, 1] = keys[:, 2]                   # a key twice in a token: multiplicity
-    for key in range(40):
+    for key in range(1, 41):
         for t in range(T):
             emit.update(np.array([key], np.uint64), t, float(rng.normal()), 1)
     for i in range(transition_size(T)):

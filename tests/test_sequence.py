@@ -161,7 +161,7 @@ class NaiveCollins:
 def test_structured_perceptron_equals_naive_collins(T, lengths, seed, epochs):
     rng = np.random.default_rng(seed)
     bounds = np.cumsum([0] + lengths).astype(np.int64)
-    keys = rng.integers(0, 6, size=(bounds[-1], 2)).astype(np.uint64)
+    keys = rng.integers(1, 7, size=(bounds[-1], 2)).astype(np.uint64)
     gold = rng.integers(0, T, size=bounds[-1]).astype(np.int32)
     table, trans = WeightTable(), AveragedVector(transition_size(T))
     search = Search(table, trans, T)

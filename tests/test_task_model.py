@@ -25,6 +25,7 @@ TRAIN_VALUES = {
     "word_column": ["1"], "feature_columns": [""], "scheme": ["bioes"],
     "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
+    "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
 }
 BASE = ["--epochs", "2", "--quiet"]
 
@@ -65,6 +66,9 @@ def test_every_training_flag_takes_effect_or_is_refused(task, name, baselines, r
     opt = options.BY_NAME[name]
     value = TRAIN_VALUES[name]
     value = value[task] if isinstance(value, dict) else value
+    if name == "init":
+        (tmp_path / "base.ftm").write_bytes(baselines[task, False])
+        value = [str(tmp_path / "base.ftm")]
     path = tmp_path / "m.ftm"
     proc = run_cli("train", task, SAMPLES[task], "-o", path, *BASE, opt.flag, *value)
     if proc.returncode == 2:

@@ -14,7 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import io as ftio
-from .. import metrics, modelfile, output, rawtext
+from .. import inspection, metrics, modelfile, output, rawtext
 from ..errors import InputError, ModelFormatError
 from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
@@ -139,6 +139,9 @@ class Tagger(SequenceTask):
         index = self.model.tag_index
         return [(w, None, None if ts is None else [index.get(t, -1) for t in ts]) for w, ts in examples]
 
+    def _gold_tags(self, examples):
+        return {t for _, ts in examples if ts is not None for t in ts}
+
     def _decode(self, examples, ids):
         names = self.model.tags
         return [[names[i] for i in row.tolist()] for row in ids]
@@ -188,17 +191,22 @@ class Tagger(SequenceTask):
 
     # ------------------------------------------------------------ tagging
 
-    def tag(self, tokens: list[str]) -> list[str]:
-        """Tags of one sentence, ``tokens`` (a list of token strings).  A str is a
-        TypeError, not a sentence of characters."""
-        return self.tag_sents([one_sentence(tokens, "tag")])[0]
+    def tag(self, tokens: list[str], n_best: int | None = None) -> list:
+        """Tags of one sentence, ``tokens`` (a list of token strings).  A str
+        is a TypeError, not a sentence of characters.  With ``n_best=k``:
+        the k best tag sequences as ``(tags, score)`` pairs, best first."""
+        return self.tag_sents([one_sentence(tokens, "tag")], n_best=n_best)[0]
 
-    def tag_sents(self, sentences: Iterable[list[str]]) -> list[list[str]]:
+    def tag_sents(self, sentences: Iterable[list[str]], n_best: int | None = None) -> list:
         """Tags of many sentences (lists of token strings); batching them is
         much faster than calling :meth:`tag` in a loop.  Safe to call from
         many threads on one tagger.  A token that is not a str is a
-        TypeError saying where it is."""
+        TypeError saying where it is.  With ``n_best=k``: per sentence the
+        k best tag sequences as ``(tags, score)`` pairs, best first (exact
+        k-best Viterbi; fewer when a sentence has fewer sequences)."""
         sents = token_lists(sentences)
+        if n_best is not None:
+            return self._nbest([(s, None) for s in sents], n_best)
         try:
             return self.model.predict_tags([(s, None) for s in sents])
         except TypeError:
@@ -207,6 +215,20 @@ class Tagger(SequenceTask):
             if err is None:
                 raise
             raise err from None
+
+    def marginals(self, sentences):
+        """Per sentence an ``n x T`` array: the probability of each tag
+        (columns in the order of :attr:`tags`) at each token, by
+        forward-backward with the model's calibrated :attr:`temperature`."""
+        return self._marginals([(s, None) for s in token_lists(sentences)])
+
+    def explain(self, tokens, top=5):
+        """Why each token of one sentence got its tag: per token a dict with
+        the tag, the runner-up tag, their probabilities, and the ``top``
+        features (readable names, such as ``norm[-1]=the``) whose weights
+        favour the tag over the runner-up most, with the weight difference
+        (see :func:`fasttag.inspection.explain`)."""
+        return inspection.explain(self.model, list(one_sentence(tokens, "explain")), None, self.temperature, top)
 
     def tag_text(self, text, tokenizer=None):
         """Tag raw ``text`` (a str): a list of sentences, each a list of
@@ -236,7 +258,7 @@ class Tagger(SequenceTask):
         raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
                          f"tagger fills is upos or xpos")
 
-    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False):
+    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False, nbest=None):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None reads CoNLL-U when the input is unmistakably
@@ -246,9 +268,20 @@ class Tagger(SequenceTask):
         split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
         gets the tag column (:meth:`output_column`) rewritten, column files
         an appended tag column, text ``word/TAG`` tokens one sentence a
-        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`), with
+        the ``nbest`` best tag sequences of each sentence when given."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
+        if nbest is not None and not json:
+            raise InputError("--nbest writes JSON Lines: add --json")
+        tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
+
+        def record(words, result, *args):
+            if nbest is None:
+                return output.record(words, result, *args)
+            rec = output.record(words, result[0][0], *args)
+            rec["nbest"] = output.alternatives(result)
+            return rec
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt in ("conllu", "conll") and tokenizer is not None:
@@ -262,19 +295,19 @@ class Tagger(SequenceTask):
                                              self.meta.get("word_column", 0) if fmt == "conll" else 0,
                                              tags=False)
                 for batch in ftio.batches(sentences):
-                    tags = self.tag_sents([s.words for s in batch])
+                    tags = tag([s.words for s in batch])
                     for sent, ts in zip(batch, tags):
                         if json:
-                            output.write_json(out, output.record(sent.words, ts, line=sent.start_line))
+                            output.write_json(out, record(sent.words, ts, sent.start_line))
                         elif fmt == "conllu":
                             ftio.write_conllu(sent, ts, out, column=column)
                         else:
                             ftio.write_conll(sent, ts, out, mode="append")
                 return
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
-            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+            for sent, tags in rawtext.tag_batches(tag, sentences):
                 if json:
-                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets))
+                    output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
                 else:
                     output.write_tagged(out, sent.words, tags)
         finally:

@@ -287,9 +287,11 @@ class Segmenter(SequenceTask):
         return seg
 
     def _encode(self, examples, training=False):
-        """Training lines carry their jackknife fold; other lines are
-        segmented as new text is, with the full dictionary."""
-        folds = self.meta.get("folds", 1) if training else 1
+        """Training lines carry their jackknife fold (first training only);
+        other lines are segmented as new text is, with the full
+        dictionary."""
+        jackknifed = training and self.model.featurizer.fold_dictionaries is not None
+        folds = self.meta.get("folds", 1) if jackknifed else 1      # fine-tuning: the full dictionary
         gold = _gold_ids(examples)
         return [("".join(ws), i % folds if folds > 1 else None, g)
                 for i, (ws, g) in enumerate(zip(examples, gold))]

@@ -36,11 +36,12 @@ from typing import Iterable
 import numpy as np
 
 from .. import io as ftio
-from .. import metrics, output, rawtext, schemes
+from .. import confidence, inspection, metrics, output, rawtext, schemes
 from ..errors import InputError, ModelFormatError
 from ..features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
 from ..task import SequenceTask
+from .pos import read_pairs
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
 DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
@@ -345,12 +346,16 @@ class Gazetteer:
 # ---------------------------------------------------------------- reading
 
 def _read_sentences(data, word_column=0, tag_column=-1):
-    """(Sentence list, document id per sentence) from a path or file, or
-    from an iterable of Sentence objects."""
+    """(Sentence list, document id per sentence) from a path or file, from
+    an iterable of Sentence objects, or from (words, tags) pairs or NLTK
+    tagged sentences (each then a document of its own)."""
     if ftio.is_source(data):
         sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
     else:
         sents = list(data)
+        if not all(isinstance(s, ftio.Sentence) for s in sents):
+            sents = [ftio.Sentence(w, t, [[x] if t is None else [x, y] for x, y in zip(w, t or w)], [], [], 0)
+                     for w, t in read_pairs(sents)]
     doc_ids = []
     doc = 0
     seen_docstart = any(any(line.startswith("-DOCSTART-") for line in s.lines) for s in sents)
@@ -509,6 +514,16 @@ class SpanTagger(SequenceTask):
             out.append((s.words, cols, gold))
         return out
 
+    def _gold_tags(self, examples):
+        """Every tag of the entity types of ``examples`` (all prefixes of the
+        internal scheme, so a new type can be decoded at any length)."""
+        types = {schemes.split_tag(t)[1] for s, _ in examples if s.tags for t in s.tags} - {""}
+        prefixes = "BIES" if self.internal_scheme == "bioes" else "BI"
+        return {f"{p}-{t}" for t in types for p in prefixes} | {"O"}
+
+    def _tags_added(self):
+        self.model.allowed = schemes.allowed_mask(self.model.tags, self.internal_scheme)
+
     def _dev_scorer(self, examples):
         sents = [s for s, _ in examples]
         if any(s.tags is None for s in sents):
@@ -597,23 +612,22 @@ class SpanTagger(SequenceTask):
                        for cs, w in zip(columns, words)]
         return columns
 
-    def _predict_internal(self, sents, doc_ids=None, columns=None):
+    def _model_inputs(self, sents, doc_ids=None, columns=None):
+        """(words, feature columns) of each sentence, for the model."""
         cols = self._columns(sents, doc_ids, columns)
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
-        return self.model.predict_tags(list(zip(words, cols)))
+        return list(zip(words, cols))
 
-    def tag_sents(self, sentences: Iterable[list[str]], columns: list | None = None,
-                  documents: list | None = None) -> list[list[str]]:
-        """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
-        Sentence objects (whose rows give the feature columns).
-        ``columns``: per sentence, per token, the feature column values
-        (when the sentences are token lists and the model has feature
-        columns).  ``documents``: a document id per sentence (default: each
-        sentence alone, or ``-DOCSTART-`` lines of Sentence objects)."""
+    def _predict_internal(self, sents, doc_ids=None, columns=None):
+        return self.model.predict_tags(self._model_inputs(sents, doc_ids, columns))
+
+    def _for_sentences(self, sentences, columns, documents, predict):
+        """``predict(model inputs)`` of the non-empty sentences, in place in
+        a list with None for empty ones; inputs are checked here."""
         sentences = token_lists(sentences, keep_sentences=True)
         if documents is None and sentences and all(isinstance(s, ftio.Sentence) for s in sentences):
             _, documents = _read_sentences(sentences)
-        out = [[] for _ in sentences]
+        out = [None] * len(sentences)
         idx = [i for i, s in enumerate(sentences) if len(s.words if hasattr(s, "words") else s)]
         if not idx:
             return out
@@ -621,7 +635,7 @@ class SpanTagger(SequenceTask):
         docs = None if documents is None else [documents[i] for i in idx]
         cols = None if columns is None else [columns[i] for i in idx]
         try:
-            pred = self._predict_internal(sub, docs, cols)
+            pred = predict(self._model_inputs(sub, docs, cols))
         except (TypeError, AttributeError):
             # inputs are checked only where a failure shows: find the culprit
             err = _bad_input(sentences, columns)
@@ -629,20 +643,79 @@ class SpanTagger(SequenceTask):
                 raise
             raise err from None
         for i, p in zip(idx, pred):
-            out[i] = schemes.to_scheme(p, self.internal_scheme, self.scheme)
+            out[i] = p
         return out
 
-    def tag(self, tokens: list[str], columns: list | None = None) -> list[str]:
+    def tag_sents(self, sentences: Iterable[list[str]], columns: list | None = None,
+                  documents: list | None = None, n_best: int | None = None) -> list:
+        """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
+        Sentence objects (whose rows give the feature columns).
+        ``columns``: per sentence, per token, the feature column values
+        (when the sentences are token lists and the model has feature
+        columns).  ``documents``: a document id per sentence (default: each
+        sentence alone, or ``-DOCSTART-`` lines of Sentence objects).  With
+        ``n_best=k``: per sentence the k best tag sequences as ``(tags,
+        score)`` pairs, best first."""
+        names = self.model.tags
+
+        def out_tags(ids):
+            return schemes.to_scheme([names[i] for i in ids.tolist()], self.internal_scheme, self.scheme)
+        if n_best is None:
+            pred = self._for_sentences(sentences, columns, documents, self.model.predict_ids)
+            return [[] if p is None else out_tags(p) for p in pred]
+        pred = self._for_sentences(sentences, columns, documents,
+                                   lambda inputs: confidence.nbest_ids(self.model, inputs, n_best))
+        return [[([], 0.0)] if p is None else [(out_tags(ids), score) for score, ids in p] for p in pred]
+
+    def tag(self, tokens: list[str], columns: list | None = None, n_best: int | None = None) -> list:
         """Tags of one sentence (in :attr:`scheme`), ``tokens``: a list of
         token strings (a str is a TypeError) or a Sentence object;
-        ``columns``: per token, its feature column values (as in
-        :meth:`tag_sents`)."""
-        return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns])[0]
+        ``columns``: per token, its feature column values, and ``n_best``,
+        as in :meth:`tag_sents`."""
+        return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns],
+                              n_best=n_best)[0]
 
-    def spans(self, tokens: list[str], columns: list | None = None) -> list[tuple[str, int, int]]:
+    def marginals(self, sentences, columns=None, documents=None):
+        """Per sentence an ``n x T`` array of tag probabilities at each
+        token, columns in the order of ``self.model.tags`` (the internal
+        scheme's tags), with the calibrated :attr:`temperature`."""
+        T = len(self.model.tags)
+        pred = self._for_sentences(sentences, columns, documents,
+                                   lambda inputs: confidence.marginals(self.model, inputs, self.temperature))
+        return [np.zeros((0, T)) if p is None else p for p in pred]
+
+    def explain(self, tokens, columns=None, top=5):
+        """Why each token of one sentence got its (internal-scheme) tag: as
+        :meth:`fasttag.Tagger.explain`."""
+        tokens = one_sentence(tokens, "explain")
+        context = self._columns([tokens], None, None if columns is None else [columns])[0]
+        return inspection.explain(self.model, list(tokens), context, self.temperature, top)
+
+    def spans(self, tokens: list[str], columns: list | None = None, with_confidence: bool = False) -> list:
         """The predicted spans of one sentence, ``tokens`` (and ``columns``
-        as for :meth:`tag`): (type, start, end) with end exclusive."""
-        return schemes.spans(self.tag(tokens, columns), self.scheme)
+        as for :meth:`tag`): (type, start, end) with end exclusive.
+        ``with_confidence``: (type, start, end, probability),
+        the probability that the model gives this span exactly, over
+        every tag sequence (calibrated by :attr:`temperature`)."""
+        if not with_confidence:
+            return schemes.spans(self.tag(tokens, columns), self.scheme)
+        names = self.model.tags
+
+        def spans_with_probability(inputs):
+            out = []
+            for ids, lat in zip(self.model.predict_ids(inputs), confidence.lattices(self.model, inputs)):
+                internal = [names[i] for i in ids.tolist()]
+                found = []
+                for typ, start, end in schemes.spans(internal, self.internal_scheme):
+                    fixed = {i: [int(ids[i])] for i in range(start, end)}
+                    if self.internal_scheme != "bioes" and end < len(ids):
+                        # IOB2: the span ends only where the next tag does not continue it
+                        fixed[end] = [j for j, t in enumerate(names) if t != "I-" + typ]
+                    found.append((typ, start, end, lat.probability(fixed, self.temperature)))
+                out.append(found)
+            return out
+        cols = None if columns is None else [columns]
+        return self._for_sentences([one_sentence(tokens, "spans")], cols, None, spans_with_probability)[0] or []
 
 
     @staticmethod
@@ -681,7 +754,7 @@ class SpanTagger(SequenceTask):
                 out.append(rawtext.Span(label, text[a:b], a, b))
         return out
 
-    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False):
+    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False, nbest=None):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None (or "raw") reads raw text, cut into sentences and
@@ -691,7 +764,11 @@ class SpanTagger(SequenceTask):
         predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
         Text gives ``word/TAG`` tokens one sentence a line, or with
         ``entities`` one line per span (:func:`fasttag.output.write_entities`).
-        ``json``: JSON Lines instead (:mod:`fasttag.output`)."""
+        ``json``: JSON Lines instead (:mod:`fasttag.output`), with the
+        ``nbest`` best tag sequences of each sentence when given (text
+        input)."""
+        if nbest is not None and not json:
+            raise InputError("--nbest writes JSON Lines: add --json")
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
                              f"(--format conll), not {format}")
@@ -701,6 +778,8 @@ class SpanTagger(SequenceTask):
                 raise InputError("a span tagger reads raw text, pretokenized text or column files "
                                  "(--format conll), not CoNLL-U", name)
             if fmt == "conll":
+                if nbest is not None:
+                    raise InputError("--nbest applies to text input (raw or --pretokenized)")
                 if entities:
                     raise InputError("entity lines need text input: use --json or 'fasttag tag' "
                                      "for column files")
@@ -709,11 +788,15 @@ class SpanTagger(SequenceTask):
                 self._tag_columns(sentences, out, json)
                 return
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
-            for sent, tags in rawtext.tag_batches(self.tag_sents, sentences):
+            tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
+            for sent, result in rawtext.tag_batches(tag, sentences):
+                tags = result if nbest is None else result[0][0]
                 found = schemes.spans(tags, self.scheme) if json or entities else None
                 if json:
-                    output.write_json(out, output.record(sent.words, tags, sent.line, sent.offsets, found,
-                                                         sent.text))
+                    rec = output.record(sent.words, tags, sent.line, sent.offsets, found, sent.text)
+                    if nbest is not None:
+                        rec["nbest"] = output.alternatives(result, lambda ts: schemes.spans(ts, self.scheme))
+                    output.write_json(out, rec)
                 elif entities:
                     output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
                 else:

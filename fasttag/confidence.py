@@ -1,0 +1,252 @@
+"""Confidence of a sequence model's output: the k best tag sequences,
+per-token marginal probabilities, span probabilities, and the temperature
+that calibrates them.
+
+A linear-chain model scores a tag sequence y of a sentence as
+``sum_i E[i, y_i] + sum_i A[y_{i-1}, y_i]`` plus start and end
+transitions.  Read as a conditional random field with temperature tau,
+``p(y) = exp(score(y) / tau) / Z``.  The perceptron never optimised that
+likelihood, so its raw scores are over-confident; one scalar tau fitted on
+held-out data (Guo et al. 2017's temperature scaling) makes the
+probabilities honest without changing any decision (the best sequence is
+the same at every tau).
+
+The lattice is the decoder's: forbidden transitions (the ``allowed``
+mask) and closed candidate lists (tag dictionary, fixed classes) have
+probability zero.  Pruning of open tokens to their best ``prune_k`` tags
+is a speed device of the decoder and is not applied here: probabilities
+are over every candidate tag.  A sentence that has no valid sequence
+under the mask is scored without it, as the decoder does.
+"""
+import math
+
+import numpy as np
+
+from ._kbest import kbest
+from .sequence import BATCH_TOKENS, _chunks
+
+ECE_BINS = 15
+
+
+def _logsumexp(a, axis):
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return np.squeeze(out, axis=axis)
+
+
+class Lattice:
+    """Emission scores of one sentence (``n x T``, -inf for tags that are
+    not candidates) with the model's transition scores and mask."""
+
+    def __init__(self, emissions, trans, allowed):
+        T = emissions.shape[1]
+        self.E = emissions
+        trans = np.asarray(trans, dtype=np.float64)
+        self.A = trans[:T * T].reshape(T, T)
+        self.start = trans[T * T:T * T + T]
+        self.end = trans[(T + 1) * T:]
+        if allowed is not None:
+            ok = np.asarray(allowed, dtype=bool)
+            self.A = np.where(ok[:T * T].reshape(T, T), self.A, -np.inf)
+            self.start = np.where(ok[T * T:T * T + T], self.start, -np.inf)
+            self.end = np.where(ok[(T + 1) * T:], self.end, -np.inf)
+        self.unmasked = (trans[:T * T].reshape(T, T), trans[T * T:T * T + T], trans[(T + 1) * T:])
+
+    def _forward_backward(self, E, tau, use_mask=True):
+        A, start, end = (self.A, self.start, self.end) if use_mask else self.unmasked
+        A, start, end, E = A / tau, start / tau, end / tau, E / tau
+        n, T = E.shape
+        alpha = np.empty((n, T))
+        beta = np.empty((n, T))
+        alpha[0] = start + E[0]
+        for i in range(1, n):
+            alpha[i] = _logsumexp(alpha[i - 1][:, None] + A, axis=0) + E[i]
+        beta[n - 1] = end
+        for i in range(n - 2, -1, -1):
+            beta[i] = _logsumexp(A + (E[i + 1] + beta[i + 1])[None, :], axis=1)
+        log_z = float(_logsumexp(alpha[n - 1] + end, axis=0))
+        return alpha, beta, log_z
+
+    def _run(self, tau):
+        """Forward-backward over the sentence, and whether the mask was
+        kept (False: no valid path under it, so, as the decoder does,
+        none is applied)."""
+        alpha, beta, log_z = self._forward_backward(self.E, tau)
+        if math.isfinite(log_z):
+            return alpha, beta, log_z, True
+        return self._forward_backward(self.E, tau, use_mask=False) + (False,)
+
+    def marginals(self, tau=1.0):
+        """``n x T`` probabilities that token i has tag t."""
+        if self.E.shape[0] == 0:
+            return np.zeros(self.E.shape)
+        alpha, beta, log_z, _ = self._run(tau)
+        with np.errstate(invalid="ignore"):
+            p = np.exp(alpha + beta - log_z)
+        return np.nan_to_num(p, nan=0.0)
+
+    def probability(self, constraints, tau=1.0):
+        """The probability that every position ``i`` of ``constraints``
+        (a dict position -> allowed tag ids) has one of its tags."""
+        if self.E.shape[0] == 0:
+            return 1.0
+        log_z, use_mask = self._run(tau)[2:]
+        E = self.E.copy()
+        for i, tags in constraints.items():
+            keep = np.full(E.shape[1], -np.inf)
+            keep[list(tags)] = 0.0
+            E[i] = E[i] + keep
+        return math.exp(min(0.0, self._forward_backward(E, tau, use_mask)[2] - log_z))
+
+
+def lattices(model, examples, emit=None, trans=None):
+    """One :class:`Lattice` per ``(input, context)`` example of a
+    :class:`fasttag.sequence.SequenceModel`, scored with its averaged
+    weights (or ``emit``/``trans``)."""
+    emit = model.emit if emit is None else emit
+    trans = model.trans if trans is None else trans
+    T = len(model.tags)
+    for chunk in _chunks(examples, BATCH_TOKENS):
+        keys, bounds, cands, _ = model.featurize(chunk)
+        N, F = keys.shape
+        offsets = np.arange(0, N * F + 1, F, dtype=np.int64) if F else np.zeros(N + 1, np.int64)
+        scores = emit.score_batch(np.ascontiguousarray(keys).ravel(), offsets, n_classes=T)
+        if cands is not None:
+            classes, class_offsets, class_tags = cands
+            for i in np.flatnonzero(np.asarray(classes) >= 0):
+                c = classes[i]
+                row = np.full(T, -np.inf)
+                ids = class_tags[class_offsets[c]:class_offsets[c + 1]]
+                row[ids] = scores[i, ids]
+                scores[i] = row
+        for s in range(len(bounds) - 1):
+            yield Lattice(scores[bounds[s]:bounds[s + 1]], trans, model.allowed)
+
+
+def marginals(model, examples, temperature=1.0):
+    """Per example an ``n x T`` array of tag probabilities (columns in the
+    order of ``model.tags``)."""
+    return batch_marginals(list(lattices(model, examples)), temperature)
+
+
+def batch_marginals(lats, tau=1.0, max_cells=1 << 22, max_group=256):
+    """:meth:`Lattice.marginals` of many lattices of one model, computed
+    in lockstep: sentences of similar length are padded into one array, at
+    most ``max_group`` sentences and ``max_cells`` (sentences x tags x
+    tags) per step."""
+    out = [None] * len(lats)
+    if not lats:
+        return out
+    T = lats[0].E.shape[1]
+    order = sorted(range(len(lats)), key=lambda i: lats[i].E.shape[0])
+    group = max(1, min(max_group, max_cells // (T * T)))
+    for g in range(0, len(order), group):
+        idx = order[g:g + group]
+        for i, p in zip(idx, _lockstep(lats[0], [lats[i].E for i in idx], tau)):
+            out[i] = p if p is not None else lats[i].marginals(tau)
+    return out
+
+
+def _lockstep(lat, Es, tau):
+    """Marginals of emission matrices ``Es`` (one sentence each) under the
+    transitions of ``lat``; None for a sentence with no valid path under
+    the mask (the caller falls back to the unmasked lattice)."""
+    lengths = np.array([E.shape[0] for E in Es])
+    B, n, T = len(Es), int(lengths.max()), lat.A.shape[0]
+    if n == 0:
+        return [np.zeros((0, T)) for _ in Es]
+    E = np.zeros((B, n, T))
+    for b, e in enumerate(Es):
+        E[b, :len(e)] = e / tau
+    A, start, end = lat.A / tau, lat.start / tau, lat.end / tau
+    alpha = np.empty((B, n, T))
+    beta = np.empty((B, n, T))
+    alpha[:, 0] = start + E[:, 0]
+    for i in range(1, n):
+        step = _logsumexp(alpha[:, i - 1, :, None] + A[None], axis=1) + E[:, i]
+        alpha[:, i] = np.where((i < lengths)[:, None], step, alpha[:, i - 1])
+    beta[:, n - 1] = end
+    for i in range(n - 2, -1, -1):
+        step = _logsumexp(A[None] + (E[:, i + 1] + beta[:, i + 1])[:, None, :], axis=2)
+        beta[:, i] = np.where((i < lengths - 1)[:, None], step, end)
+    log_z = _logsumexp(alpha[:, n - 1] + end, axis=1)
+    out = []
+    for b, m in enumerate(lengths):
+        if m == 0:
+            out.append(np.zeros((0, T)))
+        elif not np.isfinite(log_z[b]):
+            out.append(None)
+        else:
+            with np.errstate(invalid="ignore"):
+                p = np.exp(alpha[b, :m] + beta[b, :m] - log_z[b])
+            out.append(np.nan_to_num(p, nan=0.0))
+    return out
+
+
+def nbest_ids(model, examples, k):
+    """Per example the ``k`` best tag-id sequences as ``(score, ids)``,
+    best first (fewer when there are fewer valid sequences), from the
+    exact k-best Viterbi of the compiled decoder."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"n_best must be a positive integer, not {k!r}")
+    out = []
+    for chunk in _chunks(examples, BATCH_TOKENS):
+        keys, bounds, cands, _ = model.featurize(chunk)
+        search = model.search(model.emit, model.trans, cands)
+        out.extend(kbest(search, keys, bounds, int(k)))
+    return out
+
+
+def fit_temperature(model, examples, gold, lo=0.05, hi=50.0, tol=0.01):
+    """The temperature that minimises the negative log-likelihood of the
+    ``gold`` tag ids (one int array per example) under the per-token
+    marginals: golden-section search over log tau in [``lo``, ``hi``] to
+    within a factor ``1 + tol``.  Returns 1.0 when there is nothing to fit
+    on."""
+    lats = list(lattices(model, examples))
+    pairs = [(lat, np.asarray(g)) for lat, g in zip(lats, gold) if len(g) and np.all(np.asarray(g) >= 0)]
+    if not pairs:
+        return 1.0
+
+    lats = [lat for lat, _ in pairs]
+    gold = [g for _, g in pairs]
+
+    def nll(log_tau):
+        total = 0.0
+        for p, g in zip(batch_marginals(lats, math.exp(log_tau)), gold):
+            total -= float(np.sum(np.log(np.maximum(p[np.arange(len(g)), g], 1e-12))))
+        return total
+
+    a, b = math.log(lo), math.log(hi)
+    phi = (math.sqrt(5) - 1) / 2
+    c, d = b - phi * (b - a), a + phi * (b - a)
+    fc, fd = nll(c), nll(d)
+    while b - a > tol:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - phi * (b - a)
+            fc = nll(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + phi * (b - a)
+            fd = nll(d)
+    return float(math.exp((a + b) / 2))
+
+
+def expected_calibration_error(confidence, correct, bins=ECE_BINS):
+    """ECE of per-token confidences against 0/1 correctness: the
+    support-weighted mean |accuracy - confidence| over ``bins`` equal-width
+    confidence bins (Naeini et al. 2015)."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    correct = np.asarray(correct, dtype=np.float64)
+    if len(confidence) == 0:
+        return 0.0
+    which = np.minimum((confidence * bins).astype(int), bins - 1)
+    ece = 0.0
+    for b in range(bins):
+        sel = which == b
+        if sel.any():
+            ece += sel.mean() * abs(correct[sel].mean() - confidence[sel].mean())
+    return float(ece)

@@ -1,0 +1,86 @@
+"""fasttag as an NLTK tagger.
+
+:class:`PerceptronTagger` implements NLTK's ``TaggerI`` and has the
+methods of ``nltk.tag.perceptron.PerceptronTagger`` that code calls
+(``tag``, ``tag_sents``, ``train``, ``accuracy``, ``confusion``), so it
+can replace it::
+
+    from fasttag.nltk import PerceptronTagger, pos_tag
+    tagger = PerceptronTagger()                  # the bundled English UPOS model
+    tagger.tag(["I", "saw", "her", "duck", "."])  # [('I', 'PRON'), ('saw', 'VERB'), ...]
+    tagger.accuracy(gold_sents)                   # NLTK's own scoring
+
+The bundled model tags Universal POS tags (NOUN, VERB, ...), not NLTK's
+Penn Treebank tags: write ``RegexpParser`` grammars with them, or train on
+PTB-tagged data (``tagger.train(nltk.corpus.treebank.tagged_sents())``).
+"""
+try:
+    from nltk.tag.api import TaggerI
+except ImportError:                                   # pragma: no cover - the extra is missing
+    raise ImportError("fasttag.nltk needs NLTK: pip install nltk") from None
+
+from .store import load as _load
+from .tasks.pos import Tagger
+
+__all__ = ["PerceptronTagger", "pos_tag"]
+
+
+class PerceptronTagger(TaggerI):
+    """An NLTK tagger over a fasttag :class:`~fasttag.Tagger`.
+
+    ``load``: load a model at construction (NLTK's argument);
+    ``model``: a loaded :class:`fasttag.Tagger`, a model path, or a bundled
+    name (default ``"en"``).
+    """
+
+    def __init__(self, load=True, model="en"):
+        self.model = None
+        if load:
+            self.model = model if isinstance(model, Tagger) else _load(model)
+            if not isinstance(self.model, Tagger):
+                raise TypeError(f"{model!r} is not a POS tagger model")
+
+    def _tagger(self):
+        if self.model is None:
+            raise ValueError("no model: construct with load=True or call train() first")
+        return self.model
+
+    def tag(self, tokens):
+        """``(word, tag)`` pairs of one sentence (a list of token strings)."""
+        tokens = list(tokens) if not isinstance(tokens, str) else tokens
+        return list(zip(tokens, self._tagger().tag(tokens)))
+
+    def tag_sents(self, sentences):
+        """``(word, tag)`` pairs of many sentences, batched (much faster than
+        calling :meth:`tag` in a loop)."""
+        sentences = [list(s) if not isinstance(s, str) else s for s in sentences]
+        return [list(zip(s, tags)) for s, tags in zip(sentences, self._tagger().tag_sents(sentences))]
+
+    def train(self, sentences, save_loc=None, nr_iter=5, **options):
+        """Train a new model on NLTK tagged sentences (lists of ``(word,
+        tag)``), ``nr_iter`` epochs; saved to ``save_loc`` when given.
+        ``options`` are those of :meth:`fasttag.Tagger.train` (``dev``,
+        ``seed``, ...)."""
+        options.setdefault("verbose", False)
+        self.model = Tagger.train([list(s) for s in sentences], epochs=nr_iter, **options)
+        if save_loc is not None:
+            self.model.save(save_loc)
+        return self
+
+    def save(self, path):
+        """Save the model in fasttag's format (never pickle)."""
+        self._tagger().save(path)
+
+
+_default = None
+
+
+def pos_tag(tokens, model="en"):
+    """``nltk.pos_tag`` with a fasttag model (the bundled English UPOS
+    tagger by default): ``(word, tag)`` pairs of one sentence."""
+    global _default
+    if model != "en":
+        return PerceptronTagger(model=model).tag(tokens)
+    if _default is None:
+        _default = PerceptronTagger()
+    return _default.tag(tokens)

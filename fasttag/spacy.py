@@ -1,0 +1,319 @@
+"""fasttag models as spaCy v3 pipeline components.
+
+Registered through entry points, so an installed fasttag needs no import::
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": "en"})     # sets token.pos_
+    nlp.add_pipe("fasttag_ner")                                # sets doc.ents (bundled "en-ner")
+    zh = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
+
+``model`` is a bundled name or a model path; ``None`` makes an untrained
+component that ``initialize`` builds from the training examples.  The
+components are trainable from spaCy (``spacy train``, ``nlp.update``): each
+``update`` is one online perceptron pass over the batch (see
+:meth:`fasttag.task.SequenceTask.update`).  ``nlp.to_disk``,
+``spacy.load`` and ``to_bytes`` carry the model file itself.
+"""
+from pathlib import Path
+
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.scorer import Scorer
+from spacy.tokens import Doc, Span
+from spacy.util import registry
+
+from .errors import InputError
+from .store import load as _load
+from .store import loads as _loads
+
+MODEL_FILE = "model.ftm"
+UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+
+
+class _Serialized:
+    """spaCy's serialization methods over the fasttag model file: the bytes
+    of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
+
+    def to_bytes(self, *, exclude=tuple()):
+        return self._current().to_bytes()
+
+    def from_bytes(self, bytes_data, *, exclude=tuple()):
+        self._set_model(_loads(bytes_data))
+        return self
+
+    def to_disk(self, path, *, exclude=tuple()):
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self._current().save(path / MODEL_FILE)
+
+    def from_disk(self, path, *, exclude=tuple()):
+        self._set_model(_load(str(Path(path) / MODEL_FILE)))
+        return self
+
+
+class _Component(_Serialized, Pipe):
+    """What the fasttag components share: a lazily loaded model, batches
+    through the models' batch paths, online training, serialization."""
+
+    kind = None           # the model class the component needs
+    trainable_name = None
+
+    def __init__(self, vocab, name, model, batch_size):
+        self.vocab = vocab
+        self.name = name
+        self.batch_size = int(batch_size)
+        self._source = model
+        self._model = None
+
+    # ------------------------------------------------------------ the model
+
+    @property
+    def fasttag_model(self):
+        """The fasttag model (loaded on first use)."""
+        if self._model is None:
+            if self._source is None:
+                raise ValueError(f"the {self.name!r} component has no model: give config 'model' "
+                                 f"or call nlp.initialize() with training examples")
+            self._set_model(_load(self._source))
+        return self._model
+
+    def _current(self):
+        return self.fasttag_model
+
+    def _set_model(self, model):
+        if not isinstance(model, self.kind):
+            raise InputError(f"the {self.name!r} component needs a {self.kind.__name__} model, "
+                             f"not a {type(model).__name__}")
+        self._check(model)
+        self._model = model
+
+    def _check(self, model):
+        """Hook: refuse a model the component cannot run."""
+
+    # ------------------------------------------------------------ prediction
+
+    def __call__(self, doc):
+        self._annotate([doc])
+        return doc
+
+    def pipe(self, stream, *, batch_size=None):
+        size = batch_size or self.batch_size
+        batch = []
+        for doc in stream:
+            batch.append(doc)
+            if len(batch) >= size:
+                self._annotate(batch)
+                yield from batch
+                batch = []
+        if batch:
+            self._annotate(batch)
+            yield from batch
+
+    # ------------------------------------------------------------ training
+
+    def initialize(self, get_examples=None, *, nlp=None):
+        """Build an untrained model from the examples when the component has
+        none (a given model is kept: training then fine-tunes it)."""
+        if self._source is None and self._model is None:
+            if get_examples is None:
+                raise ValueError(f"the {self.name!r} component needs training examples to initialize")
+            self._set_model(self._untrained([self._gold(eg.reference) for eg in get_examples()]))
+
+    def update(self, examples, *, drop=0.0, sgd=None, losses=None):
+        """One perceptron pass over the batch; the loss is the number of
+        tokens that were tagged wrongly before their update."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        pairs = [self._gold(eg.reference) for eg in examples]
+        pairs = [p for p in pairs if p[0]]
+        if pairs:
+            wrong = self.fasttag_model.update(pairs)
+            losses[self.name] += wrong * sum(len(w) for w, _ in pairs)
+        return losses
+
+
+
+class FasttagTagger(_Component):
+    """Sets ``token.pos_`` (a model whose tags are all Universal POS
+    tags) or ``token.tag_`` (any other), or the attribute ``attr`` names."""
+
+    def __init__(self, vocab, name, model, attr, batch_size):
+        super().__init__(vocab, name, model, batch_size)
+        from .tasks.pos import Tagger
+        self.kind = Tagger
+        self._attr = attr
+
+    @property
+    def attr(self):
+        if self._attr is not None:
+            return self._attr
+        if self._model is None and self._source is None:
+            return "tag"
+        return "pos" if set(self.fasttag_model.tags) <= UPOS else "tag"
+
+    def _check(self, model):
+        if self._attr not in (None, "pos", "tag"):
+            raise InputError(f"attr must be 'pos' or 'tag', not {self._attr!r}")
+
+    def _annotate(self, docs):
+        attr = self.attr + "_"
+        tags = self.fasttag_model.tag_sents([[t.text for t in doc] for doc in docs])
+        for doc, ts in zip(docs, tags):
+            for token, tag in zip(doc, ts):
+                try:
+                    setattr(token, attr, tag)
+                except (ValueError, KeyError):
+                    raise ValueError(f"{tag!r} is not a Universal POS tag: use the component with "
+                                     f"config attr='tag'") from None
+
+    def _gold(self, doc):
+        attr = self.attr + "_"
+        return [t.text for t in doc], [getattr(t, attr) for t in doc]
+
+    def _untrained(self, pairs):
+        return self.kind.untrained([(w, t) for w, t in pairs if w])
+
+    def score(self, examples, **kwargs):
+        return Scorer.score_token_attr(examples, self.attr, **kwargs)
+
+
+class FasttagSpans(_Component):
+    """Sets ``doc.ents`` (or ``doc.spans[spans_key]``) from a span-tagger
+    model (named entities, chunks)."""
+
+    def __init__(self, vocab, name, model, spans_key, batch_size):
+        super().__init__(vocab, name, model, batch_size)
+        from .tasks.spans import SpanTagger
+        self.kind = SpanTagger
+        self.spans_key = spans_key
+
+    def _check(self, model):
+        if model.feature_columns:
+            raise InputError("this span model reads feature columns (POS, chunk tags) that spaCy "
+                             "does not give it: train one on words alone (--feature-columns '')")
+
+    def _annotate(self, docs):
+        from . import schemes
+        model = self.fasttag_model
+        tags = model.tag_sents([[t.text for t in doc] for doc in docs])
+        for doc, ts in zip(docs, tags):
+            spans = [Span(doc, start, end, label=typ) for typ, start, end in schemes.spans(ts, model.scheme)]
+            if self.spans_key:
+                doc.spans[self.spans_key] = spans
+            else:
+                doc.ents = spans
+
+    def _gold(self, doc):
+        spans = doc.spans.get(self.spans_key, []) if self.spans_key else doc.ents
+        tags = ["O"] * len(doc)
+        for span in spans:
+            tags[span.start] = "B-" + span.label_
+            for i in range(span.start + 1, span.end):
+                tags[i] = "I-" + span.label_
+        return [t.text for t in doc], tags
+
+    def _untrained(self, pairs):
+        return self.kind.untrained([(w, t) for w, t in pairs if w], scheme="iob2")
+
+    def score(self, examples, **kwargs):
+        if self.spans_key:
+            return Scorer.score_spans(examples, f"spans_{self.spans_key}",
+                                      getter=lambda doc, key: doc.spans.get(self.spans_key, []), **kwargs)
+        return Scorer.score_spans(examples, "ents", **kwargs)
+
+
+@Language.factory("fasttag_tagger", default_config={"model": "en", "attr": None, "batch_size": 1000},
+                  assigns=["token.pos", "token.tag"], default_score_weights={"pos_acc": 0.5, "tag_acc": 0.5})
+def make_tagger(nlp, name, model, attr, batch_size):
+    """A fasttag POS tagger: ``model`` a bundled name or path (None:
+    untrained, built by ``initialize``); ``attr`` "pos" or "tag" (default:
+    "pos" for a model trained on UPOS)."""
+    return FasttagTagger(nlp.vocab, name, model, attr, batch_size)
+
+
+@Language.factory("fasttag_ner", default_config={"model": "en-ner", "spans_key": None, "batch_size": 1000},
+                  assigns=["doc.ents"], default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0})
+def make_spans(nlp, name, model, spans_key, batch_size):
+    """A fasttag span tagger: ``model`` a bundled name ("en-ner", the
+    default: English CoNLL-2003 entities, research use only) or the path of
+    a model trained on words alone (None: untrained, built by
+    ``initialize``);
+    ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents``."""
+    return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
+
+
+class ChineseSegmenter(_Serialized):
+    """A spaCy tokenizer that segments Chinese with a fasttag segmenter.
+    Whitespace in the text is kept as spaCy keeps it: one space after a
+    word is the word's trailing space, other whitespace its own token."""
+
+    def __init__(self, vocab, model="zh"):
+        self.vocab = vocab
+        self._source = model
+        self._model = None
+
+    @property
+    def segmenter(self):
+        if self._model is None:
+            self._model = _load(self._source)
+        return self._model
+
+    def _current(self):
+        return self.segmenter
+
+    def __call__(self, text):
+        words, spaces = _align(text, self.segmenter.segment_lines(text.split("\n")) if text else [])
+        return Doc(self.vocab, words=words, spaces=spaces)
+
+    def pipe(self, texts, batch_size=1000):
+        for text in texts:
+            yield self(text)
+
+    def _set_model(self, model):
+        self._model = model
+
+
+def _align(text, lines_words):
+    """spaCy's (words, spaces) of ``text`` given the words of each of its
+    lines (split at "\\n"), so that the Doc's text is ``text`` exactly."""
+    words, spaces = [], []
+    pos = 0
+    for line_no, line_words in enumerate(lines_words):
+        if line_no:
+            _gap(text, pos, pos + 1, words, spaces)      # the newline
+            pos += 1
+        for w in line_words:
+            at = text.find(w, pos)
+            if at < 0 or text[pos:at].strip():
+                raise ValueError(f"the segmenter's word {w!r} is not in the text at offset {pos}")
+            _gap(text, pos, at, words, spaces)
+            words.append(w)
+            spaces.append(False)
+            pos = at + len(w)
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        _gap(text, pos, end, words, spaces)
+        pos = end
+    return words, spaces
+
+
+def _gap(text, start, end, words, spaces):
+    """Whitespace text[start:end] between words, in spaCy's convention."""
+    gap = text[start:end]
+    if not gap:
+        return
+    if words and not spaces[-1] and gap[0] == " ":
+        spaces[-1] = True
+        gap = gap[1:]
+    if gap:
+        words.append(gap)
+        spaces.append(False)
+
+
+@registry.tokenizers("fasttag.zh_segmenter.v1")
+def create_zh_segmenter(model: str = "zh"):
+    """``[nlp.tokenizer] @tokenizers = "fasttag.zh_segmenter.v1"``: a
+    fasttag segmenter (``model``: bundled name or path) as the tokenizer."""
+    def make(nlp):
+        return ChineseSegmenter(nlp.vocab, model)
+    return make

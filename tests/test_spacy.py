@@ -1,0 +1,196 @@
+"""fasttag components in real spaCy pipelines: build, tag, save, load,
+train."""
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+spacy = pytest.importorskip("spacy", reason="spaCy is an optional extra: pip install spacy")
+
+import fasttag  # noqa: E402
+import fasttag.spacy  # noqa: E402,F401  (registers the factories where fasttag is not installed)
+from fasttag import SpanTagger  # noqa: E402
+from spacy.tokens import Doc, DocBin, Span  # noqa: E402
+from spacy.training import Example  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SENTS = [["The", "dog", "saw", "a", "big", "cat", "."], ["Anna", "visited", "Paris", "on", "Monday", "."]]
+
+
+def _doc(nlp, words):
+    return Doc(nlp.vocab, words=words)
+
+
+@pytest.fixture(scope="module")
+def ner_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ner") / "ner.ftm"
+    SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=5, feature_columns=[], verbose=False).save(path)
+    return path
+
+
+def test_tagger_component_sets_pos_like_the_model():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": "en"})
+    doc = nlp(" ".join(SENTS[0]))
+    assert [t.pos_ for t in doc] == fasttag.load().tag(SENTS[0])
+    docs = list(nlp.pipe([" ".join(s) for s in SENTS * 5], batch_size=3))
+    assert [[t.pos_ for t in d] for d in docs] == fasttag.load().tag_sents(SENTS * 5)
+
+
+def test_tagger_component_tag_attr_and_roundtrip(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": "en", "attr": "tag"})
+    doc = nlp(" ".join(SENTS[1]))
+    assert [t.tag_ for t in doc] == fasttag.load().tag(SENTS[1]) and all(t.pos_ == "" for t in doc)
+    nlp.to_disk(tmp_path / "pipe")
+    assert (tmp_path / "pipe" / "fasttag_tagger" / "model.ftm").exists()
+    again = spacy.load(tmp_path / "pipe")
+    assert [t.tag_ for t in again(" ".join(SENTS[1]))] == [t.tag_ for t in doc]
+    other = spacy.blank("en")
+    other.add_pipe("fasttag_tagger", config={"model": None, "attr": "tag"})
+    other.from_bytes(nlp.to_bytes())
+    assert [t.tag_ for t in other(" ".join(SENTS[1]))] == [t.tag_ for t in doc]
+
+
+def test_ner_component_sets_ents_or_spans(ner_path):
+    model = fasttag.load(str(ner_path))
+    words = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]
+    expected = model.spans(words)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ner", config={"model": str(ner_path)})
+    doc = nlp(_doc(nlp, words))
+    assert [(e.label_, e.start, e.end) for e in doc.ents] == expected
+    nlp2 = spacy.blank("en")
+    nlp2.add_pipe("fasttag_ner", config={"model": str(ner_path), "spans_key": "sc"})
+    doc = nlp2(_doc(nlp2, words))
+    assert [(s.label_, s.start, s.end) for s in doc.spans["sc"]] == expected and not doc.ents
+
+
+def test_bundled_ner_component_on_raw_text():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ner")
+    doc = nlp("Angela Merkel visited Paris on Monday .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("Angela Merkel", "PER"), ("Paris", "LOC")]
+
+
+def test_ner_component_refuses_models_with_feature_columns(tmp_path):
+    path = tmp_path / "cols.ftm"
+    SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False).save(path)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ner", config={"model": str(path)})
+    with pytest.raises(fasttag.InputError, match="feature columns"):
+        nlp("EU rejects German call")
+
+
+def test_chinese_segmenter_as_tokenizer(tmp_path):
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
+    text = "迈向充满希望的新世纪 欢迎\n北京"
+    doc = nlp(text)
+    assert doc.text == text
+    seg = fasttag.load("zh")
+    words = [t.text for t in doc if not t.is_space]
+    assert words == seg.segment("迈向充满希望的新世纪 欢迎") + seg.segment("北京")
+    assert [t.text for t in doc if t.is_space] == ["\n"]
+    nlp.to_disk(tmp_path / "zh")
+    assert [t.text for t in spacy.load(tmp_path / "zh")(text)] == [t.text for t in doc]
+
+
+def _examples(nlp, pairs, attr):
+    out = []
+    for words, tags in pairs:
+        ref = Doc(nlp.vocab, words=words)
+        for t, tag in zip(ref, tags):
+            setattr(t, attr, tag)
+        out.append(Example(Doc(nlp.vocab, words=words), ref))
+    return out
+
+
+def test_training_from_spacy_initialize_and_update():
+    lexicon = {"the": "DT", "a": "DT", "dog": "NN", "cat": "NN", "runs": "VBZ", "sees": "VBZ", ".": "."}
+    pairs = [(["the", "dog", "runs", "."], ["DT", "NN", "VBZ", "."]),
+             (["a", "cat", "sees", "the", "dog", "."], ["DT", "NN", "VBZ", "DT", "NN", "."])] * 5
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": None, "attr": "tag"})
+    examples = _examples(nlp, pairs, "tag_")
+    nlp.initialize(lambda: examples)
+    losses = [nlp.update(examples[i:i + 4], losses={})["fasttag_tagger"] for i in range(0, len(examples), 4)]
+    assert losses[0] > 0 and losses[-1] == 0
+    assert [t.tag_ for t in nlp("a dog sees the cat .")] == [lexicon[w] for w in "a dog sees the cat .".split()]
+    scores = nlp.evaluate(examples)
+    assert scores["tag_acc"] == 1.0
+
+
+def test_ner_training_from_spacy():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ner", config={"model": None})
+    examples = []
+    for words, ents in [(["Anna", "visited", "Paris", "."], [("PER", 0, 1), ("LOC", 2, 3)]),
+                        (["Bob", "left", "Rome", "today", "."], [("PER", 0, 1), ("LOC", 2, 3)])] * 6:
+        ref = Doc(nlp.vocab, words=words)
+        ref.ents = [Span(ref, s, e, label=t) for t, s, e in ents]
+        examples.append(Example(Doc(nlp.vocab, words=words), ref))
+    nlp.initialize(lambda: examples)
+    for _ in range(3):
+        nlp.update(examples, losses={})
+    doc = nlp(_doc(nlp, ["Anna", "left", "Rome", "."]))
+    assert [(e.label_, e.start, e.end) for e in doc.ents] == [("PER", 0, 1), ("LOC", 2, 3)]
+    assert nlp.evaluate(examples)["ents_f"] == 1.0
+
+
+def _installed():
+    names = {ep.name for ep in importlib.metadata.entry_points(group="spacy_factories")}
+    return "fasttag_tagger" in names
+
+
+@pytest.mark.skipif(not _installed(), reason="fasttag is not installed: its spaCy entry points are not registered")
+def test_entry_points_need_no_import_and_spacy_train_runs(tmp_path):
+    """A real ``spacy train`` run with the component named in its config,
+    in a fresh interpreter that never imports fasttag itself."""
+    nlp = spacy.blank("en")
+    pairs = [(["the", "dog", "runs", "."], ["DT", "NN", "VBZ", "."]),
+             (["a", "cat", "sees", "the", "dog", "."], ["DT", "NN", "VBZ", "DT", "NN", "."])] * 10
+    db = DocBin()
+    for words, tags in pairs:
+        doc = Doc(nlp.vocab, words=words, tags=tags)
+        db.add(doc)
+    db.to_disk(tmp_path / "train.spacy")
+    base = """
+[paths]
+train = null
+dev = null
+[nlp]
+lang = "en"
+pipeline = ["fasttag_tagger"]
+batch_size = 100
+[components]
+[components.fasttag_tagger]
+factory = "fasttag_tagger"
+model = null
+attr = "tag"
+[training]
+max_epochs = 3
+max_steps = 0
+eval_frequency = 5
+[training.score_weights]
+tag_acc = 1.0
+"""
+    (tmp_path / "base.cfg").write_text(base)
+    fill = subprocess.run([sys.executable, "-m", "spacy", "init", "fill-config", str(tmp_path / "base.cfg"),
+                           str(tmp_path / "config.cfg")], capture_output=True, text=True, timeout=300)
+    assert fill.returncode == 0, fill.stderr[-2000:]
+    code = ("import sys, spacy; from spacy.cli.train import train; "
+            "train(sys.argv[1], sys.argv[2], overrides={'paths.train': sys.argv[3], 'paths.dev': sys.argv[3]}); "
+            "nlp = spacy.load(sys.argv[2] + '/model-last'); "
+            "print([t.tag_ for t in nlp('a cat sees the dog .')])")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "config.cfg"), str(tmp_path / "out"),
+                        str(tmp_path / "train.spacy")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1].replace("'", '"')) == ["DT", "NN", "VBZ", "DT", "NN", "."]
+    check = subprocess.run([sys.executable, "-c", "import spacy, sys; nlp = spacy.blank('en'); "
+                            "nlp.add_pipe('fasttag_tagger'); print([t.pos_ for t in nlp('I like it .')]); "
+                            "print('fasttag.spacy' in sys.modules)"], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert check.stdout.splitlines()[0] == str(fasttag.load().tag(["I", "like", "it", "."]))
