@@ -46,7 +46,7 @@ def default_model_path(lang="en"):
 
 
 LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
-                "SGDRegressor", "Neuron")
+                "SGDRegressor", "Neuron", "MLPClassifier", "MLPRegressor")
 KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
 
 
