@@ -5,6 +5,7 @@
     fasttag segment [-m MODEL] [INPUT]       Chinese word segmentation
     fasttag tokenize -m MODEL [INPUT]        tokens and sentences of raw text
     fasttag eval MODEL TEST [--json]
+    fasttag plot MODEL... -o OUT.png         learning curves of saved models
 
 The subcommands of ``train`` come from the task registry
 (:mod:`fasttag.tasks`).  Their options come from the option table
@@ -63,6 +64,7 @@ def build_parser():
         p.add_argument("-o", "--output", required=True, metavar="MODEL", help="where to write the model")
         p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
         p.add_argument("--quiet", action="store_true", help="no progress lines")
+        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
@@ -87,6 +89,12 @@ def build_parser():
     for opt in options.OPTIONS:
         if "eval" in opt.phases and opt.parse is not None:
             _add_option(ev, opt)
+    pl = sub.add_parser("plot", help="draw the learning curves of saved models side by side",
+                        allow_abbrev=False)
+    pl.add_argument("models", nargs="+", metavar="MODEL")
+    pl.add_argument("-o", "--output", required=True, metavar="OUT", help="image to write (.png, .svg, .pdf)")
+    pl.add_argument("--labels", help="comma-separated curve labels (default: the file names)")
+    pl.add_argument("--x", choices=("epochs", "updates"), default="epochs", help="horizontal axis")
     return parser
 
 
@@ -112,8 +120,14 @@ def train_command(args):
         given["dictionary"] = Path(given["dictionary"])    # a path, never words
     # options are checked before anything is read
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
+    if args.plot:
+        from .plot import _matplotlib
+        _matplotlib()                                   # refuse before training, not after
     model = cls.train(args.train, dev=args.dev, verbose=False if args.quiet else None, **kwargs, **given)
     model.save(args.output)
+    if args.plot:
+        from .plot import learning_curves
+        learning_curves(model, labels=[os.path.basename(args.output)], path=args.plot)
     info = model.model.training_info
     score = info.get("dev_score")
     print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
@@ -191,10 +205,21 @@ def eval_command(args):
     return 0
 
 
+def plot_command(args):
+    from .plot import _matplotlib, learning_curves
+    _matplotlib()
+    labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
+    if len(labels) != len(args.models):
+        raise InputError(f"--labels names {len(labels)} curves for {len(args.models)} models")
+    models = [load(m) for m in args.models]
+    learning_curves(*models, labels=labels, x=args.x, path=args.output)
+    return 0
+
+
 # ---------------------------------------------------------------- dispatch
 
 COMMANDS = {"train": train_command, "tag": tag_command, "segment": tag_command, "tokenize": tag_command,
-            "eval": eval_command}
+            "eval": eval_command, "plot": plot_command}
 
 
 def main(argv=None):

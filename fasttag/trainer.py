@@ -30,7 +30,9 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
     fraction; token accuracy when None).  The epoch with the best score
     is kept; without ``dev``, the last epoch is kept.  Sets
-    ``model.training_info`` and returns per-epoch statistics.
+    ``model.training_info`` (with the training-pass accuracy and the dev
+    score of every epoch: the learning curve the model file keeps) and
+    returns per-epoch statistics.
     """
     if verbose is None:
         verbose = sys.stderr.isatty()
@@ -89,7 +91,10 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
                            "algorithm": algorithm, "k": k, "C": C,
                            "dev_score": score, "train_tokens": n_tokens,
-                           "train_sentences": len(train)}
+                           "train_sentences": len(train),
+                           # the learning curve, per epoch (fasttag.plot draws it)
+                           "train_accuracy": [h["train_accuracy"] for h in history],
+                           "dev_scores": [h["dev_score"] for h in history] if dev else None}
     return history
 
 

@@ -325,6 +325,7 @@ class BaseMLP(LinearModel):
         self.best_loss_ = None if self.early_stopping else float(min(self.loss_curve_))
         self.best_validation_score_ = float(best_val) if self.early_stopping else None
         self.t_ = int(seen)
+        self.n_updates_ = int(t)
 
     def _current(self, params, acc, last, t, t0):
         """The weights the model predicts with: the average of the iterates
@@ -360,7 +361,8 @@ class BaseMLP(LinearModel):
             if v is None or isinstance(v, (bool, int, float, str)) or k == "hidden_layer_sizes":
                 params[k] = v
         header = {"kind": f"linear.{type(self).__name__}", "params": params, "input_kind": self._input_kind,
-                  "n_iter": int(self.n_iter_), "t": int(self.t_), "sizes": [int(s) for s in self._sizes],
+                  "n_iter": int(self.n_iter_), "t": int(self.t_),
+                  "updates": int(self.n_updates_), "sizes": [int(s) for s in self._sizes],
                   "loss_curve": [float(v) for v in self.loss_curve_],
                   "validation_scores": (None if self.validation_scores_ is None
                                         else [float(v) for v in self.validation_scores_])}
@@ -380,7 +382,7 @@ class BaseMLP(LinearModel):
 
     @classmethod
     def _checked_parts(cls, header, arrays):
-        allowed = {"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "t", "sizes", "loss_curve",
+        allowed = {"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "t", "updates", "sizes", "loss_curve",
                    "validation_scores", "n_features_in", "classes", "classes_dtype"}
         unknown = sorted(set(header) - allowed)
         if unknown:
@@ -400,7 +402,7 @@ class BaseMLP(LinearModel):
         if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
             raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
         store.check_stamp(header, FEATURIZERS[input_kind], 1)
-        for key in ("n_iter", "t"):
+        for key in ("n_iter", "t", "updates"):
             v = header.get(key)
             if type(v) is not int or not (1 if key == "n_iter" else 0) <= v <= MAX_COUNT:
                 raise ValueError(f"{key} must be an int in [{1 if key == 'n_iter' else 0}, 2**62], got {_short(v)}")
@@ -462,6 +464,7 @@ class BaseMLP(LinearModel):
         est._weights = np.ascontiguousarray(weights)
         est.n_iter_ = header["n_iter"]
         est.t_ = header["t"]
+        est.n_updates_ = header["updates"]
         est.loss_curve_ = curves["loss_curve"]
         est.validation_scores_ = curves["validation_scores"]
         est.best_loss_ = None if est.early_stopping else min(est.loss_curve_)
@@ -493,7 +496,8 @@ class MLPClassifier(ClassifierMixin, BaseMLP):
 
     Attributes: ``classes_``, ``coefs_``, ``intercepts_``, ``loss_curve_``,
     ``validation_scores_``, ``best_validation_score_``, ``best_loss_``,
-    ``n_iter_``, ``t_``, ``n_features_in_``, ``feature_keys_``.
+    ``n_iter_``, ``t_`` (samples seen), ``n_updates_`` (mini-batch steps),
+    ``n_features_in_``, ``feature_keys_``.
     """
 
     _output = "softmax"
