@@ -24,7 +24,10 @@ task is skipped with a message when it is absent.
 The multi-layer perceptron (``--mlp``; ``--mlp-only`` for it alone):
 fasttag's ``MLPClassifier`` against scikit-learn's with the same layers,
 activation, solver (Adam), batch size, learning rate and exactly the same
-number of epochs (``n_iter_no_change`` = epochs, so neither stops early), on
+number of epochs (``n_iter_no_change`` = epochs, so neither stops early) and
+the same L2 penalty (scikit-learn divides ``alpha`` by the batch size in each
+step, fasttag's objective is mean loss + alpha/2 ||W||^2: fasttag gets
+alpha = 1e-4 / 200 where scikit-learn gets 1e-4), on
 digits (standardised, the split above, mean over ``--seeds`` seeds, at most
 5) and on the EWT token task, where scikit-learn gets the
 FeatureHasher(2^``--mlp-hash-bits``) matrix and fasttag the feature strings
@@ -178,6 +181,10 @@ def sparse_task(epochs):
     return rows
 
 
+#: scikit-learn's default L2 penalty of its MLP (divided by the batch size in each step)
+SK_ALPHA = 1e-4
+
+
 def mlp_digits(seeds, epochs):
     from sklearn.neural_network import MLPClassifier as SkMLP
     X, y = datasets.load_digits(return_X_y=True)
@@ -190,7 +197,7 @@ def mlp_digits(seeds, epochs):
     for system, cls in (("fasttag", ft.MLPClassifier), ("sklearn", SkMLP)):
         acc, secs = [], []
         for s in range(min(seeds, 5)):
-            est = cls(random_state=s, **common)
+            est = cls(random_state=s, alpha=SK_ALPHA / 200 if system == "fasttag" else SK_ALPHA, **common)
             secs.append(timed_fit(est, Xtr, ytr))
             acc.append(est.score(Xte, yte))
         rows.append({"task": "digits", "learner": f"MLP (100 relu, Adam, {epochs} epochs)", "system": system,
@@ -215,7 +222,7 @@ def mlp_ewt(epochs, hash_bits, hidden):
     task = "EWT UPOS (sparse)"
     learner = f"MLP ({hidden} relu, Adam, {epochs} epochs)"
     rows = []
-    est = ft.MLPClassifier(n_features=2 ** hash_bits, **common)
+    est = ft.MLPClassifier(n_features=2 ** hash_bits, alpha=SK_ALPHA / 200, **common)
     secs = timed_fit(est, Ftr, ytr)
     acc = est.score(Fte, yte)
     rows.append({"task": task, "learner": learner, "system": "fasttag", "score": f"acc {100 * acc:.2f}",
@@ -227,7 +234,7 @@ def mlp_ewt(epochs, hash_bits, hidden):
     rows.append({"task": task, "learner": f"averaged perceptron ({epochs} epochs)", "system": "fasttag",
                  "score": f"acc {100 * acc:.2f}", "acc": acc, "fit": secs})
     hasher = FeatureHasher(n_features=2 ** hash_bits, input_type="string", alternate_sign=False)
-    est = SkMLP(**common)
+    est = SkMLP(alpha=SK_ALPHA, **common)
     t = time.process_time()
     est.fit(hasher.transform(Ftr), ytr)
     secs = time.process_time() - t

@@ -244,3 +244,58 @@ def test_bad_parameters_are_one_line_errors():
     with pytest.raises(ValueError, match="diverged"):
         MLPRegressor(solver="sgd", learning_rate_init=1e3, max_iter=50, hidden_layer_sizes=(3,),
                      random_state=0).fit(X * 1e3, y * 1e3)
+
+
+def test_mutated_model_files_load_cleanly_or_not_at_all():
+    """Model files may come from anyone: every mutation of a header entry
+    or an array either loads into a model that predicts, or is a
+    ModelFormatError (never another error, never a crash)."""
+    from fasttag import modelfile
+    rng = np.random.default_rng(0)
+    X, y = _problem("multiclass", 3, n=20)
+    feats = [[f"f{j}={round(v)}" for j, v in enumerate(row)] for row in X]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = [MLPClassifier(hidden_layer_sizes=(4, 3), max_iter=2, random_state=0).fit(X, y),
+                  MLPClassifier(hidden_layer_sizes=(3,), max_iter=2, random_state=0, n_features=64).fit(feats, y),
+                  MLPRegressor(hidden_layer_sizes=(2,), max_iter=2, random_state=0, early_stopping=True).fit(X, X[:, 0])]
+    pool = [-1, 0, 1, 2, 3, 4, 5, 2 ** 40, 1.5, "x", None, [], [3], [5, 4, 4], [20, 3, 4], {}, True, "numeric",
+            "features", float("inf")]
+    loaded = 0
+    for case in range(150):
+        est = models[case % 3]
+        inputs = feats if case % 3 == 1 else X
+        header, arrays = est._parts()
+        header = {k: (dict(v) if isinstance(v, dict) else v) for k, v in header.items()}
+        arrays = dict(arrays)
+        if rng.random() < 0.6:
+            target = header
+            if rng.random() < 0.3:
+                target = header["params"]
+            key = list(target)[rng.integers(len(target))]
+            target[key] = pool[rng.integers(len(pool))]
+        else:
+            name = list(arrays)[rng.integers(len(arrays))]
+            arr = arrays[name].copy()
+            choice = rng.integers(4)
+            if choice == 0:
+                arr = arr[: rng.integers(len(arr) + 1)]
+            elif choice == 1:
+                arr = arr.astype(np.float32 if arr.dtype == np.float64 else np.int64)
+            elif choice == 2 and len(arr):
+                arr[rng.integers(len(arr))] = np.array(np.nan if arr.dtype.kind == "f" else 2 ** 63).astype(arr.dtype)
+            elif len(arr):
+                arr = arr[::-1].copy()
+            arrays[name] = arr
+        try:
+            data = modelfile.dumps(header, arrays)
+        except (ValueError, TypeError):
+            continue
+        try:
+            back = fasttag.loads(data)
+        except ModelFormatError as exc:
+            assert "\n" not in str(exc)
+            continue
+        back.predict(inputs)
+        loaded += 1
+    assert loaded > 10
