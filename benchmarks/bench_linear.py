@@ -20,12 +20,33 @@ both sides are single-threaded, and CPU time is much less disturbed than
 wall time by other work on the machine).
 Needs ``../shared/data/en_ewt`` (relative to the repository root); the
 task is skipped with a message when it is absent.
+
+The multi-layer perceptron (``--mlp``; ``--mlp-only`` for it alone):
+fasttag's ``MLPClassifier`` against scikit-learn's with the same layers,
+activation, solver (Adam), batch size, learning rate and exactly the same
+number of epochs (``n_iter_no_change`` = epochs, so neither stops early) and
+the same L2 penalty (scikit-learn divides ``alpha`` by the batch size in each
+step, fasttag's objective is mean loss + alpha/2 ||W||^2: fasttag gets
+alpha = 1e-4 / 200 where scikit-learn gets 1e-4), on
+digits (standardised, the split above, mean over ``--seeds`` seeds, at most
+5) and on the EWT token task, where scikit-learn gets the
+FeatureHasher(2^``--mlp-hash-bits``) matrix and fasttag the feature strings
+folded into the same hash space (``n_features``).  On EWT the MLP is also
+set against fasttag's averaged perceptron, to see whether a hidden layer
+pays for itself there.
 """
-import argparse
-import sys
-import time
-import warnings
-from pathlib import Path
+import os
+
+# One BLAS thread: process_time then measures one core's work on both sides
+# (idle BLAS threads spin and would add their CPU time to scikit-learn's).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np
 
@@ -167,6 +188,72 @@ def sparse_task(epochs):
     return rows
 
 
+#: scikit-learn's default L2 penalty of its MLP (divided by the batch size in each step)
+SK_ALPHA = 1e-4
+
+
+def mlp_digits(seeds, epochs):
+    from sklearn.neural_network import MLPClassifier as SkMLP
+    X, y = datasets.load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+    scaler = StandardScaler().fit(Xtr)
+    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    common = dict(hidden_layer_sizes=(100,), activation="relu", solver="adam", batch_size=200,
+                  learning_rate_init=1e-3, max_iter=epochs, n_iter_no_change=epochs)
+    rows = []
+    for system, cls in (("fasttag", ft.MLPClassifier), ("sklearn", SkMLP)):
+        acc, secs = [], []
+        for s in range(min(seeds, 5)):
+            est = cls(random_state=s, alpha=SK_ALPHA / 200 if system == "fasttag" else SK_ALPHA, **common)
+            secs.append(timed_fit(est, Xtr, ytr))
+            acc.append(est.score(Xte, yte))
+        rows.append({"task": "digits", "learner": f"MLP (100 relu, Adam, {epochs} epochs)", "system": system,
+                     "score": f"acc {100 * np.mean(acc):.2f}", "acc": np.mean(acc), "fit": np.mean(secs)})
+    return rows
+
+
+def mlp_ewt(epochs, hash_bits, hidden, with_sklearn=True):
+    from sklearn.neural_network import MLPClassifier as SkMLP
+    try:
+        train = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-train.conllu"))
+        test = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-test.conllu"))
+    except (FileNotFoundError, OSError, SystemExit) as exc:
+        print(f"skipping the MLP's sparse task: {exc}", file=sys.stderr)
+        return []
+    Ftr = [f for words, _ in train for f in token_features(words)]
+    ytr = np.array([t for _, tags in train for t in tags])
+    Fte = [f for words, _ in test for f in token_features(words)]
+    yte = np.array([t for _, tags in test for t in tags])
+    common = dict(hidden_layer_sizes=(hidden,), activation="relu", solver="adam", batch_size=200,
+                  learning_rate_init=1e-3, max_iter=epochs, n_iter_no_change=epochs, random_state=0)
+    task = "EWT UPOS (sparse)"
+    learner = f"MLP ({hidden} relu, Adam, {epochs} epochs)"
+    rows = []
+    est = ft.MLPClassifier(n_features=2 ** hash_bits, alpha=SK_ALPHA / 200, **common)
+    secs = timed_fit(est, Ftr, ytr)
+    acc = est.score(Fte, yte)
+    rows.append({"task": task, "learner": learner, "system": "fasttag", "score": f"acc {100 * acc:.2f}",
+                 "acc": acc, "fit": secs})
+    print(f"  fasttag MLP: {secs:.1f} s, acc {100 * acc:.2f}", file=sys.stderr)
+    ap = ft.AveragedPerceptron(max_iter=epochs, tol=None, random_state=0)
+    secs = timed_fit(ap, Ftr, ytr)
+    acc = ap.score(Fte, yte)
+    rows.append({"task": task, "learner": f"averaged perceptron ({epochs} epochs)", "system": "fasttag",
+                 "score": f"acc {100 * acc:.2f}", "acc": acc, "fit": secs})
+    if not with_sklearn:
+        return rows
+    hasher = FeatureHasher(n_features=2 ** hash_bits, input_type="string", alternate_sign=False)
+    est = SkMLP(alpha=SK_ALPHA, **common)
+    t = time.process_time()
+    est.fit(hasher.transform(Ftr), ytr)
+    secs = time.process_time() - t
+    acc = est.score(hasher.transform(Fte), yte)
+    rows.append({"task": task, "learner": learner, "system": "sklearn", "score": f"acc {100 * acc:.2f}",
+                 "acc": acc, "fit": secs})
+    print(f"  sklearn MLP: {secs:.1f} s, acc {100 * acc:.2f}", file=sys.stderr)
+    return rows
+
+
 def add_comparisons(rows):
     """Accuracy gap and fit-time ratio of each fasttag row against its sklearn twin."""
     by_key = {(r["task"], r["learner"], r["system"].split()[0]): r for r in rows}
@@ -185,11 +272,26 @@ def main():
     ap.add_argument("--epochs", type=int, default=5, help="epochs on the sparse task")
     ap.add_argument("--seeds", type=int, default=25, help="learner seeds averaged on small tasks")
     ap.add_argument("--quick", action="store_true", help="small tasks only")
+    ap.add_argument("--mlp", action="store_true", help="also the multi-layer perceptron")
+    ap.add_argument("--mlp-only", action="store_true", help="only the multi-layer perceptron")
+    ap.add_argument("--mlp-epochs", type=int, default=100, help="MLP epochs on digits")
+    ap.add_argument("--mlp-sparse-epochs", type=int, default=2, help="MLP epochs on EWT")
+    ap.add_argument("--mlp-hidden", type=int, default=100, help="MLP hidden units on EWT")
+    ap.add_argument("--mlp-hash-bits", type=int, default=18, help="hash space of the MLP on EWT (bits)")
+    ap.add_argument("--mlp-no-sklearn-ewt", action="store_true",
+                    help="skip scikit-learn's MLP on EWT (tens of CPU minutes)")
     args = ap.parse_args()
+    rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows = dense_tasks(args.seeds)
-    if not args.quick:
+        if not args.mlp_only:
+            rows += dense_tasks(args.seeds)
+        if args.mlp or args.mlp_only:
+            rows += mlp_digits(args.seeds, args.mlp_epochs)
+            if not args.quick:
+                rows += mlp_ewt(args.mlp_sparse_epochs, args.mlp_hash_bits, args.mlp_hidden,
+                                with_sklearn=not args.mlp_no_sklearn_ewt)
+    if not args.quick and not args.mlp_only:
         rows += sparse_task(args.epochs)
     add_comparisons(rows)
     print(harness.format_table(rows, [

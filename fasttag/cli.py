@@ -6,6 +6,7 @@
     fasttag segment [-m MODEL] [INPUT]       Chinese word segmentation
     fasttag tokenize [-m MODEL] [INPUT]      tokens and sentences of raw text
     fasttag eval MODEL TEST [--json]
+    fasttag plot MODEL... -o OUT.png         learning curves of saved models
 
 The subcommands of ``train`` come from the task registry
 (:mod:`fasttag.tasks`).  Their options come from the option table
@@ -93,6 +94,7 @@ def build_parser():
         p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
         p.add_argument("--quiet", action="store_true", help="no progress lines")
         _add_encoding(p)
+        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
@@ -139,6 +141,12 @@ def build_parser():
     for opt in options.OPTIONS:
         if "eval" in opt.phases and opt.parse is not None:
             _add_option(ev, opt)
+    pl = sub.add_parser("plot", help="draw the learning curves of saved models side by side",
+                        allow_abbrev=False)
+    pl.add_argument("models", nargs="+", metavar="MODEL")
+    pl.add_argument("-o", "--output", required=True, metavar="OUT", help="image to write (.png, .svg, .pdf)")
+    pl.add_argument("--labels", help="comma-separated curve labels (default: the file names)")
+    pl.add_argument("--x", choices=("epochs", "updates"), default="epochs", help="horizontal axis")
     return parser
 
 
@@ -157,6 +165,8 @@ def train_command(args):
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
     _check_output(args.output, "-o")
+    if args.plot:
+        _check_output(args.plot, "--plot")
     if "gazetteers" in given:
         lists = {}
         for item in given["gazetteers"]:
@@ -167,6 +177,9 @@ def train_command(args):
         given["gazetteers"] = lists
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
+    if args.plot:
+        from .plot import _matplotlib
+        _matplotlib()                                   # refuse before training, not after
     try:
         model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
@@ -180,6 +193,9 @@ def train_command(args):
               f"epoch ({info.get('best_epoch')})", file=sys.stderr)
         return 130
     model.save(args.output)
+    if args.plot:
+        from .plot import learning_curves
+        learning_curves(model, labels=[os.path.basename(args.output)], path=args.plot)
     info = model.model.training_info
     score = info.get("dev_score")
     if not args.quiet:
@@ -356,13 +372,23 @@ def inspect_command(args):
     except TypeError as exc:
         raise InputError(f"--data: {exc}") from None
     print(json.dumps(desc, ensure_ascii=False) if args.json else inspection.report(desc))
+
+
+def plot_command(args):
+    from .plot import _matplotlib, learning_curves
+    _matplotlib()
+    labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
+    if len(labels) != len(args.models):
+        raise InputError(f"--labels names {len(labels)} curves for {len(args.models)} models")
+    models = [load(m) for m in args.models]
+    learning_curves(*models, labels=labels, x=args.x, path=args.output)
     return 0
 
 
 # ---------------------------------------------------------------- dispatch
 
 COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "segment": tag_command,
-            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command}
+            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command, "plot": plot_command}
 
 
 def main(argv=None):

@@ -55,7 +55,7 @@ def default_model_path(lang: str = "en") -> Path:
 
 
 LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
-                "SGDRegressor", "Neuron")
+                "SGDRegressor", "Neuron", "MLPClassifier", "MLPRegressor")
 KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
 
 

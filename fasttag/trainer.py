@@ -31,10 +31,11 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
     fraction; token accuracy when None).  The epoch with the best score
     is kept; without ``dev``, the last epoch is kept.  Sets
-    ``model.training_info`` and returns per-epoch statistics.  With
-    ``init``, training continues from the model's weights (fine-tuning):
-    the perceptron starts from them, and they count in the average from
-    the first step on.
+    ``model.training_info`` (with the training-pass accuracy and the dev
+    score of every epoch: the learning curve the model file keeps) and
+    returns per-epoch statistics.  With ``init``, training continues from
+    the model's weights (fine-tuning): the perceptron starts from them, and
+    they count in the average from the first step on.
 
     ``progress`` (a :class:`fasttag.progress.Progress`) reports one line
     per epoch and, on a terminal, a live bar; without it ``verbose``
@@ -122,23 +123,27 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         progress.clear()
         if best is None:
             raise TrainingInterrupted(finished + 1) from None
-        _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, len(train))
+        _keep(model, best, history, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
         model.training_info["interrupted_at_epoch"] = finished + 1
         raise TrainingInterrupted(finished + 1, model) from None
-    _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, len(train))
+    _keep(model, best, history, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
     return history
 
 
-def _keep(model, best, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
+def _keep(model, best, history, has_dev, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
     """Put the weights of ``best`` (score, epoch, emit, transitions) in the
-    model, rounded to float32 as files store them, and its training info."""
+    model, rounded to float32 as files store them, and its training info
+    with the curve of the epochs in ``history``."""
     score, best_epoch, best_emit, best_trans = best
     model.emit = table_from_arrays(table_to_arrays(best_emit, "emit"), "emit", len(model.tags))
     model.trans = best_trans.astype(np.float32).astype(np.float64)
     model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
                            "algorithm": algorithm, "k": k, "C": C,
                            "dev_score": score, "train_tokens": n_tokens,
-                           "train_sentences": n_sentences}
+                           "train_sentences": n_sentences,
+                           # the learning curve, per epoch (fasttag.plot draws it)
+                           "train_accuracy": [h["train_accuracy"] for h in history],
+                           "dev_scores": [h["dev_score"] for h in history] if has_dev else None}
 
 
 def _accuracy(pred, gold):

@@ -9,7 +9,11 @@ feature-string inputs.
   squared_error, modified_huber and perceptron losses, L2 with a scale
   factor, constant/invscaling/optimal schedules, averaged SGD;
 * :class:`Neuron` — the formal neuron (identity, heaviside, logistic, tanh,
-  relu) trained by gradient descent or SGD on the squared loss.
+  relu) trained by gradient descent or SGD on the squared loss;
+* :class:`MLPClassifier`, :class:`MLPRegressor` — the multi-layer
+  perceptron (backpropagation, SGD with momentum or Adam, mini-batches,
+  iterate averaging, early stopping; an embedding-bag first layer on sparse
+  inputs).
 
 Inputs: numpy arrays, scipy.sparse matrices, or lists of feature-string
 lists / ``{feature: value}`` dicts hashed by the core (see
@@ -24,9 +28,10 @@ format with ``save(path)`` / ``to_bytes()`` and load with ``Class.load`` /
 ``Class.from_bytes`` (never pickle; pickling also works).
 """
 from ._compat import HAVE_SKLEARN
+from .mlp import MLPClassifier, MLPRegressor
 from .neuron import Neuron
 from .perceptron import AveragedPerceptron, PassiveAggressiveClassifier, Perceptron
 from .sgd import SGDClassifier, SGDRegressor
 
 __all__ = ["Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
-           "SGDRegressor", "Neuron", "HAVE_SKLEARN"]
+           "SGDRegressor", "Neuron", "MLPClassifier", "MLPRegressor", "HAVE_SKLEARN"]
