@@ -26,6 +26,7 @@ from pathlib import Path
 from . import __version__, options
 from . import io as ftio
 from .errors import FasttagError, InputError, TrainingInterrupted
+from .modelfile import atomic_file
 from .store import BUNDLED, default_model_path, load
 from .tasks import TASKS, task_class
 
@@ -325,19 +326,13 @@ def _output(path):
             finally:
                 out.detach()
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fasttag-out-", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"cannot write the output ({exc.strerror})", path=path) from None
-    try:
-        with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as out:
-            yield out
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with contextlib.ExitStack() as stack:
+        try:
+            out = stack.enter_context(atomic_file(path, "w", encoding="utf-8", errors="surrogateescape",
+                                                  newline="\n"))
+        except OSError as exc:
+            raise InputError(f"cannot write the output ({exc.strerror})", path=path) from None
+        yield out
 
 
 def eval_command(args):

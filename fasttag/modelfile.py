@@ -18,6 +18,7 @@ checksum.  Lying headers cannot make it allocate more than the file's size.
 Pickle is never used.  Saves are atomic: a temporary file in the same folder,
 fsync, then rename.
 """
+import contextlib
 import json
 import os
 import signal
@@ -174,15 +175,25 @@ _TMP_SUFFIX = ".tmp"
 
 
 def write(path, header, arrays):
-    """Write a model file atomically (temporary file in the same folder,
-    fsync, rename): a crash never leaves a half-written model behind.
+    """Write a model file atomically (see :func:`atomic_file`): a crash
+    never leaves a half-written model behind."""
+    data = dumps(header, arrays)
+    with atomic_file(path) as f:
+        f.write(data)
 
-    SIGTERM during the write removes the temporary file as SIGINT does
+
+@contextlib.contextmanager
+def atomic_file(path, mode="wb", **open_kwargs):
+    """A file for ``path`` that appears only when the ``with`` block ends
+    without an error: a temporary file in the same folder, fsynced, then
+    renamed; removed on any error.  Every output fasttag writes (models,
+    tagged text, figures) goes through here.
+
+    SIGTERM during the block removes the temporary file as SIGINT does
     (when no handler of the program's own is installed).  A kill -9 cannot
     be caught: the temporary files it leaves (named with the writer's
-    process id) are removed by the next save into the same folder.
+    process id) are removed by the next write into the same folder.
     """
-    data = dumps(header, arrays)
     path = _fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     _remove_stale_temporaries(folder)
@@ -192,8 +203,8 @@ def write(path, header, arrays):
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600: give the usual mode
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            with os.fdopen(fd, mode, **open_kwargs) as f:
+                yield f
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)

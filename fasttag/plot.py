@@ -15,9 +15,9 @@ changes.
 """
 import math
 import os
-import tempfile
 
 from .errors import FasttagError
+from .modelfile import atomic_file
 
 #: Size of a saved figure in pixels: (width per panel, height) at DPI.
 PANEL_INCHES = (5.0, 3.6)
@@ -146,21 +146,11 @@ def save_figure(fig, path):
     """Write ``fig`` atomically (a temporary file renamed at the end): a
     failed save never leaves a half-written image."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
     suffix = os.path.splitext(path)[1].lower() or ".png"
     if suffix not in (".png", ".svg", ".pdf"):
         raise FasttagError(f"{path}: the figure format must be .png, .svg or .pdf")
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fasttag-plot-", suffix=suffix)
-    except OSError as exc:
-        raise FasttagError(f"{path}: cannot write the figure ({exc.strerror})") from None
-    try:
-        with open(fd, "wb") as out:
+        with atomic_file(path) as out:
             fig.savefig(out, format=suffix[1:], dpi=DPI)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    except OSError as exc:
+        raise FasttagError(f"{path}: cannot write the figure ({exc.strerror or exc})") from None
