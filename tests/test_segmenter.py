@@ -329,3 +329,25 @@ def test_people_daily_to_sighan_pku(shared_data):
     half = list(seg.segment_lines(raw))
     full = list(seg.segment_lines(_fullwidth(line) for line in raw))
     assert [[len(w) for w in ws] for ws in half] == [[len(w) for w in ws] for ws in full]
+
+
+def test_a_very_long_line_is_segmented_in_pieces():
+    """A line past LONG_LINE characters is cut after sentence ends, commas
+    or whitespace (never inside a word) and its words joined again: nothing
+    is lost, and ordinary lines are segmented whole, as before."""
+    from fasttag.tasks import seg as segmod
+    seg = fasttag.load("zh")
+    sentence = "迈向充满希望的新世纪——一九九八年新年讲话。"
+    line = sentence * (2 * segmod.LONG_LINE // len(sentence) + 3)
+    pieces = list(segmod._pieces(line))
+    assert len(pieces) >= 3 and all(len(p) <= segmod.LONG_LINE for p, _ in pieces)
+    assert "".join(p for p, _ in pieces) == line and [last for _, last in pieces][-1] is True
+    assert all(p.endswith("。") for p, last in pieces if not last)
+    words = seg.segment(line)
+    assert "".join(words) == line
+    whole = seg._segment_batch([line])[0]        # the old, unbounded path
+    assert words == whole
+    short = ["迈向充满希望的新世纪", "", "一九九八年新年讲话"]
+    assert list(seg.segment_lines(short)) == seg._segment_batch(short)
+    no_breaks = "的" * (segmod.LONG_LINE + 17)
+    assert "".join(seg.segment(no_breaks)) == no_breaks

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections import deque
 from collections import Counter
 from pathlib import Path
@@ -90,6 +91,9 @@ from ..userdict import read_userdict
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
+LONG_LINE = 10_000         # longer lines are segmented in pieces cut after a break
+_BREAKS = frozenset("。！？；，、：!?;,:…\n \t\u3000")     # a word never spans them
+_BREAK = re.compile("[" + "".join(sorted(_BREAKS)) + "]")
 
 __all__ = ["Segmenter", "read_userdict"]
 
@@ -364,7 +368,7 @@ class Segmenter(SequenceTask):
         dropped; ``"".join(words) == "".join(text.split())``."""
         if not isinstance(text, str):
             raise ftio.not_str("segment()", text, "segment_lines() takes several lines")
-        return self._segment_batch([text])[0]
+        return next(self._segment_lines([text]))
 
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
         """The words of ``text`` (a str) with their offsets, as jieba's
@@ -388,8 +392,31 @@ class Segmenter(SequenceTask):
         return self._segment_lines(lines)
 
     def _segment_lines(self, lines):
-        for batch in ftio.text_batches(lines, "segment_lines(): line", BATCH_CHARS):
-            yield from self._segment_batch(batch)
+        words = []
+        for piece_words, last in self._segment_pieces(lines):
+            words.extend(piece_words)
+            if last:
+                yield words
+                words = []
+
+    def _segment_pieces(self, lines):
+        """(words, last piece of its line?) of the pieces of ``lines``: a
+        line longer than LONG_LINE is segmented in pieces, so that memory
+        does not grow with a line's length."""
+        line_ends = deque()
+
+        def pieces():
+            for line in lines:
+                if not isinstance(line, str):       # text_batches names the line and its type
+                    line_ends.append(True)
+                    yield line
+                    continue
+                for piece, last in _pieces(line):
+                    line_ends.append(last)
+                    yield piece
+        for batch in ftio.text_batches(pieces(), "segment_lines(): line", BATCH_CHARS):
+            for piece_words in self._segment_batch(batch):
+                yield piece_words, line_ends.popleft()
 
     def tag_file(self, source, out, *, json=False):
         """Segment a text file (a path or binary stream), one line in, one
@@ -410,9 +437,15 @@ class Segmenter(SequenceTask):
                     output.write_json(out, output.record(words, line=number,
                                                          offsets=output.offsets_in(text, words)))
             return
-        for words in self.segment_lines(ftio.read_lines(source)):
-            out.write(" ".join(words))
-            out.write("\n")
+        lines = ftio.iter_texts(ftio.read_lines(source), "segment_lines()", "segment()")
+        started = False                  # a piece of this line was written
+        for words, last in self._segment_pieces(lines):
+            if words:
+                out.write((" " if started else "") + " ".join(words))
+                started = True
+            if last:
+                out.write("\n")
+                started = False
 
     def _segment_batch(self, lines):
         (tags, bounds, batch), = self.model.predict_chunks([(line, None) for line in lines])
@@ -546,3 +579,24 @@ def _unpack_words(arr, name):
     return words
 
 
+def _pieces(line):
+    """(piece, last piece of the line?) of one line: the line itself when it
+    has at most LONG_LINE characters, else pieces cut after a sentence end,
+    comma or whitespace (never inside a word, so words forced by a user
+    dictionary stay whole): the last such break of each piece's second
+    half, or else the first one after it."""
+    start = 0
+    while len(line) - start > LONG_LINE:
+        cut = None
+        for i in range(start + LONG_LINE - 1, start + LONG_LINE // 2, -1):
+            if line[i] in _BREAKS:
+                cut = i + 1
+                break
+        else:
+            found = _BREAK.search(line, start + LONG_LINE)
+            if found is None:
+                break
+            cut = found.end()
+        yield line[start:cut], False
+        start = cut
+    yield line[start:], True
