@@ -78,3 +78,23 @@ def test_without_scikit_learn():
     env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_pickles_carry_the_model_file_bytes():
+    """Pickling and deep copies go through the model file (data, checked on
+    the way back), never through the estimators' arrays."""
+    import copy
+    import pickle
+    from fasttag.linear import AveragedPerceptron, MLPClassifier, SGDRegressor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for est in (AveragedPerceptron(max_iter=3), SGDRegressor(max_iter=3), MLPClassifier((4,), max_iter=3)):
+        est.fit(X, y)
+        state = est.__getstate__()
+        assert set(state) == {"params", "model"} and state["model"] == est.to_bytes()
+        for twin in (pickle.loads(pickle.dumps(est)), copy.deepcopy(est)):
+            np.testing.assert_array_equal(twin.predict(X), est.predict(X))
+            assert twin.get_params() == est.get_params()
+        blank = pickle.loads(pickle.dumps(type(est)(max_iter=2)))
+        assert blank.get_params()["max_iter"] == 2 and "model" not in blank.__getstate__()

@@ -8,8 +8,9 @@ import numpy as np
 from .. import modelfile, store
 from ..errors import ModelFormatError
 from .._linear import csr_scores, index_keys, take_rows
-from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, check_classification_targets,
-                      check_is_fitted, check_random_state, column_or_1d, validate_data)
+from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, NotFittedError,
+                      check_classification_targets, check_is_fitted, check_random_state, column_or_1d,
+                      validate_data)
 from .inputs import Design, hash_features, is_feature_input, map_keys, numeric_design
 
 
@@ -114,6 +115,26 @@ class LinearModel(modelfile.Stored, BaseEstimator):
             tags = super().__sklearn_tags__()
             tags.input_tags.sparse = True
             return tags
+
+    # ------------------------------------------------------------ pickling
+
+    def __getstate__(self):
+        """A pickle (or deep copy) holds the parameters and, once fitted,
+        the model file's bytes: the arrays travel as data and are checked
+        on the way back like a file, never unpickled as objects."""
+        state = {"params": self.get_params(deep=False)}
+        try:
+            state["model"] = self.to_bytes()
+        except NotFittedError:
+            pass
+        return state
+
+    def __setstate__(self, state):
+        if "model" in state:
+            self.__dict__.update(type(self).from_bytes(state["model"]).__dict__)
+        else:
+            self.__dict__.update(type(self)(**state["params"]).__dict__)
+        self.set_params(**state["params"])      # parameters a file does not keep (dicts)
 
     # ------------------------------------------------------------ inputs
 
