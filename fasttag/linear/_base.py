@@ -444,15 +444,8 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         unknown = sorted(set(header) - _HEADER_KEYS - set(cls._extra_keys))
         if unknown:
             raise ValueError(f"unknown header entries {_short(unknown)}")
-        est = cls(**_checked_params(cls, header.get("params")))
-        try:
-            est._check_params()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"params: {exc}") from None
-        input_kind = header.get("input_kind")
-        if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
-            raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
-        store.check_stamp(header, FEATURIZERS[input_kind], 1)
+        est = checked_estimator(cls(**_checked_params(cls, header.get("params"))))
+        input_kind = checked_input_kind(header)
         n_iter = header.get("n_iter")
         if type(n_iter) is not int or not 1 <= n_iter <= MAX_COUNT:
             raise ValueError(f"n_iter must be an int in [1, 2**62], got {_short(n_iter)}")
@@ -552,6 +545,26 @@ def _short(value, limit=60):
 def _one_line(msg, limit=400):
     msg = " ".join(msg.split())
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+
+
+def checked_estimator(est):
+    """``est`` once its parameters pass its own checks (a ValueError
+    naming them otherwise): the first step of loading a file."""
+    try:
+        est._check_params()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"params: {exc}") from None
+    return est
+
+
+def checked_input_kind(header):
+    """A model header's input kind, checked together with the featurizer
+    stamp it implies."""
+    input_kind = header.get("input_kind")
+    if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
+        raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
+    store.check_stamp(header, FEATURIZERS[input_kind], 1)
+    return input_kind
 
 
 def _checked_params(cls, params):

@@ -32,9 +32,9 @@ import numpy as np
 
 from .. import store
 from .._mlp import ACTIVATIONS, MAX_LAYERS, SOLVERS, mlp_epoch, mlp_forward, mlp_gradient
-from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array,
-                    _checked_params, _classes_from_json, _classes_to_json, _is_int, _is_real, _short,
-                    check_bool, check_choice, check_int, check_real)
+from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
+                    _classes_from_json, _classes_to_json, _is_int, _is_real, _short, check_bool, check_choice,
+                    check_int, check_real, checked_estimator, checked_input_kind)
 from ._compat import (HAVE_SKLEARN, ClassifierMixin, ConvergenceWarning, RegressorMixin, check_is_fitted,
                       check_random_state)
 from .inputs import Design
@@ -393,15 +393,8 @@ class BaseMLP(LinearModel):
         hidden = header["params"].get("hidden_layer_sizes", [100])
         if not (isinstance(hidden, list) and all(_is_int(v) for v in hidden)):
             raise ValueError(f"params: hidden_layer_sizes must be a list of ints, got {_short(hidden)}")
-        est = cls(hidden_layer_sizes=tuple(hidden), **params)
-        try:
-            est._check_params()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"params: {exc}") from None
-        input_kind = header.get("input_kind")
-        if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
-            raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
-        store.check_stamp(header, FEATURIZERS[input_kind], 1)
+        est = checked_estimator(cls(hidden_layer_sizes=tuple(hidden), **params))
+        input_kind = checked_input_kind(header)
         for key in ("n_iter", "t", "updates"):
             v = header.get(key)
             if type(v) is not int or not (1 if key == "n_iter" else 0) <= v <= MAX_COUNT:
