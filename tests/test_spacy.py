@@ -148,7 +148,8 @@ def _installed():
 @pytest.mark.skipif(not _installed(), reason="fasttag is not installed: its spaCy entry points are not registered")
 def test_entry_points_need_no_import_and_spacy_train_runs(tmp_path):
     """A real ``spacy train`` run with the component named in its config,
-    in a fresh interpreter that never imports fasttag itself."""
+    in a fresh interpreter that never imports fasttag itself (run outside
+    the source tree, so that the installed package is the one found)."""
     nlp = spacy.blank("en")
     pairs = [(["the", "dog", "runs", "."], ["DT", "NN", "VBZ", "."]),
              (["a", "cat", "sees", "the", "dog", "."], ["DT", "NN", "VBZ", "DT", "NN", "."])] * 10
@@ -179,18 +180,20 @@ tag_acc = 1.0
 """
     (tmp_path / "base.cfg").write_text(base)
     fill = subprocess.run([sys.executable, "-m", "spacy", "init", "fill-config", str(tmp_path / "base.cfg"),
-                           str(tmp_path / "config.cfg")], capture_output=True, text=True, timeout=300)
+                           str(tmp_path / "config.cfg")], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert fill.returncode == 0, fill.stderr[-2000:]
     code = ("import sys, spacy; from spacy.cli.train import train; "
             "train(sys.argv[1], sys.argv[2], overrides={'paths.train': sys.argv[3], 'paths.dev': sys.argv[3]}); "
             "nlp = spacy.load(sys.argv[2] + '/model-last'); "
             "print([t.tag_ for t in nlp('a cat sees the dog .')])")
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "config.cfg"), str(tmp_path / "out"),
-                        str(tmp_path / "train.spacy")], capture_output=True, text=True, timeout=300)
+                        str(tmp_path / "train.spacy")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.strip().splitlines()[-1].replace("'", '"')) == ["DT", "NN", "VBZ", "DT", "NN", "."]
     check = subprocess.run([sys.executable, "-c", "import spacy, sys; nlp = spacy.blank('en'); "
                             "nlp.add_pipe('fasttag_tagger'); print([t.pos_ for t in nlp('I like it .')]); "
-                            "print('fasttag.spacy' in sys.modules)"], capture_output=True, text=True, timeout=120)
+                            "print('fasttag.spacy' in sys.modules)"], capture_output=True, text=True, timeout=120,
+                           cwd=tmp_path)
     assert check.returncode == 0, check.stderr[-2000:]
     assert check.stdout.splitlines()[0] == str(fasttag.load().tag(["I", "like", "it", "."]))
