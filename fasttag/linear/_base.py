@@ -392,19 +392,25 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         """Set (and check) the attributes of :meth:`_header_extras`;
         raise ValueError for a malformed entry."""
 
-    def _parts(self):
-        """The fitted model's header and arrays (see :class:`fasttag.modelfile.Stored`)."""
-        check_is_fitted(self)
+    def _stored_params(self):
+        """The parameters a model file keeps: the plain values (numpy
+        scalars, which grid searches set, as Python values)."""
         params = {}
         for k, v in self.get_params().items():
             if isinstance(v, np.generic):
-                v = v.item()      # numpy scalars (grid searches set them) save as Python values
+                v = v.item()
             if v is None or isinstance(v, (bool, int, float, str)):
                 params[k] = v
-        header = {"kind": f"linear.{type(self).__name__}", "params": params,
-                  "input_kind": self._input_kind, "n_iter": int(self.n_iter_),
-                  "loss_curve": [float(v) for v in getattr(self, "loss_curve_", [])]}
-        arrays = {"coef": self._coef, "intercept": np.asarray(self.intercept_, dtype=np.float64)}
+        return params
+
+    def _common_parts(self):
+        """What every linear model file holds, the MLP's included: kind,
+        parameters, input kind, the input's columns (feature keys, or their
+        count) and the classes."""
+        check_is_fitted(self)
+        header = {"kind": f"linear.{type(self).__name__}", "params": self._stored_params(),
+                  "input_kind": self._input_kind}
+        arrays = {}
         if self._input_kind == "features":
             arrays["feature_keys"] = self.feature_keys_
         else:
@@ -412,6 +418,13 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         if hasattr(self, "classes_"):
             header["classes"] = _classes_to_json(self.classes_)
             header["classes_dtype"] = self.classes_.dtype.str
+        return header, arrays
+
+    def _parts(self):
+        """The fitted model's header and arrays (see :class:`fasttag.modelfile.Stored`)."""
+        header, arrays = self._common_parts()
+        header.update(n_iter=int(self.n_iter_), loss_curve=[float(v) for v in getattr(self, "loss_curve_", [])])
+        arrays.update(coef=self._coef, intercept=np.asarray(self.intercept_, dtype=np.float64))
         header.update(self._header_extras())
         for name, value in self._state.items():
             arrays[f"state.{name}"] = np.asarray(value)

@@ -33,7 +33,7 @@ import numpy as np
 from .. import store
 from .._mlp import ACTIVATIONS, MAX_LAYERS, SOLVERS, mlp_epoch, mlp_forward, mlp_gradient
 from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
-                    _classes_from_json, _classes_to_json, _is_int, _is_real, _short, check_bool, check_choice,
+                    _classes_from_json, _is_int, _is_real, _short, check_bool, check_choice,
                     check_int, check_real, checked_estimator, checked_input_kind)
 from ._compat import (HAVE_SKLEARN, ClassifierMixin, ConvergenceWarning, RegressorMixin, check_is_fitted,
                       check_random_state)
@@ -350,30 +350,18 @@ class BaseMLP(LinearModel):
 
     _extra_keys = ()
 
+    def _stored_params(self):
+        params = super()._stored_params()
+        params["hidden_layer_sizes"] = self._hidden()
+        return params
+
     def _parts(self):
-        check_is_fitted(self)
-        params = {}
-        for k, v in self.get_params().items():
-            if isinstance(v, np.generic):
-                v = v.item()
-            if k == "hidden_layer_sizes":
-                v = self._hidden()
-            if v is None or isinstance(v, (bool, int, float, str)) or k == "hidden_layer_sizes":
-                params[k] = v
-        header = {"kind": f"linear.{type(self).__name__}", "params": params, "input_kind": self._input_kind,
-                  "n_iter": int(self.n_iter_), "t": int(self.t_),
-                  "updates": int(self.n_updates_), "sizes": [int(s) for s in self._sizes],
-                  "loss_curve": [float(v) for v in self.loss_curve_],
-                  "validation_scores": (None if self.validation_scores_ is None
-                                        else [float(v) for v in self.validation_scores_])}
-        arrays = {"weights": self._weights}
-        if self._input_kind == "features":
-            arrays["feature_keys"] = self.feature_keys_
-        else:
-            header["n_features_in"] = int(self.n_features_in_)
-        if hasattr(self, "classes_"):
-            header["classes"] = _classes_to_json(self.classes_)
-            header["classes_dtype"] = self.classes_.dtype.str
+        header, arrays = self._common_parts()
+        header.update(n_iter=int(self.n_iter_), t=int(self.t_), updates=int(self.n_updates_),
+                      sizes=[int(s) for s in self._sizes], loss_curve=[float(v) for v in self.loss_curve_],
+                      validation_scores=(None if self.validation_scores_ is None
+                                         else [float(v) for v in self.validation_scores_]))
+        arrays["weights"] = self._weights
         if not (np.all(np.isfinite(self._weights)) and np.abs(self._weights).max() <= MAX_WEIGHT):
             raise ValueError(f"cannot save this {type(self).__name__}: its weights hold NaN, infinity "
                              "or a weight beyond float32 (training diverged)")
