@@ -391,6 +391,18 @@ def _path_of(data):
     return name if isinstance(name, str) else None
 
 
+def tag_set(examples, missing):
+    """The sorted tags of ``(input, tags)`` training examples whose labels
+    come from the data; ``missing``: the InputError's text when a sentence
+    has no tags."""
+    if any(tags is None for _, tags in examples):
+        raise InputError(missing)
+    tags = sorted({t for _, ts in examples for t in ts})
+    if not all(isinstance(t, str) for t in tags):
+        raise TypeError("tags must be str")
+    return tags
+
+
 def check_fixed_labels(header, arrays, what, tags, classes, allowed):
     """For tasks whose labels are fixed by the task (segmentation,
     tokenization): the model file must hold exactly ``tags``, exactly the

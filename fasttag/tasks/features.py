@@ -20,7 +20,7 @@ from .. import metrics
 from .._core import hash_strings
 from ..errors import InputError, ModelFormatError
 from ..sequence import SequenceModel
-from ..task import SequenceTask
+from ..task import SequenceTask, tag_set
 
 SEED = 0x5EEDF00D
 
@@ -116,11 +116,7 @@ class FeatureTagger(SequenceTask):
 
     @classmethod
     def _build(cls, examples, opts):
-        if any(tags is None for _, tags in examples):
-            raise InputError("training data has no tags")
-        tags = sorted({t for _, ts in examples for t in ts})
-        if not all(isinstance(t, str) for t in tags):
-            raise TypeError("tags must be str")
+        tags = tag_set(examples, "training data has no tags")
         return cls(SequenceModel(tags, DictFeaturizer(), (), decoder=opts["decoder"]))
 
     def _encode(self, examples, training=False):

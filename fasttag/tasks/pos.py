@@ -18,7 +18,7 @@ from .. import inspection, metrics, modelfile, output, rawtext
 from ..errors import InputError, ModelFormatError
 from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
-from ..task import SequenceTask
+from ..task import SequenceTask, tag_set
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
@@ -103,11 +103,7 @@ class Tagger(SequenceTask):
 
     @classmethod
     def _build(cls, examples, opts):
-        if any(tags is None for _, tags in examples):
-            raise InputError("training data has no tag column")
-        tags = sorted({t for _, ts in examples for t in ts})
-        if not all(isinstance(t, str) for t in tags):
-            raise TypeError("tags must be str")
+        tags = tag_set(examples, "training data has no tag column")
         index = {t: i for i, t in enumerate(tags)}
         word_tags = defaultdict(Counter)
         for words, ts in examples:
