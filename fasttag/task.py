@@ -34,6 +34,7 @@ from . import confidence, modelfile, options, store, trainer
 from .errors import InputError, ModelFormatError, TrainingInterrupted
 from .progress import Progress
 from .sequence import SequenceModel
+from .tables import table_from_arrays, table_to_arrays
 
 
 class SequenceTask(modelfile.Stored):
@@ -144,6 +145,14 @@ class SequenceTask(modelfile.Stored):
 
     def _trained(self, opts):
         """Hook: called once training is over."""
+
+    def prune(self, threshold: float) -> int:
+        """Drop emission weights with ``|w| < threshold`` (smaller models;
+        measure the accuracy cost).  Returns the number of weights kept."""
+        arrs = table_to_arrays(self.model.emit, "emit", threshold)
+        self.model.emit = table_from_arrays(arrs, "emit", len(self.model.tags))
+        self.meta["pruned_below"] = float(threshold)
+        return len(arrs["emit.weights"])
 
     # ------------------------------------------------------------ online training
 

@@ -10,7 +10,6 @@ span F1 on ``eng.testb``, and writes the model with its corpus and terms in
 the header.  CoNLL-2003 is distributed for research use: so is the model.
 """
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fasttag.tasks.spans import SpanTagger  # noqa: E402
-from scripts.pruning import prune_emissions  # noqa: E402
+from scripts.bundle import save_bundled  # noqa: E402
 
 MAX_BYTES = 10 * 1024 * 1024
 CORPUS = "CoNLL-2003 English NER (Reuters): eng.train; eng.testa for model selection; words only"
@@ -49,8 +48,7 @@ def main():
     print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
           f"testa F1 {100 * info['dev_score']:.2f}", file=sys.stderr)
     if args.prune:
-        kept = prune_emissions(ner.model, args.prune)
-        ner.meta["pruned_below"] = args.prune
+        kept = ner.prune(args.prune)
         print(f"pruned below {args.prune}: {kept} weights kept", file=sys.stderr)
     scores = {}
     for split in ("testa", "testb"):
@@ -59,11 +57,7 @@ def main():
         scores[split].update({f"{t}_f1": round(v["f1"], 4) for t, v in r["per_type"].items()})
         print(f"{split}: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in scores[split].items()), file=sys.stderr)
     ner.meta["conll2003_testb"] = scores["testb"]
-    ner.save(args.output)
-    size = os.path.getsize(args.output)
-    print(f"wrote {os.path.relpath(args.output, ROOT)}: {size / 1e6:.1f} MB", file=sys.stderr)
-    if size > MAX_BYTES:
-        sys.exit("the model is over 10 MB: raise --prune")
+    save_bundled(ner, args.output, MAX_BYTES)
     return 0
 
 

@@ -11,7 +11,6 @@ the model with its corpus and licence in the header.  Run from the
 repository root; the corpora are read in place.
 """
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fasttag.tasks.tok import Tokenizer  # noqa: E402
-from scripts.pruning import prune_emissions  # noqa: E402
+from scripts.bundle import save_bundled  # noqa: E402
 
 MAX_BYTES = 10 * 1024 * 1024
 CORPUS = "UD English EWT v2.15 (train; dev for model selection): raw text rebuilt from the tokens and SpaceAfter"
@@ -48,8 +47,7 @@ def main():
     print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
           f"dev mean F1 {100 * info['dev_score']:.2f}", file=sys.stderr)
     if args.prune:
-        kept = prune_emissions(tok.model, args.prune)
-        tok.meta["pruned_below"] = args.prune
+        kept = tok.prune(args.prune)
         print(f"pruned below {args.prune}: {kept} weights kept", file=sys.stderr)
     scores = {}
     for split in ("dev", "test"):
@@ -58,11 +56,7 @@ def main():
         print(f"EWT {split}: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in scores[split].items()),
               file=sys.stderr)
     tok.meta["ewt_test"] = scores["test"]
-    tok.save(args.output)
-    size = os.path.getsize(args.output)
-    print(f"wrote {os.path.relpath(args.output, ROOT)}: {size / 1e6:.1f} MB", file=sys.stderr)
-    if size > MAX_BYTES:
-        sys.exit("the model is over 10 MB: raise --prune")
+    save_bundled(tok, args.output, MAX_BYTES)
     return 0
 
 

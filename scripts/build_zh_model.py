@@ -10,7 +10,6 @@ corpus is present, and writes the model with its corpus and licence in the
 header.  Run from the repository root; the corpora are read in place.
 """
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fasttag.tasks.seg import Segmenter  # noqa: E402
+from scripts.bundle import save_bundled  # noqa: E402
 
 MAX_BYTES = 15 * 1024 * 1024
 CORPUS = "People's Daily 1998 (January-February), PKU segmentation standard: zh_pd1998/train.txt"
@@ -53,11 +53,7 @@ def main():
                                           ("precision", "recall", "f1", "oov_rate", "oov_recall", "iv_recall")}
         print("SIGHAN 2005 PKU test: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in
                                                   seg.meta["sighan2005_pku_test"].items()), file=sys.stderr)
-    seg.save(args.output)
-    size = os.path.getsize(args.output)
-    print(f"wrote {os.path.relpath(args.output, ROOT)}: {size / 1e6:.1f} MB", file=sys.stderr)
-    if size > MAX_BYTES:
-        sys.exit("the model is over 15 MB: raise --prune")
+    save_bundled(seg, args.output, MAX_BYTES)
     return 0
 
 

@@ -85,7 +85,6 @@ from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, Ch
                             codepoints, word_hashes)
 from ..errors import ModelFormatError
 from ..sequence import SequenceModel
-from ..tables import table_from_arrays, table_to_arrays
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
 
@@ -352,14 +351,6 @@ class Segmenter(SequenceTask):
             f"OOV recall        {pct(result['oov_recall'])}",
             f"IV recall         {pct(result['iv_recall'])}",
             f"speed             {result['chars_per_second']:,.0f} chars/s"])
-
-    def prune(self, threshold: float) -> int:
-        """Drop emission weights with ``|w| < threshold`` (smaller models;
-        measure the accuracy cost).  Returns the number of weights kept."""
-        arrs = table_to_arrays(self.model.emit, "emit", threshold)
-        self.model.emit = table_from_arrays(arrs, "emit", len(self.model.tags))
-        self.meta["pruned_below"] = float(threshold)
-        return len(arrs["emit.weights"])
 
     # ------------------------------------------------------------ segmenting
 
