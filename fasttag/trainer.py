@@ -61,9 +61,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
     greedy = model.decoder == "greedy"
     if init:
-        emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))
-        trans = AveragedVector(transition_size(len(model.tags)))
-        trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+        emit, trans = _trainable_copy(model)
     else:
         emit = WeightTable(initial_features=1 << 16)
         trans = AveragedVector(transition_size(len(model.tags)))
@@ -88,11 +86,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
                 if a == b:
                     continue
                 part = order[a:b]
-                if algorithm == "mira":
-                    from ._kbest import mira_epoch
-                    w, step = mira_epoch(search, trans, keys, bounds, gold, part, step, k=k, C=C)
-                else:
-                    w, step = search.train_epoch(trans, keys, bounds, gold, part, step, greedy=greedy)
+                w, step = _pass(search, trans, keys, bounds, gold, part, step, algorithm, k, C, greedy)
                 wrong += w
                 done_tokens += int(lengths[part].sum())
                 progress.bar(f"epoch {epoch}/{epochs}", int(b), len(order), t0, done_tokens, "positions")
@@ -135,8 +129,7 @@ def _keep(model, best, history, has_dev, epochs, seed, algorithm, k, C, n_tokens
     model, rounded to float32 as files store them, and its training info
     with the curve of the epochs in ``history``."""
     score, best_epoch, best_emit, best_trans = best
-    model.emit = table_from_arrays(table_to_arrays(best_emit, "emit"), "emit", len(model.tags))
-    model.trans = best_trans.astype(np.float32).astype(np.float64)
+    _install(model, best_emit, best_trans)
     model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
                            "algorithm": algorithm, "k": k, "C": C,
                            "dev_score": score, "train_tokens": n_tokens,
@@ -164,12 +157,9 @@ class Online:
     def __init__(self, model, algorithm="perceptron", k=1, C=1.0):
         self.model = model
         self.algorithm, self.k, self.C = algorithm, k, C
-        T = len(model.tags)
-        self.emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", T)
-        self.trans = AveragedVector(transition_size(T))
-        self.trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+        self.emit, self.trans = _trainable_copy(model)
         self.step = 0
-        self.n_tags = T
+        self.n_tags = len(model.tags)
 
     def update(self, data):
         """One pass over ``data``: (input, context, gold tag ids) triples.
@@ -185,14 +175,32 @@ class Online:
             raise InputError("gold tags must be the model's tags, one per position")
         search = model.search(self.emit, self.trans, cands)
         order = np.arange(len(data), dtype=np.int64)
-        if self.algorithm == "mira":
-            from ._kbest import mira_epoch
-            wrong, self.step = mira_epoch(search, self.trans, keys, bounds, gold, order, self.step,
-                                          k=self.k, C=self.C)
-        else:
-            wrong, self.step = search.train_epoch(self.trans, keys, bounds, gold, order, self.step,
-                                                  greedy=model.decoder == "greedy")
-        model.emit = table_from_arrays(table_to_arrays(self.emit.averaged(self.step), "emit"), "emit",
-                                       len(model.tags))
-        model.trans = self.trans.averaged(self.step).astype(np.float32).astype(np.float64)
+        wrong, self.step = _pass(search, self.trans, keys, bounds, gold, order, self.step, self.algorithm,
+                                 self.k, self.C, model.decoder == "greedy")
+        _install(model, self.emit.averaged(self.step), self.trans.averaged(self.step))
         return int(wrong)
+
+
+def _pass(search, trans, keys, bounds, gold, order, step, algorithm, k, C, greedy):
+    """One compiled pass over the examples ``order`` names: (positions
+    wrong before their update, the step reached)."""
+    if algorithm == "mira":
+        from ._kbest import mira_epoch
+        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C)
+    return search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy)
+
+
+def _trainable_copy(model):
+    """Trainable (emission table, transition vector) holding the model's
+    weights: where fine-tuning and online training start."""
+    emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))
+    trans = AveragedVector(transition_size(len(model.tags)))
+    trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+    return emit, trans
+
+
+def _install(model, emit, trans):
+    """Put averaged weights in the model, rounded to float32 as files
+    store them (so a model predicts the same before and after a save)."""
+    model.emit = table_from_arrays(table_to_arrays(emit, "emit"), "emit", len(model.tags))
+    model.trans = trans.astype(np.float32).astype(np.float64)
