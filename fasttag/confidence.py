@@ -56,18 +56,9 @@ class Lattice:
 
     def _forward_backward(self, E, tau, use_mask=True):
         A, start, end = (self.A, self.start, self.end) if use_mask else self.unmasked
-        A, start, end, E = A / tau, start / tau, end / tau, E / tau
-        n, T = E.shape
-        alpha = np.empty((n, T))
-        beta = np.empty((n, T))
-        alpha[0] = start + E[0]
-        for i in range(1, n):
-            alpha[i] = _logsumexp(alpha[i - 1][:, None] + A, axis=0) + E[i]
-        beta[n - 1] = end
-        for i in range(n - 2, -1, -1):
-            beta[i] = _logsumexp(A + (E[i + 1] + beta[i + 1])[None, :], axis=1)
-        log_z = float(_logsumexp(alpha[n - 1] + end, axis=0))
-        return alpha, beta, log_z
+        alpha, beta, log_z = forward_backward(E[None] / tau, np.array([E.shape[0]]), A / tau, start / tau,
+                                              end / tau)
+        return alpha[0], beta[0], float(log_z[0])
 
     def _run(self, tau):
         """Forward-backward over the sentence, and whether the mask was
@@ -149,6 +140,26 @@ def batch_marginals(lats, tau=1.0, max_cells=1 << 22, max_group=256):
     return out
 
 
+def forward_backward(E, lengths, A, start, end):
+    """Log-space forward-backward of a batch: ``E`` (B x n x T) emission
+    scores, sentence b using its first ``lengths[b]`` rows; ``A``,
+    ``start`` and ``end`` the transition scores (-inf: forbidden).  Returns
+    alpha and beta (B x n x T) and log Z (B); padding rows carry alpha and
+    beta through unchanged, so one array serves sentences of any length."""
+    B, n, T = E.shape
+    alpha = np.empty((B, n, T))
+    beta = np.empty((B, n, T))
+    alpha[:, 0] = start + E[:, 0]
+    for i in range(1, n):
+        step = _logsumexp(alpha[:, i - 1, :, None] + A[None], axis=1) + E[:, i]
+        alpha[:, i] = np.where((i < lengths)[:, None], step, alpha[:, i - 1])
+    beta[:, n - 1] = end
+    for i in range(n - 2, -1, -1):
+        step = _logsumexp(A[None] + (E[:, i + 1] + beta[:, i + 1])[:, None, :], axis=2)
+        beta[:, i] = np.where((i < lengths - 1)[:, None], step, end)
+    return alpha, beta, _logsumexp(alpha[:, n - 1] + end, axis=1)
+
+
 def _lockstep(lat, Es, tau):
     """Marginals of emission matrices ``Es`` (one sentence each) under the
     transitions of ``lat``; None for a sentence with no valid path under
@@ -160,18 +171,7 @@ def _lockstep(lat, Es, tau):
     E = np.zeros((B, n, T))
     for b, e in enumerate(Es):
         E[b, :len(e)] = e / tau
-    A, start, end = lat.A / tau, lat.start / tau, lat.end / tau
-    alpha = np.empty((B, n, T))
-    beta = np.empty((B, n, T))
-    alpha[:, 0] = start + E[:, 0]
-    for i in range(1, n):
-        step = _logsumexp(alpha[:, i - 1, :, None] + A[None], axis=1) + E[:, i]
-        alpha[:, i] = np.where((i < lengths)[:, None], step, alpha[:, i - 1])
-    beta[:, n - 1] = end
-    for i in range(n - 2, -1, -1):
-        step = _logsumexp(A[None] + (E[:, i + 1] + beta[:, i + 1])[:, None, :], axis=2)
-        beta[:, i] = np.where((i < lengths - 1)[:, None], step, end)
-    log_z = _logsumexp(alpha[:, n - 1] + end, axis=1)
+    alpha, beta, log_z = forward_backward(E, lengths, lat.A / tau, lat.start / tau, lat.end / tau)
     out = []
     for b, m in enumerate(lengths):
         if m == 0:
