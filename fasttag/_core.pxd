@@ -40,6 +40,7 @@ cdef class WeightTable:
     cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
                         const Slot** found, Py_ssize_t* at) noexcept nogil
     cdef int _pack(self) except -1
+    cdef int _copy_from(self, WeightTable other) except -1 nogil
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,

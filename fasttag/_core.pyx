@@ -797,6 +797,143 @@ cdef class WeightTable:
         out._pack()
         return out
 
+    # ------------------------------------------------------------ parameter mixing
+    #
+    # Iterative parameter mixing (``fasttag.mixing``): each round, every
+    # shard table starts from the mixed weights with clean accumulators
+    # (timestamps and totals 0: ``copy_from``) and trains at steps 2..end
+    # (step 1 stands for the mixed weights it started from).  The entries a
+    # round touched are those with a timestamp above 0; only they travel
+    # (``round_changes``) and change in the mixed table (``mix``).
+
+    def loosen(self):
+        """Ready for training (what the first update does): loose blocks
+        and averaging accumulators."""
+        if self.tight or self.totals == NULL:
+            self._relayout(False)
+
+    def copy_from(self, WeightTable other):
+        """A shard's table before a round: an exact copy of the mixed table
+        ``other`` (loose: see :meth:`loosen`) with clean accumulators.
+        Whole arrays are copied, without the GIL; ``other`` is only read."""
+        if other.tight or other.totals == NULL:
+            raise ValueError("copy from a loose (trained) table")
+        with nogil:
+            self._copy_from(other)
+
+    cdef int _copy_from(self, WeightTable other) except -1 nogil:
+        if self.n_slots != other.n_slots:
+            resize(<void**>&self.slots, other.n_slots * sizeof(Slot), b"weight table")
+            self.n_slots = other.n_slots
+        memcpy(self.slots, other.slots, other.n_slots * sizeof(Slot))
+        self.shift = other.shift
+        self.n_features = other.n_features
+        if self.totals == NULL or self.pool_cap != other.pool_cap:
+            resize(<void**>&self.labels, other.pool_cap * sizeof(class_t), b"weight table")
+            resize(<void**>&self.weights, other.pool_cap * sizeof(weight_t), b"weight table")
+            resize(<void**>&self.totals, other.pool_cap * sizeof(weight_t), b"weight table")
+            resize(<void**>&self.tstamps, other.pool_cap * sizeof(step_t), b"weight table")
+            self.pool_cap = other.pool_cap
+        memcpy(self.labels, other.labels, other.pool_top * sizeof(class_t))
+        memcpy(self.weights, other.weights, other.pool_top * sizeof(weight_t))
+        memset(self.totals, 0, other.pool_top * sizeof(weight_t))
+        memset(self.tstamps, 0, other.pool_top * sizeof(step_t))
+        self.pool_top = other.pool_top
+        self.pool_holes = other.pool_holes
+        self.n_entries = other.n_entries
+        self.tight = False
+        free(self.packed)
+        self.packed = NULL
+        self.packed_len = 0
+        self.n_classes = other.n_classes
+        self.last_step = 0
+        return 0
+
+    def round_changes(self, step_t end):
+        """A shard's round: the entries it changed (timestamp above 0) as
+        arrays ``keys``, ``labels``, ``weights`` (now) and ``sums`` (the
+        weight summed over steps 1..``end``).  Their accumulators are reset,
+        so that the next round starts clean."""
+        if self.totals == NULL:
+            empty = np.empty(0, dtype=np.float64)
+            return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int32), empty, empty.copy()
+        cdef uint64_t i, m = 0
+        cdef uint32_t j
+        with nogil:
+            for i in range(self.n_slots):
+                if self.slots[i].start == EMPTY:
+                    continue
+                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
+                    check_index(j, self.pool_top)
+                    if self.tstamps[j] > 0:
+                        m += 1
+        keys = np.empty(m, dtype=np.uint64)
+        labels = np.empty(m, dtype=np.int32)
+        weights = np.empty(m, dtype=np.float64)
+        sums = np.empty(m, dtype=np.float64)
+        cdef uint64_t[::1] kv = keys
+        cdef int32_t[::1] lv = labels
+        cdef double[::1] wv = weights
+        cdef double[::1] sv = sums
+        cdef uint64_t k = 0
+        with nogil:
+            for i in range(self.n_slots):
+                if self.slots[i].start == EMPTY:
+                    continue
+                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
+                    check_index(j, self.pool_top)
+                    if self.tstamps[j] > 0:
+                        check_index(k, m)
+                        kv[k] = self.slots[i].key
+                        lv[k] = self.labels[j]
+                        wv[k] = self.weights[j]
+                        sv[k] = self.totals[j] + (end - self.tstamps[j]) * self.weights[j]
+                        self.totals[j] = 0.0
+                        self.tstamps[j] = 0
+                        k += 1
+        self.last_step = 0
+        return keys, labels, weights, sums
+
+    def weights_at(self, const feat_t[::1] keys, const class_t[::1] labels):
+        """The float64 weights of the (key, label) pairs (0.0 where absent)."""
+        if keys.shape[0] != labels.shape[0]:
+            raise ValueError("keys and labels differ in length")
+        out = np.zeros(keys.shape[0], dtype=np.float64)
+        cdef double[::1] o = out
+        cdef Py_ssize_t i, j
+        with nogil:
+            for i in range(keys.shape[0]):
+                j = self.entry_of(keys[i], labels[i])
+                if j >= 0:
+                    check_index(j, self.pool_top)
+                    o[i] = self.weights[j]
+        return out
+
+    def mix(self, const feat_t[::1] keys, const class_t[::1] labels, const double[::1] dw,
+            const double[::1] dsum, step_t step):
+        """The mixed table after a round that ended at step ``step``: the
+        weight of each (key, label) held through ``step`` and its sum of
+        weights gains ``dsum`` beyond that; then the weight gains ``dw``
+        (in force from step ``step + 1`` on).  Absent pairs are created."""
+        cdef Py_ssize_t i, j, n = keys.shape[0]
+        if labels.shape[0] != n or dw.shape[0] != n or dsum.shape[0] != n:
+            raise ValueError("keys, labels and changes differ in length")
+        if step < self.last_step:
+            raise ValueError(f"step {step} is before the last step {self.last_step}")
+        for i in range(n):
+            if labels[i] < 0:
+                raise ValueError("negative label")
+        with nogil:
+            for i in range(n):
+                self.add(keys[i], labels[i], 0.0, step + 1)     # caught up to ``step``
+                j = self.entry_of(keys[i], labels[i])
+                check_index(j, self.pool_top)
+                self.totals[j] += dsum[i]
+                self.weights[j] += dw[i]
+        if n or step > self.last_step:
+            self.last_step = step
+        return None
+
     def compact(self):
         """Drop the holes left by relocated blocks (training state kept)."""
         self._relayout(self.tight)
@@ -862,6 +999,41 @@ cdef class AveragedVector:
             self.total[i] = 0.0
             self.tstamp[i] = 0
         self.last_step = 0
+
+    def round_sums(self, step_t end):
+        """A shard's round (see ``WeightTable.round_changes``): the weights
+        now and summed over steps 1..``end``; the accumulators are reset."""
+        weights = np.empty(self.size, dtype=np.float64)
+        sums = np.empty(self.size, dtype=np.float64)
+        cdef double[::1] wv = weights
+        cdef double[::1] sv = sums
+        cdef Py_ssize_t i
+        for i in range(self.size):
+            check_index(i, self.size)
+            wv[i] = self.w[i]
+            sv[i] = self.total[i] + (end - self.tstamp[i]) * self.w[i]
+            self.total[i] = 0.0
+            self.tstamp[i] = 0
+        self.last_step = 0
+        return weights, sums
+
+    def mix(self, dw, dsum, step_t step):
+        """The mixed vector after a round that ended at step ``step`` (see
+        ``WeightTable.mix``)."""
+        cdef const double[::1] d = np.ascontiguousarray(dw, dtype=np.float64)
+        cdef const double[::1] s = np.ascontiguousarray(dsum, dtype=np.float64)
+        if d.shape[0] != self.size or s.shape[0] != self.size:
+            raise ValueError("wrong size")
+        if step < self.last_step:
+            raise ValueError(f"step {step} is before the last step {self.last_step}")
+        cdef Py_ssize_t i
+        for i in range(self.size):
+            check_index(i, self.size)
+            avg_update(&self.w[i], &self.total[i], &self.tstamp[i], 0.0, step + 1)
+            self.total[i] += s[i]
+            self.w[i] += d[i]
+        self.last_step = step
+        return None
 
     def averaged(self, step_t step=0):
         """Averaged weights after ``step`` steps (default: the last update's)."""

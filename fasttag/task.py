@@ -119,7 +119,8 @@ class SequenceTask(modelfile.Stored):
         try:
             history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
                                   algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                                  evaluate=evaluate, name=task, progress=report, init=init is not None)
+                                  evaluate=evaluate, name=task, progress=report, init=init is not None,
+                                  threads=opts["threads"])
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)
