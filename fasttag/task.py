@@ -78,7 +78,14 @@ class SequenceTask(modelfile.Stored):
         continues from that model's weights, with its features, tags and
         settings; tags it does not know are refused unless
         ``allow_new_tags``.  With ``dev``, a temperature for the marginals
-        is fitted on it (stored as ``meta["temperature"]``)."""
+        is fitted on it (stored as ``meta["temperature"]``).
+
+        ``threads``: train on that many shards at once on this machine
+        (iterative parameter mixing, :mod:`fasttag.mixing`).  ``client`` (a
+        ``dask.distributed.Client``): train on its cluster, one shard per
+        worker, ``train`` being a path the workers read
+        (:mod:`fasttag.distributed`)."""
+        client = options_.pop("client", None)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
         opts["task"] = task
@@ -102,7 +109,10 @@ class SequenceTask(modelfile.Stored):
                 self._extend_tags(examples, opts.get("allow_new_tags"))
         except InputError as exc:
             raise _naming(exc, train) from None
-        data = self._encode(examples, training=True)
+        if client is not None and opts["threads"] != 1:
+            raise InputError("option threads applies to training on this machine: with a Dask client, "
+                             "the shards are the workers")
+        data = self._encode(examples, training=True) if client is None else examples
         dev_data = evaluate = None
         if dev is not None:
             report.line(f"reading {_data_name(dev)}")
@@ -117,10 +127,15 @@ class SequenceTask(modelfile.Stored):
         report.line(f"training on {len(data):,} sentences" + (f", dev {len(dev_data):,}" if dev_data else ""))
         t0 = time.perf_counter()
         try:
-            history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
-                                  algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                                  evaluate=evaluate, name=task, progress=report, init=init is not None,
-                                  threads=opts["threads"])
+            if client is not None:
+                from . import distributed
+                history = distributed.fit(self, train, opts, client, dev_data, evaluate, report,
+                                          init=init is not None)
+            else:
+                history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
+                                      algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
+                                      evaluate=evaluate, name=task, progress=report, init=init is not None,
+                                      threads=opts["threads"])
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)

@@ -1,0 +1,302 @@
+"""Training and tagging on a Dask cluster (the optional extra
+``fasttag[dask]``: ``pip install 'fasttag[dask]'``).
+
+Training is iterative parameter mixing (:mod:`fasttag.mixing`, which
+states the averaging convention: the same as on one machine), one shard
+per worker::
+
+    from dask.distributed import Client
+    model = fasttag.Tagger.train("train.conllu", dev="dev.conllu", client=Client(...))
+
+or ``fasttag train pos train.conllu -o model.ftm --dask`` (a LocalCluster
+of ``--threads`` worker processes, 2 by default) or ``--scheduler
+tcp://host:8786`` (an existing cluster).  The training file must be a
+path every worker can read: the client reads it once to build the model
+(its tag set and dictionaries), cuts it into byte ranges at sentence
+boundaries and sends each worker a path and a range, never data.  Each
+epoch, the client sends the mixed weights (the model-file format, float64
+weights); each worker trains one epoch on its shard (featurized once,
+kept in the worker between epochs; shuffled by the seed, the epoch and
+the shard) and sends back only the entries it changed.  The result
+depends on the seed and the number of workers only.
+
+Features computed over the whole training set (the segmenter's
+jackknifed vocabulary features, document features across a cut) are
+computed per shard.
+
+Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
+maps a ``dask.bag`` (such as ``dask.bag.read_text`` of large files, read
+on the workers) through the model, carried to the workers as its bytes.
+"""
+import io
+import os
+import threading
+import time
+import uuid
+
+import numpy as np
+
+from . import mixing, modelfile
+from ._core import AveragedVector, WeightTable
+from ._sequence import transition_size
+from .errors import InputError, TrainingInterrupted
+
+_WORKER_CACHE = {}          # on a worker: (run, path, start, end) -> (model, featurized shard)
+_WORKER_LOCK = threading.Lock()
+
+
+def require_dask():
+    """``dask.distributed``, or an InputError saying how to install it."""
+    try:
+        import dask.distributed
+    except ImportError:
+        raise InputError("distributed training and tagging need Dask: pip install 'fasttag[dask]'") from None
+    return dask.distributed
+
+
+def n_workers(client):
+    """The workers of ``client``'s cluster (at least one)."""
+    workers = len(client.scheduler_info().get("workers", {}))
+    if workers < 1:
+        raise InputError("the Dask cluster has no workers")
+    return workers
+
+
+# ---------------------------------------------------------------- training
+
+def byte_ranges(path, n):
+    """``path`` cut into at most ``n`` byte ranges of about equal size, at
+    sentence boundaries: blank lines where the file has them (CoNLL
+    formats), else line ends (one sentence per line)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(1 << 20)
+        blocks = b"\n\n" in head or b"\n\r\n" in head
+        cuts = [0]
+        for i in range(1, n):
+            at = max(size * i // n, cuts[-1])
+            f.seek(at)
+            f.readline()                          # to the next line start
+            while blocks:
+                pos = f.tell()
+                line = f.readline()
+                if not line or not line.strip():
+                    at = f.tell() if line else pos
+                    break
+            else:
+                at = f.tell()
+            if cuts[-1] < at < size:
+                cuts.append(at)
+        cuts.append(size)
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, init=False):
+    """Train ``task_model`` (built by the task's ``train``) in place on the
+    file ``path``, one shard per worker of ``client``; like
+    :func:`fasttag.trainer.fit` (dev selection, Ctrl-C, training info).
+    Returns the per-epoch statistics."""
+    from . import trainer
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError("distributed training reads the training data on the workers: give a file path")
+    path = os.path.abspath(os.fspath(path))
+    model = task_model.model
+    epochs, seed = opts["epochs"], opts["seed"]
+    rule = (opts["algorithm"], opts["k"], float(opts["C"]), model.decoder == "greedy")
+    ranges = byte_ranges(path, n_workers(client))
+    if init:
+        emit, trans = trainer._trainable_copy(model)
+    else:
+        emit = WeightTable(initial_features=1 << 16)
+        trans = AveragedVector(transition_size(len(model.tags)))
+    emit.loosen()
+    run = uuid.uuid4().hex
+    model_bytes = client.scatter(_structure_bytes(task_model), broadcast=True)
+    if opts.get("max_sentences"):
+        raise InputError("option max_sentences does not apply to distributed training")
+    reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
+    if dev:
+        dev_keys, dev_bounds, dev_cands, _ = model.featurize([(x, c) for x, c, _ in dev])
+        dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+    step = 0
+    best = None
+    history = []
+    finished = 0
+    n_tokens = n_sentences = 0
+    try:
+        for epoch in range(1, epochs + 1):
+            t0 = time.perf_counter()
+            weights = client.scatter(_weights_bytes(emit, trans), broadcast=True)
+            futures = [client.submit(_shard_epoch, run, model_bytes, weights, path, a, b, reading, seed, epoch,
+                                     i, rule, pure=False) for i, (a, b) in enumerate(ranges)]
+            results = client.gather(futures)
+            changes = [c for c, _ in results]
+            n_sentences = sum(c.n for c in changes)
+            n_tokens = sum(t for _, t in results)
+            if not n_sentences:
+                raise InputError("no training sentences", path=path)
+            step += n_sentences
+            mixing.mix(emit, trans, changes, step)
+            seconds = time.perf_counter() - t0
+            wrong = sum(c.wrong for c in changes)
+            stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1), "seconds": seconds,
+                     "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+            avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
+            if dev:
+                ids = model.search(avg_emit, avg_trans, dev_cands).decode(dev_keys, dev_bounds, greedy=rule[3])
+                pred = [ids[dev_bounds[i]:dev_bounds[i + 1]] for i in range(len(dev))]
+                score = trainer._accuracy(pred, dev_gold) if evaluate is None else float(evaluate(pred))
+                stats["dev_score"] = score
+                if best is None or score > best[0]:
+                    best = (score, epoch, avg_emit, avg_trans)
+            else:
+                best = (None, epoch, avg_emit, avg_trans)
+            finished = epoch
+            history.append(stats)
+            if progress is not None:
+                dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
+                progress.line(f"epoch {epoch}/{epochs}  train acc {100 * stats['train_accuracy']:.2f}%"
+                              f"{dev_text}  {len(ranges)} workers  {seconds:.1f}s")
+    except KeyboardInterrupt:
+        if best is None:
+            raise TrainingInterrupted(finished + 1) from None
+        trainer._keep(model, best, history, bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens,
+                      n_sentences)
+        model.training_info["interrupted_at_epoch"] = finished + 1
+        raise TrainingInterrupted(finished + 1, model) from None
+    finally:
+        client.run(_forget, run)
+    trainer._keep(model, best, history, bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens, n_sentences)
+    model.training_info["workers"] = len(ranges)
+    return history
+
+
+def _structure_bytes(task_model):
+    """The model's file bytes: its features, tags and settings (the
+    weights travel each epoch in :func:`_weights_bytes`)."""
+    return task_model.to_bytes()
+
+
+def _weights_bytes(emit, trans):
+    """The mixed weights in the model-file format, in float64 (a shard
+    starts from exactly the weights the client mixes into)."""
+    arrays = {f"emit.{k}": v for k, v in emit.to_arrays().items()}
+    arrays["trans"] = trans.weights
+    return modelfile.dumps({"kind": "fasttag-mixed-weights"}, arrays)
+
+
+def _load_weights(data, n_tags):
+    header, arrays = modelfile.loads(data)
+    if header.get("kind") != "fasttag-mixed-weights":
+        raise ValueError("not mixed weights")
+    emit = WeightTable.from_arrays(arrays["emit.keys"], arrays["emit.counts"], arrays["emit.labels"],
+                                   arrays["emit.weights"], n_classes=n_tags)
+    emit.loosen()                   # trainable, accumulators clean
+    trans = AveragedVector(len(arrays["trans"]))
+    trans.set_weights(arrays["trans"])
+    return emit, trans
+
+
+def _forget(run):
+    """On a worker: drop the shards of training run ``run``."""
+    with _WORKER_LOCK:
+        for key in [k for k in _WORKER_CACHE if k[0] == run]:
+            del _WORKER_CACHE[key]
+
+
+def _shard(run, model_bytes, path, start, end, reading):
+    """On a worker: the model and its featurized shard (bytes start..end
+    of ``path``), read once per training run."""
+    key = (run, path, start, end)
+    with _WORKER_LOCK:
+        if key in _WORKER_CACHE:
+            return _WORKER_CACHE[key]
+    from .store import loads
+    task_model = loads(model_bytes)
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    examples = type(task_model)._read(io.BytesIO(data), dict(reading), "training data")
+    encoded = task_model._encode(examples, training=True)
+    model = task_model.model
+    if encoded:
+        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in encoded])
+        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in encoded])
+        if len(gold) and (gold.min() < 0 or len(gold) != keys.shape[0]):
+            raise InputError("a shard holds tags the model does not know", path=path)
+    else:
+        keys = bounds = cands = gold = None
+    shard = (task_model, keys, bounds, cands, gold, len(encoded))
+    with _WORKER_LOCK:
+        for old in [k for k in _WORKER_CACHE if k[0] != run]:       # one run at a time
+            del _WORKER_CACHE[old]
+        _WORKER_CACHE[key] = shard
+    return shard
+
+
+def _shard_epoch(run, model_bytes, weights, path, start, end, reading, seed, epoch, index, rule):
+    """On a worker: one epoch on one shard from the mixed ``weights``:
+    (:class:`fasttag.mixing.Changes`, positions)."""
+    from . import trainer
+    task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, path, start, end, reading)
+    model = task_model.model
+    emit, trans = _load_weights(weights, len(model.tags))
+    if not n:
+        return mixing.round_changes(emit, trans, 0, 0), 0
+    order = np.random.default_rng([seed, epoch, index]).permutation(n).astype(np.int64)
+    search = model.search(emit, trans, cands)
+    algorithm, k, C, greedy = rule
+    wrong, _ = trainer._pass(search, trans, keys, bounds, gold, order, 1, algorithm, k, C, greedy)
+    return mixing.round_changes(emit, trans, n, wrong), int(keys.shape[0])
+
+
+# ---------------------------------------------------------------- tagging
+
+_MODELS = {}                # on a worker: model token -> loaded model
+
+
+def _model_on_worker(token, model_bytes):
+    with _WORKER_LOCK:
+        model = _MODELS.get(token)
+    if model is None:
+        from .store import loads
+        model = loads(model_bytes)
+        with _WORKER_LOCK:
+            _MODELS.clear()                 # one model at a time per worker
+            _MODELS[token] = model
+    return model
+
+
+def _tag_partition(items, token, model_bytes, method):
+    model = _model_on_worker(token, model_bytes)
+    items = list(items)
+    if method is None:
+        method = "segment_lines" if hasattr(model, "segment_lines") else "tag_sents"
+    return list(getattr(model, method)(items))
+
+
+def tag_bag(model, bag, method=None):
+    """A ``dask.bag`` of ``model``'s outputs for the items of ``bag``, in
+    order: token lists (``tag_sents``) or, for a segmenter, lines
+    (``segment_lines``); ``method`` names another batch method.  The model
+    travels to the workers as its file bytes, loaded once per worker."""
+    dd = require_dask()
+    import dask
+    token = uuid.uuid4().hex
+    data = dask.delayed(model.to_bytes(), pure=True)
+    del dd
+    return bag.map_partitions(_tag_partition, token, data, method)
+
+
+def tag(model, items, client, npartitions=None, method=None):
+    """``model``'s outputs for ``items`` (a list), computed on ``client``'s
+    cluster in ``npartitions`` parts (default: two per worker); equal to
+    tagging them locally."""
+    require_dask()
+    import dask.bag as db
+    items = list(items)
+    if not items:
+        return []
+    parts = npartitions or 2 * n_workers(client)
+    bag = db.from_sequence(items, npartitions=min(parts, len(items)))
+    return client.compute(tag_bag(model, bag, method)).result()
