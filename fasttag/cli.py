@@ -96,6 +96,12 @@ def build_parser():
         p.add_argument("--quiet", action="store_true", help="no progress lines")
         _add_encoding(p)
         p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
+        p.add_argument("--dask", action="store_true",
+                       help="train on a local Dask cluster: --threads worker processes (default 2), one "
+                            "shard each (needs fasttag[dask])")
+        p.add_argument("--scheduler", metavar="ADDRESS",
+                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
+                            "shard per worker (needs fasttag[dask])")
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
@@ -181,8 +187,18 @@ def train_command(args):
     if args.plot:
         from .plot import _matplotlib
         _matplotlib()                                   # refuse before training, not after
+    if args.dask or args.scheduler:
+        if args.dask and args.scheduler:
+            raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
+        if args.scheduler and "threads" in given:
+            raise InputError("--threads applies to --dask (its workers), not to --scheduler")
+        if train is sys.stdin.buffer:
+            raise InputError("distributed training reads TRAIN on the workers: give a file, not '-'")
     try:
-        model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
+        with _dask_client(args, given) as client:
+            if client is not None:
+                kwargs["client"] = client
+            model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
         if exc.model is None:
             print(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: "
@@ -203,6 +219,29 @@ def train_command(args):
         print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
               + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else ""), file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _dask_client(args, given):
+    """The Dask client of ``--dask`` (a LocalCluster of ``--threads`` worker
+    processes, 2 by default) or ``--scheduler``; None without them."""
+    if not (args.dask or args.scheduler):
+        yield None
+        return
+    from .distributed import require_dask
+    dd = require_dask()
+    if args.scheduler:
+        try:
+            client = dd.Client(args.scheduler, timeout=10)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"--scheduler {args.scheduler}: cannot connect ({exc})") from None
+        with client:
+            yield client
+        return
+    workers = given.pop("threads", 2)
+    with dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) \
+            as cluster, dd.Client(cluster) as client:
+        yield client
 
 
 def _input_path(path, what, stdin_ok=False):

@@ -1,0 +1,113 @@
+"""Training and tagging on a real Dask LocalCluster (2 worker processes).
+
+Distributed training is iterative parameter mixing with one shard per
+worker: after the same epochs it must reach about the accuracy of
+training in one process, be the same for the same seed and cluster size,
+and the shards must be cut at sentence boundaries.  Distributed tagging
+must equal local tagging, in order.
+"""
+from pathlib import Path
+
+import pytest
+
+import fasttag
+from fasttag import distributed
+from fasttag.errors import InputError
+
+dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag[dask]')")
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def client():
+    with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            dd.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def ewt_slice(shared_data, tmp_path_factory):
+    blocks = (shared_data / "en_ewt" / "en_ewt-ud-train.conllu").read_text(encoding="utf-8").split("\n\n")
+    path = tmp_path_factory.mktemp("ewt") / "slice.conllu"
+    path.write_text("\n\n".join(b for b in blocks[:4000] if b.strip()) + "\n\n", encoding="utf-8")
+    return path
+
+
+def test_byte_ranges_cut_at_sentence_boundaries(tmp_path):
+    text = "".join(f"# sent {i}\n1\tw{i}\tw\tX\t_\t_\t_\t_\t_\t_\n\n" for i in range(50))
+    path = tmp_path / "a.conllu"
+    path.write_text(text, encoding="utf-8")
+    data = path.read_bytes()
+    for n in (1, 2, 3, 7, 200):
+        ranges = distributed.byte_ranges(path, n)
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(data) and len(ranges) <= n
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        for a, b in ranges:
+            assert data[a:b].startswith(b"# sent") and data[a:b].endswith(b"\n\n")
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"line {i}\n" for i in range(30)), encoding="utf-8")
+    for a, b in distributed.byte_ranges(lines, 4):
+        assert lines.read_bytes()[a:b].startswith(b"line ") and lines.read_bytes()[a:b].endswith(b"\n")
+
+
+def test_distributed_training_close_to_one_process(client, ewt_slice, shared_data):
+    dev = shared_data / "en_ewt" / "en_ewt-ud-dev.conllu"
+    single = fasttag.Tagger.train(ewt_slice, epochs=8, verbose=False)
+    dist = fasttag.Tagger.train(ewt_slice, epochs=8, verbose=False, client=client)
+    assert dist.model.training_info["workers"] == 2
+    assert dist.model.training_info["train_sentences"] == single.model.training_info["train_sentences"]
+    a, b = single.evaluate(dev)["accuracy"], dist.evaluate(dev)["accuracy"]
+    assert b > a - 0.003, (a, b)
+    again = fasttag.Tagger.train(ewt_slice, epochs=8, verbose=False, client=client)
+    assert again.model.emit.to_arrays()["weights"].tolist() == dist.model.emit.to_arrays()["weights"].tolist()
+    # distributed tagging equals local tagging, in order
+    sentences = [words for words, _ in fasttag.Tagger._read(dev, {"format": "conllu"}, "dev")][:500]
+    assert distributed.tag(dist, sentences, client) == dist.tag_sents(sentences)
+
+
+def test_distributed_training_of_a_segmenter_with_dev(client, tmp_path):
+    sample = DATA / "sample_zh_train.txt"
+    model = fasttag.Segmenter.train(sample, dev=sample, epochs=3, verbose=False, client=client)
+    assert model.model.training_info["workers"] == 2
+    assert len(model.model.training_info["dev_scores"]) == 3
+    lines = sample.read_text(encoding="utf-8").replace(" ", "").splitlines()
+    assert distributed.tag(model, lines, client) == list(model.segment_lines(lines))
+    import dask.bag as db
+    bag = db.read_text(str(sample), blocksize=200).map(lambda s: s.strip().replace(" ", ""))
+    assert bag.npartitions > 1
+    got = client.compute(distributed.tag_bag(model, bag)).result()
+    assert got == list(model.segment_lines(lines))
+
+
+def test_distributed_training_needs_a_path(client):
+    with pytest.raises(InputError, match="path"):
+        fasttag.Tagger.train([(["a", "b"], ["X", "Y"])], epochs=1, verbose=False, client=client)
+    with pytest.raises(InputError, match="threads"):
+        fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, threads=2, verbose=False, client=client)
+
+
+def test_cli_dask(run_cli, tmp_path):
+    out = tmp_path / "m.ftm"
+    result = run_cli("train", "pos", DATA / "sample.conllu", "-o", out, "--dask", "--epochs", "2", "--quiet",
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert fasttag.load(out).model.training_info["workers"] == 2
+    result = run_cli("train", "pos", DATA / "sample.conllu", "-o", out, "--dask", "--scheduler",
+                     "tcp://127.0.0.1:9", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.count(b"\n") == 1
+
+
+def test_cli_without_dask_says_so(cli_command, tmp_path):
+    """Asked for Dask where it is not installed: one line, exit 2."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['dask'] = None; sys.modules['dask.distributed'] = None; "
+            "from fasttag.cli import main; sys.exit(main(sys.argv[1:]))")
+    result = subprocess.run([sys.executable, "-c", code, "train", "pos", str(DATA / "sample.conllu"), "-o",
+                             str(tmp_path / "m.ftm"), "--dask"], capture_output=True, cwd=tmp_path,
+                            env=cli_command[1], timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.decode().strip() == "fasttag: error: distributed training and tagging need Dask: " \
+                                             "pip install 'fasttag[dask]'"
+    assert not (tmp_path / "m.ftm").exists()
