@@ -116,7 +116,7 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
     if dev:
-        dev_keys, dev_bounds, dev_cands, _ = model.featurize([(x, c) for x, c, _ in dev])
+        dev_keys, dev_bounds, dev_cands = trainer._featurize(model, dev)
         dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
     step = 0
     best = None
@@ -220,7 +220,8 @@ def _shard(run, model_bytes, path, start, end, reading):
     encoded = task_model._encode(examples, training=True)
     model = task_model.model
     if encoded:
-        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in encoded])
+        from .trainer import _featurize
+        keys, bounds, cands = _featurize(model, encoded)
         gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in encoded])
         if len(gold) and (gold.min() < 0 or len(gold) != keys.shape[0]):
             raise InputError("a shard holds tags the model does not know", path=path)

@@ -69,12 +69,12 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
     if not train:
         raise InputError("no training sentences")
-    keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in train])
+    keys, bounds, cands = _featurize(model, train)
     gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
     if len(gold) != keys.shape[0]:
         raise InputError(f"the gold tags cover {len(gold)} positions, the inputs {keys.shape[0]}")
     if dev:
-        dev_keys, dev_bounds, dev_cands, _ = model.featurize([(x, c) for x, c, _ in dev])
+        dev_keys, dev_bounds, dev_cands = _featurize(model, dev)
         dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
     greedy = model.decoder == "greedy"
     if init:
@@ -83,6 +83,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         emit = WeightTable(initial_features=1 << 16)
         trans = AveragedVector(transition_size(len(model.tags)))
     mixed = threads > 1 or rounds is not None
+    search = shards = None
     if mixed:
         shards = _Shards(model, emit, trans, cands, threads, rounds or MIXING_ROUNDS)
     else:
@@ -147,10 +148,49 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         _keep(model, best, history, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
         model.training_info["interrupted_at_epoch"] = finished + 1
         raise TrainingInterrupted(finished + 1, model) from None
+    # the training state goes before the kept weights are installed (peak memory)
+    keys = dev_keys = emit = trans = search = shards = None
     _keep(model, best, history, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
     if threads > 1:
         model.training_info["threads"] = threads
     return history
+
+
+FEATURIZE_CHUNK = 1000
+"""Examples featurized at a time for training (see :func:`_featurize`)."""
+
+
+def _featurize(model, examples, chunk=None):
+    """(keys, bounds, candidates) of (input, context, gold) ``examples``,
+    as ``model.featurize`` gives them for all at once, but featurized a
+    chunk at a time into one growing key matrix (grown in place by
+    realloc): peak memory is the keys plus one chunk's intermediate
+    attributes, not the attributes of the whole training set."""
+    chunk = chunk or FEATURIZE_CHUNK
+    # per-token feature dicts: the matrix is as wide as the batch's widest row
+    if len(examples) <= chunk or hasattr(model.featurizer, "feature_keys"):
+        return model.featurize([(x, c) for x, c, _ in examples])[:3]
+    keys = None
+    bounds = [np.zeros(1, dtype=np.int64)]
+    classes = []
+    cands = None
+    for i in range(0, len(examples), chunk):
+        k, b, c, _ = model.featurize([(x, ctx) for x, ctx, _ in examples[i:i + chunk]])
+        k = np.ascontiguousarray(k, dtype=np.uint64)
+        if keys is None:
+            keys = k if k.flags.owndata else k.copy()
+        else:
+            n = keys.shape[0]
+            keys.resize((n + k.shape[0], k.shape[1]), refcheck=False)
+            keys[n:] = k
+        bounds.append(np.asarray(b, dtype=np.int64)[1:] + bounds[-1][-1])
+        if c is not None:
+            classes.append(c[0])
+            cands = c
+        del k, b, c
+    if cands is not None:
+        cands = (np.concatenate(classes),) + tuple(cands[1:])
+    return keys, np.concatenate(bounds), cands
 
 
 def _keep(model, best, history, has_dev, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
