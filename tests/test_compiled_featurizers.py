@@ -281,3 +281,67 @@ def test_document_extras_of_real_news(shared_data):
     words, doc_ids = [p[0] for p in pairs], [p[1] for p in pairs]
     assert _document_extras(words, doc_ids, DOCUMENT_EXTRAS) == \
         reference_document_extras(words, doc_ids, DOCUMENT_EXTRAS)
+
+
+# ---------------------------------------------------------------- template keys
+
+M64 = (1 << 64) - 1
+
+
+def mix64(x):
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def reference_keys(attrs, bounds, templates):
+    """Every template's key at every token, one hash_combine at a time."""
+    from fasttag._core import combine
+    out = np.zeros((attrs.shape[0], len(templates)), dtype=np.uint64)
+    for s in range(len(bounds) - 1):
+        start, end = int(bounds[s]), int(bounds[s + 1])
+        for i in range(start, end):
+            for t in range(len(templates)):
+                h = int(templates.seeds[t])
+                for p in range(templates.n_parts[t]):
+                    pos = i + int(templates.offsets[t, p])
+                    a = int(templates.attr_ids[t, p])
+                    if start <= pos < end:
+                        v = int(attrs[pos, a])
+                    else:
+                        outside = pos - start if pos < start else pos - end + 1
+                        v = mix64(0x5EED5EED00000000 ^ ((a + 1) << 16) ^ ((outside + 0x8000) & M64))
+                    h = combine(h, v)
+                out[i, t] = h
+    return out
+
+
+template_parts = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(-3, 3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(template_parts, max_size=4), min_size=1, max_size=5, unique_by=str),
+       st.lists(st.integers(0, 6), min_size=1, max_size=6), st.data())
+def test_template_keys_equal_one_combine_at_a_time(parts, lengths, data):
+    from fasttag.features import Templates
+    names = sorted({"|".join(f"{a}[{o}]" for a, o in ps) if ps else "bias" for ps in parts})
+    templates = Templates(names, ["a", "b", "c"])
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    values = data.draw(st.lists(st.integers(0, M64), min_size=3 * int(bounds[-1]),
+                                max_size=3 * int(bounds[-1])))
+    attrs = np.array(values, dtype=np.uint64).reshape(-1, 3)
+    assert np.array_equal(templates.keys(attrs, bounds), reference_keys(attrs, bounds, templates))
+
+
+def test_template_keys_across_blocks_of_many_tokens():
+    # the compiled extractor works through blocks of thousands of tokens:
+    # sentences that straddle them, long ones and empty ones
+    from fasttag.features import Templates
+    rng = np.random.default_rng(5)
+    lengths = [0, 4095, 3, 0, 5000, 1, 2, 4100, 7]
+    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    attrs = rng.integers(0, 2 ** 63, size=(int(bounds[-1]), 2), dtype=np.uint64)
+    templates = Templates(["bias", "x[0]", "x[-2]|y[1]", "y[-1]|x[0]|y[2]", "x[5]"], ["x", "y"])
+    assert np.array_equal(templates.keys(attrs, bounds), reference_keys(attrs, bounds, templates))
