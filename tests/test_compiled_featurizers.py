@@ -345,3 +345,41 @@ def test_template_keys_across_blocks_of_many_tokens():
     attrs = rng.integers(0, 2 ** 63, size=(int(bounds[-1]), 2), dtype=np.uint64)
     templates = Templates(["bias", "x[0]", "x[-2]|y[1]", "y[-1]|x[0]|y[2]", "x[5]"], ["x", "y"])
     assert np.array_equal(templates.keys(attrs, bounds), reference_keys(attrs, bounds, templates))
+
+
+# ---------------------------------------------------------------- segmentation dictionary
+
+zh_chars = st.sampled_from("中国人民日报北京大学生一二三〇○ＡAａa１1 　𠀀𠀁\t")
+zh_text = st.text(zh_chars, max_size=30)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.text(zh_chars.filter(lambda c: not c.isspace()), min_size=1, max_size=9), max_size=30),
+       st.lists(zh_text, max_size=8))
+def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
+    # the per-fold dictionaries of jackknifed training still take the
+    # numpy path (match_lengths): one fold holding the same words must
+    # give the same db/de/dm attributes as the compiled matcher
+    from fasttag.charfeatures import CharFeaturizer, WordSet
+    ws = WordSet(words, min_length=2)
+    fz = CharFeaturizer(dictionary=ws)
+    compiled = fz.batch(lines)
+    fz.fold_dictionaries = [ws]
+    vector = fz.batch(lines, [0] * len(lines))
+    assert np.array_equal(compiled.attrs, vector.attrs)
+    assert np.array_equal(compiled.bounds, vector.bounds)
+
+
+def test_dictionary_matching_finds_the_longest_words():
+    from fasttag.charfeatures import ATTRIBUTES, CharFeaturizer, WordSet
+    fz = CharFeaturizer(dictionary=WordSet(["北京", "北京大学", "大学生", "学生"]))
+    attrs = fz.batch(["北京大学生 北京"]).attrs
+    plain = CharFeaturizer()
+    # db/de/dm are hashes of lengths: compare with a featurizer fed known lengths
+    def lengths(column):
+        code = {int(plain._attr(column, np.array([L]))[0]): L for L in range(8)}
+        return [code[int(v)] for v in attrs[:, column]]
+    db, de, dm = (ATTRIBUTES.index(a) for a in ("db", "de", "dm"))
+    assert lengths(db) == [4, 0, 3, 2, 0, 2, 0]     # the space is a boundary: 北京 only
+    assert lengths(de) == [0, 2, 0, 4, 3, 0, 2]
+    assert lengths(dm) == [0, 4, 4, 3, 0, 0, 0]

@@ -31,6 +31,7 @@ feature column unless ``feature_columns`` is given.
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter, methodcaller
 from typing import Iterable
 
 import numpy as np
@@ -305,6 +306,9 @@ class Gazetteer:
 
 # ---------------------------------------------------------------- reading
 
+_IS_DOCSTART = methodcaller("startswith", "-DOCSTART-")
+
+
 def _read_sentences(data, word_column=0, tag_column=-1):
     """(Sentence list, document id per sentence) from a path or file, from
     an iterable of Sentence objects, or from (words, tags) pairs or NLTK
@@ -318,10 +322,11 @@ def _read_sentences(data, word_column=0, tag_column=-1):
                      for w, t in read_pairs(sents)]
     doc_ids = []
     doc = 0
-    seen_docstart = any(any(line.startswith("-DOCSTART-") for line in s.lines) for s in sents)
+    starts = [any(map(_IS_DOCSTART, s.lines)) for s in sents]
+    seen_docstart = any(starts)
     for i, s in enumerate(sents):
         if seen_docstart:
-            if any(line.startswith("-DOCSTART-") for line in s.lines):
+            if starts[i]:
                 doc += 1
         else:
             doc = i
@@ -539,6 +544,7 @@ class SpanTagger(SequenceTask):
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         if columns is None:
             if feats:
+                pick = itemgetter(*feats)       # (a tuple of the columns: len(feats) > 1)
                 columns = []
                 for s in sents:
                     rows = getattr(s, "rows", None)
@@ -548,7 +554,7 @@ class SpanTagger(SequenceTask):
                         raise InputError(f"the sentence starting on line {s.start_line} has "
                                          f"{len(rows[0])} column(s); this model reads feature "
                                          f"columns {', '.join(map(str, feats))} (0-based)")
-                    columns.append([tuple(r[j] for j in feats) for r in rows] if len(feats) > 1
+                    columns.append([pick(r) for r in rows] if len(feats) > 1
                                    else [(r[feats[0]],) for r in rows])
             else:
                 columns = [[()] * len(w) for w in words]
