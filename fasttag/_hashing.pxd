@@ -63,4 +63,10 @@ cdef inline uint64_t mix64(uint64_t x) noexcept nogil:
 
 cdef inline uint64_t hash_combine(uint64_t a, uint64_t b) noexcept nogil:
     """Order-sensitive combination of two hashes (a template with its values)."""
-    return mix64(a ^ (mix64(b) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)))
+    return hash_combine_mixed(a, mix64(b))
+
+
+cdef inline uint64_t hash_combine_mixed(uint64_t a, uint64_t mixed_b) noexcept nogil:
+    """``hash_combine(a, b)`` given ``mix64(b)``: a value read by many
+    templates is mixed once."""
+    return mix64(a ^ (mixed_b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)))

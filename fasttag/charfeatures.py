@@ -21,8 +21,9 @@ Bigram and trigram features are templates over these attributes
 
 Dictionary words are matched with a polynomial rolling hash over the folded
 code points (see :func:`word_hashes`), through a bitmap pre-filter and a
-sorted array of word hashes, so matching costs a few vector operations per
-character and word length.
+sorted array of word hashes: compiled, in one pass over the characters
+(:mod:`fasttag._charfeatures`), or with a few vector operations per word
+length for the per-fold dictionaries of jackknifed training.
 
 The featurizer also works out, per character, which B/M/E/S tags remain
 possible: whitespace in the input is a word boundary; runs of Latin
@@ -33,6 +34,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ._charfeatures import dictionary_lengths
 from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
 from .schemes import BMES
 
@@ -213,6 +215,7 @@ class WordSet:
         self.lengths = sorted(set(lengths.tolist()))
         self.filter = np.zeros(1 << _FILTER_BITS, dtype=bool)
         self.filter[(self.hashes & np.uint64((1 << _FILTER_BITS) - 1)).astype(np.int64)] = True
+        self.bits = np.packbits(self.filter, bitorder="little")     # the same filter, 8 bits a byte
         self.weights = None
 
     def weight_of(self, hashes):
@@ -378,12 +381,14 @@ class CharFeaturizer:
         de = np.zeros(n, dtype=np.int64)
         dm = np.zeros(n, dtype=np.int64)
         dictionary = self.dictionary if dict_ids is None else self.fold_dictionaries
-        if dictionary is not None:
-            sets = dictionary if dict_ids is not None else [dictionary]
-            lengths = sorted({L for ws in sets for L in ws.lengths if 2 <= L <= MAX_WORD})
-            groups = None
-            if dict_ids is not None:
-                groups = np.asarray(dict_ids, dtype=np.int64)[kept_line]
+        if dictionary is not None and dict_ids is None:
+            want = np.zeros(MAX_WORD + 1, dtype=np.uint8)
+            want[[L for L in dictionary.lengths if 2 <= L <= MAX_WORD]] = 1
+            dictionary_lengths(np.ascontiguousarray(folded, dtype=np.uint32), sent_end, dictionary.hashes,
+                               dictionary.bits, want, db, de, dm)
+        elif dictionary is not None:        # training: each line's own fold dictionary
+            lengths = sorted({L for ws in dictionary for L in ws.lengths if 2 <= L <= MAX_WORD})
+            groups = np.asarray(dict_ids, dtype=np.int64)[kept_line]
             hits = match_lengths(folded, sent_end, dictionary, lengths, groups)
             for L in lengths:
                 if L not in hits:

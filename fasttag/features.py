@@ -24,6 +24,7 @@ import numpy as np
 
 from ._core import hash_bytes, hash_string, hash_strings
 from ._features import extract
+from ._wordtypes import lookup_ids
 
 MAX_PARTS = 4
 MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
@@ -261,22 +262,23 @@ class WordFeaturizer:
         one call: ``rows`` stays right for these ids even if another thread
         clears the cache meanwhile.  Known words take no lock."""
         table = self._table
-        get = table.index.get
+        if type(words) is not list:
+            words = list(words)
         try:
-            ids = [get(w, -1) for w in words]
+            ids, missing = lookup_ids(table.index, words)
         except TypeError:           # an unhashable token
             for w in words:
                 if not isinstance(w, str):
                     raise _not_a_token(w) from None
             raise
-        if -1 in ids:
+        if missing:
             return self._add_types(words, ids, table)
-        return np.array(ids, dtype=np.int64), table.rows
+        return ids, table.rows
 
     def _add_types(self, words, ids, seen):
         """``lookup`` for a batch with new types: ``ids`` were read from the
         table ``seen`` (-1: not there)."""
-        new = list(dict.fromkeys(w for w, i in zip(words, ids) if i < 0))
+        new = list(dict.fromkeys(w for w, i in zip(words, ids.tolist()) if i < 0))
         for w in new:               # only the new types are checked
             if not isinstance(w, str):
                 raise _not_a_token(w)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._core import WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
+from ._wordtypes import distinct
 from .errors import InputError, ModelFormatError
 from .modelfile import header_int
 from .features import Templates
@@ -165,7 +166,7 @@ class SequenceModel:
         # may clear the type cache between two calls
         ids, rows = self.featurizer.lookup(tokens)
         attrs = self.featurizer.attributes(tokens, columns, ids=ids, rows=rows)
-        unique, index = np.unique(ids, return_inverse=True)
+        unique, index = distinct(ids)      # O(n); the types' order does not matter
         type_keys = type_templates.keys(self.featurizer.type_rows(unique, rows),
                                         np.array([0, len(unique)], dtype=np.int64))
         F = type_keys.shape[1]

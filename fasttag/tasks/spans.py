@@ -31,12 +31,15 @@ feature column unless ``feature_columns`` is given.
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter, methodcaller
 from typing import Iterable
 
 import numpy as np
 
 from .. import io as ftio
 from .. import confidence, inspection, metrics, output, rawtext, schemes
+from .._documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
+from .._wordtypes import column_values
 from ..errors import InputError, ModelFormatError
 from ..features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
@@ -88,25 +91,34 @@ class SpanFeaturizer:
             return rows
         if columns is None or len(columns) != len(words):
             raise ValueError(f"this featurizer needs {self.n_columns} columns per token")
-        extra = np.empty((len(words), self.n_columns), dtype=np.uint64)
-        for j in range(self.n_columns):
-            # a cache is never cleared while in use, only replaced (other
-            # threads may be reading it); entries only ever get added
-            cache = self._caches[j]
-            values = [c[j] for c in columns]
-            missing = [v for v in set(values) if v not in cache]
-            if missing:
+        n_word = rows.shape[1]
+        out = np.empty((len(words), n_word + self.n_columns), dtype=np.uint64)
+        out[:, :n_word] = rows
+        if type(columns) is not list:
+            columns = list(columns)
+        # a cache is never cleared while in use, only replaced (other
+        # threads may be reading it); entries only ever get added
+        caches = list(self._caches)
+        if column_values(columns, caches, out, n_word):
+            for j in range(self.n_columns):
+                cache = caches[j]
+                values = {c[j] for c in columns}
+                missing = [v for v in values if v not in cache]
+                if not missing:
+                    continue
                 for v in missing:
                     if not isinstance(v, str):
                         raise TypeError(f"feature column {self.column_names[j]}: a value must "
                                         f"be a str, not {type(v).__name__}")
                 if len(cache) > self.MAX_CACHE:
                     cache = self._caches[j] = {}
-                    missing = list(set(values))
+                    missing = list(values)
                 seed = self._seeds[j]
                 cache.update(zip(missing, hash_texts([seed + v for v in missing]).tolist()))
-            extra[:, j] = [cache[v] for v in values]
-        return np.ascontiguousarray(np.hstack([rows, extra]))
+                caches[j] = cache
+            if column_values(columns, caches, out, n_word):
+                raise RuntimeError("column values missing from their caches")
+        return out
 
 
 _WORD_TEMPLATES = (
@@ -162,27 +174,16 @@ def span_templates(n_input_columns=0, extras=()):
 
 def _cap_runs(words):
     """Per token: its role in the maximal run of capitalised tokens it is
-    in (A alone, F first, M middle, L last; "" when not capitalised) and
-    the run's neighbours (previous and next capitalised words, lowercase)."""
-    n = len(words)
-    roles = [""] * n
-    i = 0
-    while i < n:
-        if words[i][:1].isupper():
-            j = i
-            while j + 1 < n and words[j + 1][:1].isupper():
-                j += 1
-            if i == j:
-                roles[i] = "A"
-            else:
-                roles[i] = "F"
-                roles[j] = "L"
-                for m in range(i + 1, j):
-                    roles[m] = "M"
-            i = j + 1
-        else:
-            i += 1
-    return roles
+    in (A alone, F first, M middle, L last; "" when not capitalised)."""
+    if not words:
+        return []
+    codes = document_codes([list(words)], _ONE, _ONE_DOC).tolist()
+    return [_ROLE_NAMES[c >> CAPROLE_SHIFT] for c in codes]
+
+
+_ONE = np.zeros(1, dtype=np.int64)
+_ONE_DOC = np.array([0, 1], dtype=np.int64)
+_ROLE_NAMES = ("", "A", "F", "M", "L")
 
 
 def _document_extras(sentences, doc_ids, extras):
@@ -196,92 +197,52 @@ def _document_extras(sentences, doc_ids, extras):
     (A, F, M, L: see ``_cap_runs``) the word takes in runs of capitalised
     words elsewhere in the document; ``caprole``: the token's own role (or
     "-"; always with ``docrun``).  Headline sentences are not counted as
-    "elsewhere".
+    "elsewhere".  Computed by :func:`fasttag._documents.document_codes`.
     """
-    want = [e in extras for e in ("doc", "headline", "docrun")]
+    want = tuple(e in extras for e in ("doc", "headline", "docrun"))
     if want[2] != ("caprole" in extras):
         raise ValueError("docrun and caprole go together")
-    out = [None] * len(sentences)
+    sentences = [s if type(s) is list else list(s) for s in sentences]
     by_doc = {}
     for i, d in enumerate(doc_ids):
         by_doc.setdefault(d, []).append(i)
-    for members in by_doc.values():
-        heads = {}
-        roles_of = {}
-        occ = Counter()
-        for i in members:
-            words = sentences[i]
-            n_cased = n_upper = 0
-            for w in words:
-                if not w.isalpha() and not any(ch.isalpha() for ch in w):
-                    continue
-                n_cased += 1
-                n_upper += w.isupper()
-            head = n_cased > 1 and 2 * n_upper > n_cased
-            heads[i] = head
-            roles = _cap_runs(words)
-            roles_of[i] = roles
-            if not head:
-                occ.update(zip(words, roles))
-                occ[(words[0], "^")] += 1      # the first token: counted apart
-                occ[(words[0], roles[0])] -= 1
-        # per lowercase form: [lowercase, capitalised, all capitals, and
-        # the run roles A, F, M, L] occurrences away from sentence starts
-        # (lowercase ones anywhere)
-        stats = {}
-        for (w, role), c in occ.items():
-            if not c:
-                continue
-            lw = w.lower()
-            st = stats.get(lw)
-            if st is None:
-                st = stats[lw] = [0] * 7
-            if w.islower():
-                st[0] += c
-            elif role != "^" and w[:1].isupper():
-                st[2 if w.isupper() and len(w) > 1 else 1] += c
-                st[_ROLE_SLOT[role]] += c
-        cache = {}
-        for i in members:
-            words = sentences[i]
-            head = heads[i]
-            roles = roles_of[i]
-            rows = []
-            for p, w in enumerate(words):
-                role = "^" if p == 0 else roles[p]
-                key = (w, role, head)
-                row = cache.get(key)
-                if row is None:
-                    row = cache[key] = _extras_row(w, role, head, want, stats, roles[p])
-                rows.append(row)
-            out[i] = rows
+    order = np.fromiter((i for members in by_doc.values() for i in members), dtype=np.int64,
+                        count=len(sentences))
+    doc_starts = np.zeros(len(by_doc) + 1, dtype=np.int64)
+    np.cumsum([len(m) for m in by_doc.values()], out=doc_starts[1:])
+    codes = document_codes(sentences, order, doc_starts).tolist()
+    table = _extras_table(want)
+    rows = [table[c] for c in codes]
+    out, start = [], 0
+    for s in sentences:
+        out.append(rows[start:start + len(s)])
+        start += len(s)
     return out
 
 
-_ROLE_SLOT = {"A": 3, "F": 4, "M": 5, "L": 6}
-_NO_STATS = (0,) * 7
+_EXTRAS_TABLES = {}
 
 
-def _extras_row(w, role, head, want, stats, own_role):
-    st = stats.get(w.lower(), _NO_STATS)
-    if not head:
-        # the token's own occurrence was counted: take it out
-        st = list(st)
-        if w.islower():
-            st[0] -= 1
-        elif role != "^" and w[:1].isupper():
-            st[2 if w.isupper() and len(w) > 1 else 1] -= 1
-            st[_ROLE_SLOT[role]] -= 1
-    row = []
-    if want[0]:
-        row.append(("l" if st[0] > 0 else "-") + ("t" if st[1] > 0 else "-") + ("a" if st[2] > 0 else "-")
-                   + ("0" if role == "^" else ""))
-    if want[1]:
-        row.append("H" if head else "-")
-    if want[2]:
-        row.append("".join(r for r, n in zip("AFML", st[3:]) if n > 0) or "-")
-        row.append(own_role or "-")
-    return tuple(row)
+def _extras_table(want):
+    """The tuple of extras values of every packed code (see
+    :mod:`fasttag._documents`), for the extras ``want`` (doc, headline,
+    docrun with caprole)."""
+    table = _EXTRAS_TABLES.get(want)
+    if table is None:
+        table = []
+        for c in range(1 << (CAPROLE_SHIFT + 3)):
+            row = []
+            if want[0]:
+                row.append("".join(f if c & bit else "-" for f, bit in (("l", 1), ("t", 2), ("a", 4)))
+                           + ("0" if c & 8 else ""))
+            if want[1]:
+                row.append("H" if c & 16 else "-")
+            if want[2]:
+                row.append("".join(r for k, r in enumerate("AFML") if c >> (DOCRUN_SHIFT + k) & 1) or "-")
+                row.append(_ROLE_NAMES[c >> CAPROLE_SHIFT] or "-" if c >> CAPROLE_SHIFT < 5 else "-")
+            table.append(tuple(row))
+        table = _EXTRAS_TABLES[want] = table
+    return table
 
 
 # ---------------------------------------------------------------- gazetteers
@@ -345,6 +306,9 @@ class Gazetteer:
 
 # ---------------------------------------------------------------- reading
 
+_IS_DOCSTART = methodcaller("startswith", "-DOCSTART-")
+
+
 def _read_sentences(data, word_column=0, tag_column=-1):
     """(Sentence list, document id per sentence) from a path or file, from
     an iterable of Sentence objects, or from (words, tags) pairs or NLTK
@@ -358,10 +322,11 @@ def _read_sentences(data, word_column=0, tag_column=-1):
                      for w, t in read_pairs(sents)]
     doc_ids = []
     doc = 0
-    seen_docstart = any(any(line.startswith("-DOCSTART-") for line in s.lines) for s in sents)
+    starts = [any(map(_IS_DOCSTART, s.lines)) for s in sents]
+    seen_docstart = any(starts)
     for i, s in enumerate(sents):
         if seen_docstart:
-            if any(line.startswith("-DOCSTART-") for line in s.lines):
+            if starts[i]:
                 doc += 1
         else:
             doc = i
@@ -579,6 +544,7 @@ class SpanTagger(SequenceTask):
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         if columns is None:
             if feats:
+                pick = itemgetter(*feats)       # (a tuple of the columns: len(feats) > 1)
                 columns = []
                 for s in sents:
                     rows = getattr(s, "rows", None)
@@ -588,7 +554,7 @@ class SpanTagger(SequenceTask):
                         raise InputError(f"the sentence starting on line {s.start_line} has "
                                          f"{len(rows[0])} column(s); this model reads feature "
                                          f"columns {', '.join(map(str, feats))} (0-based)")
-                    columns.append([tuple(r[j] for j in feats) for r in rows] if len(feats) > 1
+                    columns.append([pick(r) for r in rows] if len(feats) > 1
                                    else [(r[feats[0]],) for r in rows])
             else:
                 columns = [[()] * len(w) for w in words]
