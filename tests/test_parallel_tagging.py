@@ -12,6 +12,7 @@ memory of a command must not grow with its input.
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -166,6 +167,18 @@ def test_evaluate_on_threads_scores_the_same(tmp_path):
     for n in (1, 3):
         result = _fresh("en").evaluate(gold, n_threads=n, format="conll")
         assert result["accuracy"] == 1.0 and result["tokens"] == sum(map(len, sents)), n
+
+
+@pytest.mark.parametrize("name, data", [("en-ner", "sample_ner.conll"), ("zh", "sample_zh_train.txt"),
+                                        ("en-tok", "sample_tok.conllu")])
+@pytest.mark.usefixtures("small_chunks")
+def test_every_task_evaluates_the_same_on_threads(name, data):
+    path = Path(__file__).resolve().parents[1] / "data" / data
+    scores = []
+    for n in (1, 3):
+        result = _fresh(name).evaluate(path, n_threads=n)
+        scores.append({k: v for k, v in result.items() if "second" not in k})
+    assert scores[0] == scores[1]
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
