@@ -89,7 +89,17 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
     split at whitespace; a line of more than ``max_tokens`` words gives
     one sentence per ``max_tokens`` words."""
     for number, line in enumerate(lines, start=1):
-        words, offsets = [], []
+        if len(line) <= max_tokens:                 # at most max_tokens words: split at once
+            words = line.split()
+            if words:
+                offsets, at, find = [], 0, line.find
+                for w in words:                     # only whitespace lies between at and w
+                    a = find(w, at)
+                    at = a + len(w)
+                    offsets.append((a, at))
+                yield TextSentence(number, line, words, offsets)
+            continue
+        words, offsets = [], []                     # a long line: its words a few at a time
         for m in _TOKEN.finditer(line):
             words.append(m.group())
             offsets.append(m.span())

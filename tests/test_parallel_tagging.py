@@ -326,3 +326,23 @@ def test_command_streams_in_memory_independent_of_input_size(cli_command, tmp_pa
     # read whole, the extra 4.5 MB of input would cost several times its
     # size in Python strings and lists; streamed, memory stays where it was
     assert grown_kib < 0.25 * input_kib, (peaks, input_kib)
+
+
+def test_pretokenized_lines_split_as_the_whitespace_pattern_does():
+    """The fast split of short lines agrees with the reference ``\\S+``
+    matches, Unicode whitespace included, and long lines still come in
+    pieces."""
+    import re
+    rng = random.Random(12)
+    spaces = [" ", "\t", "\u00a0", "\u3000", "\u2028", "\x1c", "\x85", "  ", "\f"]
+    lines = ["".join(rng.choice(spaces) if rng.random() < 0.4 else rng.choice("ab\u00e9\u4e2d")
+                     for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    lines.append(" x" * 2500)
+    expected = []
+    for number, line in enumerate(lines, start=1):
+        found = [(m.group(), m.span()) for m in re.finditer(r"\S+", line)]
+        for i in range(0, len(found), 1000):
+            part = found[i:i + 1000]
+            expected.append((number, [w for w, _ in part], [o for _, o in part]))
+    got = [(s.line, s.words, s.offsets) for s in rawtext.pretokenized_sentences(lines)]
+    assert got == expected
