@@ -27,7 +27,7 @@ from . import __version__, options
 from . import io as ftio
 from .errors import FasttagError, InputError, TrainingInterrupted
 from .modelfile import atomic_file
-from .parallel import check_threads
+from .parallel import MAX_THREADS, check_threads
 from .store import BUNDLED, default_model_path, load
 from .tasks import TASKS, task_class
 
@@ -64,7 +64,8 @@ def _threads(value):
     try:
         return check_threads(int(value), "--threads")
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number of threads: a positive integer, or 0 for every core, not {value!r}") from None
+        raise argparse.ArgumentTypeError(f"expects a number of threads from 1 to {MAX_THREADS}, or 0 for "
+                                         f"every core, not {value!r}") from None
 
 
 def _add_threads(parser):

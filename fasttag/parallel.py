@@ -11,8 +11,8 @@ state on the hot path.
 :func:`ordered_map` keeps at most a few chunks per thread in flight, so
 an input of any size is read, tagged and handed on in chunks, in order.
 
-``n_threads``: a positive number of threads, or 0 for every core this
-process may run on (:func:`available_cores`).  One thread does the work
+``n_threads``: a number of threads from 1 to :data:`MAX_THREADS`, or 0
+for every core this process may run on (:func:`available_cores`).  One thread does the work
 in the calling thread, without a pool.
 """
 import os
@@ -20,6 +20,10 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+#: the most threads one call may ask for (memory grows with the chunks in
+#: flight, a few per thread)
+MAX_THREADS = 256
 
 #: chunks in flight per thread: enough to keep every thread busy while the
 #: caller reads input and writes output, few enough to bound memory
@@ -35,13 +39,14 @@ def available_cores():
 
 
 def check_threads(n_threads, what="n_threads"):
-    """The number of threads ``n_threads`` asks for: a positive integer,
-    or 0 for :func:`available_cores`.  Anything else is a ValueError (an
-    InputError naming ``what``, the option)."""
+    """The number of threads ``n_threads`` asks for: an integer from 1 to
+    MAX_THREADS, or 0 for :func:`available_cores`.  Anything else is a
+    ValueError (an InputError naming ``what``, the option)."""
     from .errors import InputError
-    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) or n_threads < 0:
-        raise InputError(f"{what} must be a number of threads (a positive integer, or 0 for every "
-                         f"core), not {n_threads!r}")
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or not 0 <= n_threads <= MAX_THREADS:
+        raise InputError(f"{what} must be a number of threads from 1 to {MAX_THREADS}, or 0 for every "
+                         f"core, not {n_threads!r}")
     return int(n_threads) or available_cores()
 
 

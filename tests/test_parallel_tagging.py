@@ -181,7 +181,7 @@ def test_every_task_evaluates_the_same_on_threads(name, data):
     assert scores[0] == scores[1]
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
+@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None, parallel.MAX_THREADS + 1])
 def test_invalid_n_threads_is_refused(bad):
     tagger = fasttag.load("en")
     with pytest.raises(ValueError, match="n_threads"):
@@ -276,7 +276,7 @@ def test_eval_command_scores_the_same_on_threads(run_cli, tmp_path, shared_data)
     assert scores[0] == scores[1] and scores[0][1] == 25094
 
 
-@pytest.mark.parametrize("value", ["-1", "two", "1.5", ""])
+@pytest.mark.parametrize("value", ["-1", "two", "1.5", "", "100000"])
 def test_commands_refuse_a_bad_thread_count(run_cli, tmp_path, inputs, value):
     target = tmp_path / "out.txt"
     proc = run_cli("tag", inputs["text"], "-o", target, "--threads", value, cwd=tmp_path)
