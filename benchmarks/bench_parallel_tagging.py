@@ -15,8 +15,9 @@ input repeated 8 times.  Thread counts alternate within each repetition
 ``--split``: one thread's time per step of the POS prediction path, and
 whether the step holds the GIL (the serial share that bounds the speedup).
 ``--rss``: peak resident memory of ``fasttag tag`` (pretokenized and raw
-text), ``fasttag ner --json`` and ``fasttag segment`` on an input and on
-10 times that input, each run in its own process.
+text), ``fasttag ner --json`` and ``fasttag segment`` on an input of
+several batches (about 1 MB) and on 10 times that input, each run in its
+own process.
 """
 import argparse
 import os
@@ -119,7 +120,7 @@ def split(data):
 
 
 def peak_rss(data):
-    """Peak RSS of the commands on an input and 10 times that input."""
+    """Peak RSS of the commands on an input and on 10 times that input."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     words = [line[9:].strip() for line in open(Path(data) / "en_ewt" / "en_ewt-ud-train.conllu", encoding="utf-8")
              if line.startswith("# text = ")]
@@ -132,7 +133,7 @@ def peak_rss(data):
                                   ("tag (raw text)", ["tag"], en), ("ner --json", ["ner", "--json"], en),
                                   ("segment", ["segment"], zh)):
             for threads in ("1", "2"):
-                for times in (1, 10):
+                for times in (3, 30):
                     path = os.path.join(tmp, "in.txt")
                     with open(path, "w", encoding="utf-8") as f:
                         f.write(text * times)
