@@ -665,9 +665,15 @@ class SpanTagger(SequenceTask):
         def out_tags(ids):
             return schemes.to_scheme([names[i] for i in ids.tolist()], self.internal_scheme, self.scheme)
         if n_best is None:
-            pred = self._for_sentences(sentences, columns, documents,
-                                       lambda inputs: self.model.predict_ids(inputs, n_threads=n_threads))
-            return [[] if p is None else out_tags(p) for p in pred]
+            def predict(inputs):
+                # each chunk's tags are converted while the threads decode the next ones
+                out = []
+                for ids, bounds, _ in self.model.predict_chunks(inputs, n_threads=n_threads):
+                    b = bounds.tolist()
+                    out.extend(out_tags(ids[i:j]) for i, j in zip(b[:-1], b[1:]))
+                return out
+            pred = self._for_sentences(sentences, columns, documents, predict)
+            return [[] if p is None else p for p in pred]
 
         def nbest(inputs):
             return parallel.map_batches(lambda batch: confidence.nbest_ids(self.model, batch, n_best), inputs,
