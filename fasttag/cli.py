@@ -27,6 +27,7 @@ from . import __version__, options
 from . import io as ftio
 from .errors import FasttagError, InputError, TrainingInterrupted
 from .modelfile import atomic_file
+from .parallel import MAX_THREADS, check_threads
 from .store import BUNDLED, default_model_path, load
 from .tasks import TASKS, task_class
 
@@ -57,6 +58,19 @@ def _encoding(value):
 def _add_encoding(parser):
     parser.add_argument("--encoding", type=_encoding, metavar="ENC",
                         help="encoding of the input files (default utf-8; e.g. gbk, gb18030, big5)")
+
+
+def _threads(value):
+    try:
+        return check_threads(int(value), "--threads")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number of threads from 1 to {MAX_THREADS}, or 0 for "
+                                         f"every core, not {value!r}") from None
+
+
+def _add_threads(parser):
+    parser.add_argument("--threads", type=_threads, default=1, metavar="N",
+                        help="tag on N threads, same output as one (0: every core; default 1)")
 
 
 def _add_option(parser, opt, task=None):
@@ -130,6 +144,7 @@ def build_parser():
                                 "column, else upos)")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
+        _add_threads(p)
         _add_encoding(p)
 
     ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
@@ -144,6 +159,7 @@ def build_parser():
     ev.add_argument("model", metavar="MODEL")
     ev.add_argument("test", metavar="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
+    _add_threads(ev)
     _add_encoding(ev)
     for opt in options.OPTIONS:
         if "eval" in opt.phases and opt.parse is not None:
@@ -322,7 +338,7 @@ def tag_command(args):
         # InputError naming the file and the line
         model.add_words(Path(_input_path(args.dict, "--dict")), mode="force")
     with _output(None if args.output == "-" else args.output) as out:
-        model.tag_file(source, out, **given)
+        model.tag_file(source, out, n_threads=args.threads, **given)
     return 0
 
 
@@ -382,7 +398,7 @@ def eval_command(args):
     if "words" in given:
         given["words"] = _input_path(given["words"], "--words")
     try:
-        result = model.evaluate(test, **given)
+        result = model.evaluate(test, n_threads=args.threads, **given)
     except InputError as exc:
         if exc.path is not None or str(exc).startswith(f"{args.test}:"):
             raise

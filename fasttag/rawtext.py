@@ -18,6 +18,7 @@ from collections import deque
 from typing import NamedTuple
 
 from . import io as ftio
+from . import parallel
 from .errors import InputError
 
 MAX_TOKENS = 1000          # a pretokenized line is tagged in pieces of at most this many tokens
@@ -88,7 +89,17 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
     split at whitespace; a line of more than ``max_tokens`` words gives
     one sentence per ``max_tokens`` words."""
     for number, line in enumerate(lines, start=1):
-        words, offsets = [], []
+        if len(line) <= max_tokens:                 # at most max_tokens words: split at once
+            words = line.split()
+            if words:
+                offsets, at, find = [], 0, line.find
+                for w in words:                     # only whitespace lies between at and w
+                    a = find(w, at)
+                    at = a + len(w)
+                    offsets.append((a, at))
+                yield TextSentence(number, line, words, offsets)
+            continue
+        words, offsets = [], []                     # a long line: its words a few at a time
         for m in _TOKEN.finditer(line):
             words.append(m.group())
             offsets.append(m.span())
@@ -99,9 +110,10 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
             yield TextSentence(number, line, words, offsets)
 
 
-def raw_sentences(lines, tokenizer):
+def raw_sentences(lines, tokenizer, n_threads=1):
     """:class:`TextSentence` of str ``lines`` of raw text, each line cut
-    into sentences by ``tokenizer``, lazily and in bounded memory."""
+    into sentences by ``tokenizer`` (on ``n_threads`` threads), lazily and
+    in bounded memory."""
     from .tasks.tok import _cuts
     where = deque()               # (line number, line, shift) of each piece given to the tokenizer
 
@@ -113,23 +125,23 @@ def raw_sentences(lines, tokenizer):
                 where.append((number, line, a))
                 yield line if b - a == len(line) else line[a:b]
 
-    for sentences in tokenizer.tokenize_lines(pieces(), offsets=True):
+    for sentences in tokenizer.tokenize_lines(pieces(), offsets=True, n_threads=n_threads):
         number, line, shift = where.popleft()
         for s in sentences:
             yield TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
 
 
-def text_sentences(lines, tokenizer=None, pretokenized=False):
+def text_sentences(lines, tokenizer=None, pretokenized=False, n_threads=1):
     """The sentences of text lines: pretokenized, or tokenized by
-    ``tokenizer`` (see :func:`tokenizer_of`)."""
+    ``tokenizer`` (see :func:`tokenizer_of`) on ``n_threads`` threads."""
     if pretokenized:
         return pretokenized_sentences(lines)
-    return raw_sentences(lines, tokenizer_of(tokenizer))
+    return raw_sentences(lines, tokenizer_of(tokenizer), n_threads)
 
 
-def tag_batches(tag_sents, sentences):
-    """(sentence, tags) pairs of ``sentences`` (anything with ``words``),
-    tagged by ``tag_sents`` a bounded batch at a time."""
+def sentence_batches(sentences):
+    """Lists of ``sentences`` (anything with ``words``) of at most
+    BATCH_TOKENS tokens or BATCH_SENTENCES sentences, read lazily."""
     it = iter(sentences)
     while True:
         batch, n = [], 0
@@ -140,7 +152,17 @@ def tag_batches(tag_sents, sentences):
                 break
         if not batch:
             return
-        yield from zip(batch, tag_sents([s.words for s in batch]))
+        yield batch
+
+
+def tag_batches(tag_sents, sentences, n_threads=1):
+    """(sentence, tags) pairs of ``sentences`` (anything with ``words``),
+    in order, tagged by ``tag_sents`` a bounded batch at a time, batches
+    on ``n_threads`` threads (:mod:`fasttag.parallel`)."""
+    def tagged(batch):
+        return list(zip(batch, tag_sents([s.words for s in batch])))
+    for pairs in parallel.ordered_map(tagged, sentence_batches(sentences), n_threads):
+        yield from pairs
 
 
 def tag_text(tag_sents, text, tokenizer=None):

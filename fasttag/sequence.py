@@ -8,8 +8,11 @@ dictionary or per-position candidate classes, and pruning of open
 positions to their best ``prune_k`` tags.  Decoding is Viterbi or greedy.
 Training lives in :mod:`fasttag.trainer`.
 """
+from itertools import chain
+
 import numpy as np
 
+from . import parallel
 from ._core import WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from ._wordtypes import distinct
@@ -126,9 +129,10 @@ class SequenceModel:
 
     def _flatten(self, examples):
         """(bounds, tokens, per-token columns or None) of token examples."""
-        bounds = np.zeros(len(examples) + 1, dtype=np.int64)
-        np.cumsum([len(tokens) for tokens, _ in examples], out=bounds[1:])
-        tokens = [t for toks, _ in examples for t in toks]
+        inputs = [x for x, _ in examples]
+        bounds = np.zeros(len(inputs) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, inputs), np.int64, len(inputs)), out=bounds[1:])
+        tokens = list(chain.from_iterable(inputs))
         columns = None
         if getattr(self.featurizer, "n_columns", 0):
             columns = [c for _, cols in examples for c in cols]
@@ -177,40 +181,47 @@ class SequenceModel:
         return (keys, bounds, self._candidates(self._token_classes(tokens)), base,
                 index.astype(np.int64))
 
-    def predict_chunks(self, examples, emit=None, trans=None):
+    def predict_chunks(self, examples, emit=None, trans=None, n_threads=1):
         """The one prediction path: ``(tag ids, bounds, batch)`` for
         successive chunks of the examples (``batch`` as in
-        :meth:`featurize`).  Uses the model's averaged weights unless
-        ``emit``/``trans`` are given."""
+        :meth:`featurize`), in order.  Uses the model's averaged weights
+        unless ``emit``/``trans`` are given.  ``n_threads`` (0: every
+        core) featurizes and decodes chunks on that many threads, each
+        with its own decoder (:mod:`fasttag.parallel`); the examples are
+        read lazily, a few chunks ahead."""
         emit = self.emit if emit is None else emit
         trans = self.trans if trans is None else trans
-        greedy = self.decoder == "greedy"
-        for chunk in _chunks(examples, BATCH_TOKENS):
-            if self._split is not None:
-                keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
-                ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
-                                                             base=base, base_index=index)
-                batch = None
-            else:
-                keys, bounds, cands, batch = self.featurize(chunk)
-                ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
-            yield ids, bounds, batch
+        return parallel.ordered_map(lambda chunk: self._predict_chunk(chunk, emit, trans),
+                                    _chunks(examples, BATCH_TOKENS), n_threads)
 
-    def predict_ids(self, examples, emit=None, trans=None):
+    def _predict_chunk(self, chunk, emit, trans):
+        """``(tag ids, bounds, batch)`` of one chunk: its own decoder (the
+        scratch buffers), so chunks may run on different threads."""
+        greedy = self.decoder == "greedy"
+        if self._split is not None:
+            keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
+            ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
+                                                         base=base, base_index=index)
+            return ids, bounds, None
+        keys, bounds, cands, batch = self.featurize(chunk)
+        ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
+        return ids, bounds, batch
+
+    def predict_ids(self, examples, emit=None, trans=None, n_threads=1):
         """Tag ids (an int32 array) per example."""
         out = []
-        for ids, bounds, _ in self.predict_chunks(examples, emit, trans):
+        for ids, bounds, _ in self.predict_chunks(examples, emit, trans, n_threads):
             out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1))
         return out
 
-    def predict_tags(self, examples):
+    def predict_tags(self, examples, n_threads=1):
         """Tag strings per example."""
         names = np.array(self.tags, dtype=object)
         out = []
-        for ids, bounds, _ in self.predict_chunks(examples):
+        for ids, bounds, _ in self.predict_chunks(examples, n_threads=n_threads):
             flat = names[ids].tolist()
             b = bounds.tolist()
-            out.extend(flat[b[i]:b[i + 1]] for i in range(len(b) - 1))
+            out.extend(flat[i:j] for i, j in zip(b[:-1], b[1:]))
         return out
 
     # ------------------------------------------------------------ storage

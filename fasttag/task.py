@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from . import confidence, modelfile, options, store, trainer
+from . import confidence, modelfile, options, parallel, store, trainer
 from .errors import InputError, ModelFormatError, TrainingInterrupted
 from .progress import Progress
 from .sequence import SequenceModel
@@ -269,9 +269,10 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ prediction
 
-    def _predict(self, examples):
-        """The task's output for ``examples``."""
-        return self._decode(examples, self.model.predict_ids(self._inputs(examples)))
+    def _predict(self, examples, n_threads=1):
+        """The task's output for ``examples``, decoded on ``n_threads``
+        threads."""
+        return self._decode(examples, self.model.predict_ids(self._inputs(examples), n_threads=n_threads))
 
     def _inputs(self, examples):
         """``(input, context)`` pairs of ``examples`` for the model."""
@@ -299,13 +300,16 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, data, **options_) -> dict:
+    def evaluate(self, data, n_threads: int = 1, **options_) -> dict:
         """Scores on gold ``data`` (a path or the task's Python form):
-        fractions, never percentages, plus ``seconds`` and the speed."""
+        fractions, never percentages, plus ``seconds`` and the speed.
+        ``n_threads``: tag on that many threads (0: every core), with the
+        same output as one thread (:mod:`fasttag.parallel`)."""
+        n_threads = parallel.check_threads(n_threads)
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
         examples = self._read(data, self._reading_options(opts, options_), "test data")
         t0 = time.perf_counter()
-        outputs = self._predict(examples) if examples else []
+        outputs = self._predict(examples, n_threads) if examples else []
         seconds = time.perf_counter() - t0
         result = self._score(examples, outputs, opts)
         result["seconds"] = seconds

@@ -16,7 +16,7 @@ hashes, so it is as small as the weights that matter.
 """
 import numpy as np
 
-from .. import metrics
+from .. import metrics, parallel
 from .._core import hash_strings
 from ..errors import InputError, ModelFormatError
 from ..sequence import SequenceModel
@@ -139,13 +139,15 @@ class FeatureTagger(SequenceTask):
     def report(result):
         return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
 
-    def tag_sents(self, sentences, n_best=None):
-        """Tags of many sentences (lists of feature dicts); ``n_best`` as
-        in :meth:`fasttag.Tagger.tag_sents`."""
+    def tag_sents(self, sentences, n_best=None, n_threads=1):
+        """Tags of many sentences (lists of feature dicts); ``n_best`` and
+        ``n_threads`` as in :meth:`fasttag.Tagger.tag_sents`."""
+        n_threads = parallel.check_threads(n_threads)
         examples = [(_sentence(s, i), None) for i, s in enumerate(sentences)]
         if n_best is not None:
-            return self._nbest(examples, n_best)
-        return self._decode(examples, self.model.predict_ids(self._inputs(examples)))
+            return parallel.map_batches(lambda batch: self._nbest(batch, n_best), examples, n_threads,
+                                        size=lambda ex: len(ex[0]))
+        return self._decode(examples, self.model.predict_ids(self._inputs(examples), n_threads=n_threads))
 
     def tag(self, features, n_best=None):
         """Tags of one sentence (a list of feature dicts)."""

@@ -37,7 +37,7 @@ from typing import Iterable
 import numpy as np
 
 from .. import io as ftio
-from .. import confidence, inspection, metrics, output, rawtext, schemes
+from .. import confidence, inspection, metrics, output, parallel, rawtext, schemes
 from .._documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
 from .._wordtypes import column_values
 from ..errors import InputError, ModelFormatError
@@ -514,10 +514,10 @@ class SpanTagger(SequenceTask):
             out["word_column"] = self.meta.get("word_column", 0)
         return out
 
-    def _predict(self, examples):
+    def _predict(self, examples, n_threads=1):
         """Tags in the internal scheme: :meth:`_score` reads them in the
         gold data's scheme."""
-        return self._predict_internal([s for s, _ in examples], [d for _, d in examples])
+        return self._predict_internal([s for s, _ in examples], [d for _, d in examples], n_threads=n_threads)
 
     def _score(self, examples, outputs, opts):
         if not examples:
@@ -584,8 +584,8 @@ class SpanTagger(SequenceTask):
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         return list(zip(words, cols))
 
-    def _predict_internal(self, sents, doc_ids=None, columns=None):
-        return self.model.predict_tags(self._model_inputs(sents, doc_ids, columns))
+    def _predict_internal(self, sents, doc_ids=None, columns=None, n_threads=1):
+        return self.model.predict_tags(self._model_inputs(sents, doc_ids, columns), n_threads)
 
     def _for_sentences(self, sentences, columns, documents, predict):
         """``predict(model inputs)`` of the non-empty sentences, in place in
@@ -613,7 +613,7 @@ class SpanTagger(SequenceTask):
         return out
 
     def tag_sents(self, sentences: Iterable[list[str]], columns: list | None = None,
-                  documents: list | None = None, n_best: int | None = None) -> list:
+                  documents: list | None = None, n_best: int | None = None, n_threads: int = 1) -> list:
         """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
         Sentence objects (whose rows give the feature columns).
         ``columns``: per sentence, per token, the feature column values
@@ -621,16 +621,30 @@ class SpanTagger(SequenceTask):
         columns).  ``documents``: a document id per sentence (default: each
         sentence alone, or ``-DOCSTART-`` lines of Sentence objects).  With
         ``n_best=k``: per sentence the k best tag sequences as ``(tags,
-        score)`` pairs, best first."""
+        score)`` pairs, best first.  ``n_threads``: tag chunks of about
+        50,000 tokens on that many threads (0: every core), with the same
+        output as one thread (:mod:`fasttag.parallel`); the document and
+        column features are computed first, in the calling thread."""
         names = self.model.tags
+        n_threads = parallel.check_threads(n_threads)
 
         def out_tags(ids):
             return schemes.to_scheme([names[i] for i in ids.tolist()], self.internal_scheme, self.scheme)
         if n_best is None:
-            pred = self._for_sentences(sentences, columns, documents, self.model.predict_ids)
-            return [[] if p is None else out_tags(p) for p in pred]
-        pred = self._for_sentences(sentences, columns, documents,
-                                   lambda inputs: confidence.nbest_ids(self.model, inputs, n_best))
+            def predict(inputs):
+                # each chunk's tags are converted while the threads decode the next ones
+                out = []
+                for ids, bounds, _ in self.model.predict_chunks(inputs, n_threads=n_threads):
+                    b = bounds.tolist()
+                    out.extend(out_tags(ids[i:j]) for i, j in zip(b[:-1], b[1:]))
+                return out
+            pred = self._for_sentences(sentences, columns, documents, predict)
+            return [[] if p is None else p for p in pred]
+
+        def nbest(inputs):
+            return parallel.map_batches(lambda batch: confidence.nbest_ids(self.model, batch, n_best), inputs,
+                                        n_threads, size=lambda ex: len(ex[0]))
+        pred = self._for_sentences(sentences, columns, documents, nbest)
         return [[([], 0.0)] if p is None else [(out_tags(ids), score) for score, ids in p] for p in pred]
 
     def tag(self, tokens: list[str], columns: list | None = None, n_best: int | None = None) -> list:
@@ -720,7 +734,8 @@ class SpanTagger(SequenceTask):
                 out.append(rawtext.Span(label, text[a:b], a, b))
         return out
 
-    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False, nbest=None):
+    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False, nbest=None,
+                 n_threads=1):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None (or "raw") reads raw text, cut into sentences and
@@ -732,7 +747,10 @@ class SpanTagger(SequenceTask):
         ``entities`` one line per span (:func:`fasttag.output.write_entities`).
         ``json``: JSON Lines instead (:mod:`fasttag.output`), with the
         ``nbest`` best tag sequences of each sentence when given (text
-        input)."""
+        input).  The input is read, tagged and written in batches, in
+        bounded memory; ``n_threads`` tags batches on that many threads
+        (0: every core), with the same output."""
+        n_threads = parallel.check_threads(n_threads)
         if nbest is not None and not json:
             raise InputError("--nbest writes JSON Lines: add --json")
         if format not in (None, "raw", "text", "conll"):
@@ -751,11 +769,11 @@ class SpanTagger(SequenceTask):
                                      "for column files")
                 sentences = ftio.parse_lines(lines, name, "conll", None, self.meta.get("word_column", 0),
                                              tags=False)
-                self._tag_columns(sentences, out, json)
+                self._tag_columns(sentences, out, json, n_threads)
                 return
-            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text")
+            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads)
             tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
-            for sent, result in rawtext.tag_batches(tag, sentences):
+            for sent, result in rawtext.tag_batches(tag, sentences, n_threads):
                 tags = result if nbest is None else result[0][0]
                 found = schemes.spans(tags, self.scheme) if json or entities else None
                 if json:
@@ -770,23 +788,29 @@ class SpanTagger(SequenceTask):
         finally:
             close()
 
-    def _tag_columns(self, sentences, out, json):
+    def _tag_columns(self, sentences, out, json, n_threads=1):
+        def tagged(batch):
+            return batch, self.tag_sents(batch)
+        for batch, tags in parallel.ordered_map(tagged, self._column_batches(sentences), n_threads):
+            self._write_batch(batch, tags, out, json)
+
+    def _column_batches(self, sentences):
+        """Lists of the sentences of a column file, read lazily, cut at
+        document starts so that document features see whole documents."""
         batch, documents = [], False
         for sent in sentences:
-            # batches are cut at document starts, so that document features
-            # see whole documents
             starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
             if batch and ((starts_doc and len(batch) >= self.DOCUMENT_BATCH)
                           or (not documents and len(batch) >= self.SENTENCES_PER_BATCH)):
-                self._write_batch(batch, out, json)
+                yield batch
                 batch = []
             documents = documents or starts_doc
             batch.append(sent)
         if batch:
-            self._write_batch(batch, out, json)
+            yield batch
 
-    def _write_batch(self, batch, out, json):
-        for sent, tags in zip(batch, self.tag_sents(batch)):
+    def _write_batch(self, batch, tags, out, json):
+        for sent, tags in zip(batch, tags):
             if json:
                 output.write_json(out, output.record(sent.words, tags, sent.start_line,
                                                      spans=schemes.spans(tags, self.scheme)))

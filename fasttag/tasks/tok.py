@@ -124,6 +124,7 @@ from typing import Iterable, Iterator, NamedTuple
 import numpy as np
 
 from .. import io as ftio
+from .. import parallel
 from ..charfeatures import _P, _P_INV, Batch, _powers, bmp_lookup, codepoints, mix
 from ..errors import InputError, ModelFormatError
 from ..io import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
@@ -804,8 +805,8 @@ class Tokenizer(SequenceTask):
             return self._score(examples, outputs, {})[self.primary]
         return score
 
-    def _predict(self, examples):
-        return [self._analyze([gold.text])[0] for gold in examples]
+    def _predict(self, examples, n_threads=1):
+        return [self._analyze([gold.text], n_threads)[0] for gold in examples]
 
     def _score(self, examples, outputs, opts):
         gold_sents = [s for gold in examples for s in gold.sentences]
@@ -828,16 +829,18 @@ class Tokenizer(SequenceTask):
         lines.append(f"speed      {result['chars_per_second']:,.0f} chars/s")
         return "\n".join(lines)
 
-    def tag_file(self, source, out, *, json=False):
+    def tag_file(self, source, out, *, json=False, n_threads=1):
         """Tokenize a text file (a path or binary stream), each line a
         paragraph, into the text stream ``out``: one sentence a line,
         words separated by spaces, a blank line after each paragraph;
         ``json``: one JSON object per sentence instead, with its line and
         character offsets (:mod:`fasttag.output`).  Long lines are read in
-        bounded memory (:mod:`fasttag.rawtext`)."""
+        bounded memory (:mod:`fasttag.rawtext`); ``n_threads`` as for
+        :meth:`tokenize_lines`."""
         from .. import output, rawtext
+        n_threads = parallel.check_threads(n_threads)
         line = None
-        for sent in rawtext.raw_sentences(ftio.read_lines(source), self):
+        for sent in rawtext.raw_sentences(ftio.read_lines(source), self, n_threads):
             if json:
                 output.write_json(out, output.record(sent.words, line=sent.line, offsets=sent.offsets))
                 continue
@@ -872,17 +875,23 @@ class Tokenizer(SequenceTask):
             raise ftio.not_str("spans()", text, _SEVERAL)
         return self._analyze([text])[0]
 
-    def tokenize_lines(self, texts: Iterable[str], offsets: bool = False) -> Iterator[list[list]]:
+    def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
+                       n_threads: int = 1) -> Iterator[list[list]]:
         """Tokenize an iterable of texts lazily, yielding for each what
         :meth:`tokenize` gives (with ``offsets`` as there).  Much faster than one :meth:`tokenize` call
-        per text when the texts are short."""
+        per text when the texts are short.  ``n_threads``: tokenize
+        batches of about 50,000 characters on that many threads (0: every
+        core), a few batches ahead, with the same output as one thread
+        (:mod:`fasttag.parallel`)."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
-        return self._lines(it, offsets)
+        return self._lines(it, offsets, parallel.check_threads(n_threads))
 
-    def _lines(self, it, offsets):
-        for batch in ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS):
-            for sents in self._analyze(batch):
-                yield self._words(sents, offsets)
+    def _lines(self, it, offsets, n_threads=1):
+        def tokenized(batch):
+            return [self._words(sents, offsets) for sents in self._analyze(batch)]
+        batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
+        for words in parallel.ordered_map(tokenized, batches, n_threads):
+            yield from words
 
     @staticmethod
     def _words(sentences, offsets):
@@ -904,14 +913,15 @@ class Tokenizer(SequenceTask):
             out.append(words)
         return out
 
-    def _analyze(self, texts):
-        """Sentences of :class:`Token` for each text."""
+    def _analyze(self, texts, n_threads=1):
+        """Sentences of :class:`Token` for each text (decoded on
+        ``n_threads`` threads)."""
         examples, where = [], []
         for i, text in enumerate(texts):
             cuts = _cuts(text)
             where.append((len(examples), cuts))
             examples.extend((text[a:b], None) for a, b in cuts)
-        pred = self.model.predict_ids(examples) if examples else []
+        pred = self.model.predict_ids(examples, n_threads=n_threads) if examples else []
         return [self._sentences(text, cuts, pred[first:first + len(cuts)])
                 for text, (first, cuts) in zip(texts, where)]
 
@@ -988,14 +998,14 @@ class Tokenizer(SequenceTask):
             n_before += len(s)
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def evaluate(self, conllu) -> dict:
+    def evaluate(self, conllu, n_threads: int = 1) -> dict:
         """Scores against a CoNLL-U file (path or file object): its raw text
         (see the module documentation) is tokenized and compared with its
         tokens and sentences.  Returns the dict of
         :func:`score_tokenization` plus ``mean_f1`` (of tokens and
         sentences), ``chars``, ``seconds`` and ``chars_per_second`` (the
-        tokenizing alone)."""
-        return super().evaluate(conllu)
+        tokenizing alone).  ``n_threads`` as for :meth:`tokenize_lines`."""
+        return super().evaluate(conllu, n_threads=n_threads)
 
     # ------------------------------------------------------------ storage
 

@@ -1,0 +1,101 @@
+"""Work on many threads, results in input order, in bounded memory.
+
+Tagging is a map over chunks of input (~50k tokens each): featurize, then
+decode.  The compiled steps release the GIL over a whole chunk, so
+threads tagging different chunks run at once on different cores.  Each
+chunk gets its own decoder (its scratch buffers) and shares only the
+model's read-only weights and the word-type cache, which tolerates
+concurrent readers: there is no lock per token and no shared mutable
+state on the hot path.
+
+:func:`ordered_map` keeps at most a few chunks per thread in flight, so
+an input of any size is read, tagged and handed on in chunks, in order.
+
+``n_threads``: a number of threads from 1 to :data:`MAX_THREADS`, or 0
+for every core this process may run on (:func:`available_cores`).  One thread does the work
+in the calling thread, without a pool.
+"""
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+#: the most threads one call may ask for (memory grows with the chunks in
+#: flight, a few per thread)
+MAX_THREADS = 256
+
+#: chunks in flight per thread: enough to keep every thread busy while the
+#: caller reads input and writes output, few enough to bound memory
+AHEAD_PER_THREAD = 2
+
+
+def available_cores():
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_threads(n_threads, what="n_threads"):
+    """The number of threads ``n_threads`` asks for: an integer from 1 to
+    MAX_THREADS, or 0 for :func:`available_cores`.  Anything else is a
+    ValueError (an InputError naming ``what``, the option)."""
+    from .errors import InputError
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or not 0 <= n_threads <= MAX_THREADS:
+        raise InputError(f"{what} must be a number of threads from 1 to {MAX_THREADS}, or 0 for every "
+                         f"core, not {n_threads!r}")
+    return int(n_threads) or available_cores()
+
+
+def ordered_map(fn, items, n_threads=1, ahead=None):
+    """``fn(item)`` for each of ``items`` (read lazily), in input order,
+    computed on ``n_threads`` threads (see :func:`check_threads`) with at
+    most ``ahead`` items in flight (default: ``AHEAD_PER_THREAD`` per
+    thread).  An exception of ``fn`` is raised where its item's result
+    would have come; the items after it are not waited for."""
+    n_threads = check_threads(n_threads)
+    if n_threads == 1:
+        return map(fn, items)
+    return _pooled(fn, items, n_threads, ahead or AHEAD_PER_THREAD * n_threads)
+
+
+def _pooled(fn, items, n_threads, ahead):
+    pool = ThreadPoolExecutor(n_threads, thread_name_prefix="fasttag")
+    pending = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+
+
+def batches(items, max_tokens=50_000, size=len):
+    """Lists of consecutive ``items`` (read lazily) of about ``max_tokens``
+    tokens each (``size(item)``: an item's tokens)."""
+    batch, n = [], 0
+    for item in items:
+        batch.append(item)
+        n += size(item)
+        if n >= max_tokens:
+            yield batch
+            batch, n = [], 0
+    if batch:
+        yield batch
+
+
+def map_batches(fn, items, n_threads=1, max_tokens=50_000, size=len):
+    """``fn(batch)`` (a list of results, one per item) over :func:`batches`
+    of ``items`` on ``n_threads`` threads: one list of results, in order."""
+    out = []
+    for part in ordered_map(fn, batches(items, max_tokens, size), n_threads):
+        out.extend(part)
+    return out
