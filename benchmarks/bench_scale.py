@@ -4,7 +4,8 @@ Dask training and streaming memory, in one run.
 
     python benchmarks/bench_scale.py [--tasks pos,chunk,ner,seg] [--threads 1,2]
                                      [--reps 3] [--repeat 4] [--epochs 5]
-                                     [--no-anchors] [--dask] [--stream-mb 1024]
+                                     [--no-anchors] [--train-threads] [--dask]
+                                     [--stream-mb 1024]
 
 Every row is measured the same way, whatever the system: in its own fresh
 process (``harness.run_isolated``: its peak memory is its own), the model
@@ -189,6 +190,48 @@ def jieba_segmenter(lines, reps):
     return result("jieba (default dict, HMM)", "seg", n, cpu, wall, unit="chars", pred=pred)
 
 
+# ---------------------------------------------------------------- training on threads
+
+def fasttag_training(task, train_path, test, epochs, n_threads):
+    """Train ``task`` (``pos`` on EWT, ``seg`` on PD 1998) on ``n_threads``
+    threads (iterative parameter mixing): wall seconds per epoch (the
+    median epoch of the model's history: reading and featurizing left
+    out), CPU seconds per epoch of the whole call, and the test score
+    (EWT accuracy, PKU F1)."""
+    import fasttag
+
+    cls = fasttag.Tagger if task == "pos" else fasttag.Segmenter
+    with H.timer() as t:
+        model = cls.train(str(train_path), epochs=epochs, seed=0, verbose=False, threads=n_threads)
+    if task == "pos":
+        score = H.tagging_metrics(test, model.tag_sents([w for w, _ in test]))["accuracy"]
+    else:
+        lines, gold = test
+        score = H.score_seg(gold, [" ".join(words) for words in model.segment_lines(lines)])["f1"]
+    epoch_wall = statistics.median(h["seconds"] for h in model.meta["history"])
+    return {"threads": n_threads, "wall_per_epoch": epoch_wall, "cpu_per_epoch": t.cpu / epochs,
+            "score": score}
+
+
+def bench_training_threads(task, train_path, test, epochs, threads):
+    """One row per thread count, each in its own process; speedups are of
+    wall time per epoch against one thread."""
+    jobs = [H.Job(f"fasttag {task}, {n} thread{'s' if n > 1 else ''}", fasttag_training,
+                  (task, train_path, test, epochs, n)) for n in threads]
+    rows, failures = H.run_jobs(jobs, verbose=False)
+    one = next((r for r in rows if r["threads"] == 1), None)
+    for r in rows:
+        r["speedup"] = H.ratio(one["wall_per_epoch"], r["wall_per_epoch"]) if one else None
+        r["gap"] = f"{100 * (r['score'] - one['score']):+.2f}" if one else None
+    print(H.format_table(rows, [("label", "training"), ("wall_per_epoch", "wall s/epoch", "{:.2f}"),
+                                ("cpu_per_epoch", "CPU s/epoch", "{:.2f}"), ("speedup", "speedup (wall)"),
+                                ("score", "test acc/F1 %", H.pct), ("gap", "vs 1 thread"),
+                                ("peak_rss_mb", "peak RSS MB", "{:.0f}")]))
+    for label, tb in failures:
+        print(f"- FAILED {label}: {tb.strip().splitlines()[-1] if tb else ''}")
+    return rows
+
+
 # ---------------------------------------------------------------- beyond one process
 
 def bench_dask(train_path, test, epochs=5, n_workers=2):
@@ -331,6 +374,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=5, help="training epochs of every trained row")
     ap.add_argument("--no-anchors", dest="anchors", action="store_false",
                     help="skip NLTK and python-crfsuite (jieba is kept: it does not train)")
+    ap.add_argument("--train-threads", action="store_true",
+                    help="also time training per epoch at each --threads count (EWT POS, PKU segmentation)")
     ap.add_argument("--dask", action="store_true", help="also time Dask training on a LocalCluster")
     ap.add_argument("--stream-mb", type=float, default=0,
                     help="also measure streaming peak memory over a file of this many MB (e.g. 1024)")
@@ -384,6 +429,18 @@ def main():
             print(f"- FAILED {label}: {tb.strip().splitlines()[-1] if tb else ''}")
         print(flush=True)
         all_rows += rows
+    if args.train_threads:
+        for task in ("pos", "seg"):
+            print(f"## Training on threads ({task}, {args.epochs} epochs)", flush=True)
+            if task == "pos":
+                pos = data.get("pos") or load_data(["pos"])["pos"]
+                bench_training_threads("pos", pos[2], pos[1], args.epochs, threads)
+            else:
+                test = (H.load_lines(H.data_path("sighan2005", "pku_test.utf8")),
+                        H.load_lines(H.data_path("sighan2005", "pku_test_gold.utf8")))
+                bench_training_threads("seg", H.data_path("zh_pd1998", "train.txt"), test,
+                                       args.epochs, threads)
+            print()
     if args.dask:
         print("## Dask training (POS, EWT)", flush=True)
         pos = data.get("pos") or load_data(["pos"])["pos"]
