@@ -16,7 +16,7 @@ from setuptools import Extension, setup
 DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
 
 MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear", "fasttag._kbest",
-           "fasttag._mlp"]
+           "fasttag._mlp", "fasttag._brown"]
 
 directives = {
     "language_level": 3,
