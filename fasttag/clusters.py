@@ -39,7 +39,7 @@ __all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES"]
 PREFIXES = (4, 6, 10, 20)
 """Bit-string prefix lengths used as features (and the full string)."""
 
-MAX_CLUSTERS = 1 << 16
+MAX_CLUSTERS = 5000        # the merges keep two (clusters + 1)^2 tables: 400 MB at this size
 _BITS = re.compile(r"^[01]+$")
 
 

@@ -61,6 +61,13 @@ def _int_at_least(lo):
     return check
 
 
+def _int_between(lo, hi):
+    def check(v):
+        if not _is_int(v) or not lo <= v <= hi:
+            return f"must be an integer from {lo} to {hi}, not {v!r}"
+    return check
+
+
 def _positive_float(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         return f"must be a positive number, not {v!r}"
@@ -176,8 +183,9 @@ OPTIONS = [
     # ---------------------------------------------------------- word clusters
     Option("clusters", "Brown clusters as features: a bitstring<TAB>word<TAB>count file (in Python also "
            "a dict word -> bit string); stored in the model", tasks=WORD_TASKS, parse=str, metavar="FILE"),
-    Option("n_clusters", "clusters to learn (the leaves of the tree)", default=1000, tasks=("cluster",),
-           parse=int, check=_int_at_least(2), metavar="N", phases=("cluster",), flag_name="clusters"),
+    Option("n_clusters", "clusters to learn (the leaves of the tree; at most 5000)", default=1000,
+           tasks=("cluster",), parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
+           flag_name="clusters"),
     Option("min_count", "cluster only words seen at least N times", default=2, tasks=("cluster",),
            parse=int, check=_int_at_least(1), metavar="N", phases=("cluster",)),
     Option("iterations", "exchange passes at most (it stops when no word moves)", default=15,

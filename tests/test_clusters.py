@@ -335,7 +335,8 @@ def test_cluster_command_tokenizes_raw_text(run_cli, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["cluster", "missing.txt", "-o", "c.txt"], "missing.txt: RAW: no such file"),
-    (["cluster", "raw.txt", "-o", "c.txt", "--clusters", "1"], "--clusters must be an integer of at least 2"),
+    (["cluster", "raw.txt", "-o", "c.txt", "--clusters", "1"], "--clusters must be an integer from 2 to 5000"),
+    (["cluster", "raw.txt", "-o", "c.txt", "--clusters", "6000"], "--clusters must be an integer from 2 to 5000"),
     (["cluster", "raw.txt", "-o", "c.txt", "--clusters", "many"], "--clusters: invalid int value"),
     (["cluster", "raw.txt", "-o", "c.txt", "--min-count", "0"], "--min-count must be an integer of at least 1"),
     (["cluster", "raw.txt", "-o", "c.txt", "--pretokenized", "--min-count", "50"], "no word occurs at least 50"),
