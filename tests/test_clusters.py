@@ -341,7 +341,8 @@ def test_cluster_command_tokenizes_raw_text(run_cli, tmp_path):
     (["cluster", "raw.txt", "-o", "c.txt", "--min-count", "0"], "--min-count must be an integer of at least 1"),
     (["cluster", "raw.txt", "-o", "c.txt", "--pretokenized", "--min-count", "50"], "no word occurs at least 50"),
     (["cluster", "raw.txt", "-o", "no/such/folder/c.txt"], "does not exist"),
-    (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "missing.txt"], "missing.txt: --clusters: no such file"),
+    (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "missing.txt"],
+     "missing.txt: --clusters: no such file"),
     (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "bad.txt"], "bad.txt:2: .*bit string"),
     (["train", "seg", "train.tsv", "-o", "m.ftm", "--clusters", "good.txt"], "unrecognized arguments: --clusters"),
 ])

@@ -17,7 +17,8 @@ from .. import io as ftio
 from .. import inspection, metrics, modelfile, output, rawtext
 from ..errors import InputError, ModelFormatError
 from ..clusters import Clusters, as_clusters
-from ..features import CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..features import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
+                        token_lists)
 from ..sequence import SequenceModel
 from ..task import SequenceTask, tag_set
 
