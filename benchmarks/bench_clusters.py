@@ -33,14 +33,16 @@ UNLABELED = ("abc.txt", "state_union.txt", "webtext.txt")
 
 
 def _text_lines(path):
-    """Lines of a raw text file; the lines that are not UTF-8 (a few in
-    ABC and State of the Union) are read as Windows-1252 bytes."""
-    with open(path, "rb") as f:
-        for raw in f:
-            try:
-                yield raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError:
-                yield raw.decode("cp1252", "replace").rstrip("\r\n")
+    """Lines of a raw text file: UTF-8, or Latin-1 for a file that is not
+    (ABC and State of the Union have a few Windows-1252 bytes), as
+    ``fasttag tokenize --encoding latin-1`` reads it."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    lines = text.split("\n")          # only at line feeds, as fasttag reads lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def clustering_sentences():
