@@ -7,6 +7,7 @@
     fasttag tokenize [-m MODEL] [INPUT]      tokens and sentences of raw text
     fasttag eval MODEL TEST [--json]
     fasttag plot MODEL... -o OUT.png         learning curves of saved models
+    fasttag cluster RAW... -o CLUSTERS       Brown word clusters of raw text
 
 The subcommands of ``train`` come from the task registry
 (:mod:`fasttag.tasks`).  Their options come from the option table
@@ -164,6 +165,17 @@ def build_parser():
     for opt in options.OPTIONS:
         if "eval" in opt.phases and opt.parse is not None:
             _add_option(ev, opt)
+    cl = sub.add_parser("cluster", help="learn Brown word clusters from raw text (for train --clusters)",
+                        allow_abbrev=False)
+    cl.add_argument("raw", nargs="+", metavar="RAW", help="raw text files, one sentence or paragraph per line")
+    cl.add_argument("-o", "--output", required=True, metavar="CLUSTERS",
+                    help="clusters file to write (bitstring<TAB>word<TAB>count)")
+    cl.add_argument("--pretokenized", action="store_true",
+                    help="tokens separated by whitespace (default: tokenized by the bundled English tokenizer)")
+    cl.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    _add_encoding(cl)
+    for opt in options.for_cli("cluster", "cluster"):
+        _add_option(cl, opt, "cluster")
     pl = sub.add_parser("plot", help="draw the learning curves of saved models side by side",
                         allow_abbrev=False)
     pl.add_argument("models", nargs="+", metavar="MODEL")
@@ -198,6 +210,9 @@ def train_command(args):
                 raise InputError(f"--gazetteer expects TYPE=FILE, not {item!r}")
             lists.setdefault(typ, []).extend(_read_gazetteer(_input_path(path, "--gazetteer")))
         given["gazetteers"] = lists
+    if "clusters" in given:
+        from .clusters import read_clusters
+        given["clusters"] = read_clusters(_input_path(given["clusters"], "--clusters"))   # checked before any work
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
     if args.plot:
@@ -435,10 +450,41 @@ def plot_command(args):
     return 0
 
 
+def cluster_command(args):
+    import time
+    from . import rawtext
+    from .clusters import cluster
+    given = _given(args, [o.name for o in options.for_cli("cluster", "cluster")])
+    opts = options.resolve("cluster", "cluster", given, cli=True)
+    paths = [_input_path(p, "RAW") for p in args.raw]
+    _check_output(args.output, "-o")
+    tokenizer = None if args.pretokenized else rawtext.tokenizer_of(None)
+    sentences = []
+    t0 = time.perf_counter()
+    for path in paths:
+        lines = ftio.read_lines(path, "the raw text")
+        sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))
+    n_tokens = sum(map(len, sentences))
+    if not args.quiet:
+        print(f"read {n_tokens:,} tokens in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    t1 = time.perf_counter()
+    clusters = cluster(sentences, n_clusters=opts["n_clusters"], min_count=opts["min_count"],
+                       seed=opts["seed"], iterations=opts["iterations"])
+    try:
+        clusters.save(args.output)
+    except OSError as exc:
+        raise InputError(f"cannot write the clusters ({exc.strerror})", path=args.output) from None
+    if not args.quiet:
+        print(f"saved {args.output}: {len(clusters):,} words in {len(set(clusters.values())):,} clusters "
+              f"({time.perf_counter() - t1:.1f} s)", file=sys.stderr)
+    return 0
+
+
 # ---------------------------------------------------------------- dispatch
 
 COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "segment": tag_command,
-            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command, "plot": plot_command}
+            "tokenize": tag_command, "eval": eval_command, "inspect": inspect_command, "plot": plot_command,
+            "cluster": cluster_command}
 
 
 def main(argv=None):

@@ -25,6 +25,7 @@ import numpy as np
 from ._core import hash_bytes, hash_string, hash_strings
 from ._features import extract
 from ._wordtypes import lookup_ids
+from .clusters import PREFIXES, prefix_values
 
 MAX_PARTS = 4
 MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
@@ -218,6 +219,18 @@ class _TypeTable:
         self.rows = np.zeros((capacity, width), dtype=np.uint64)
 
 
+CLUSTER_ATTRIBUTES = tuple(f"cluster{k}" for k in PREFIXES) + ("cluster",)
+"""Word-type attributes of Brown clusters: bit-string prefixes, then the
+whole bit string."""
+
+CLUSTER_TEMPLATES = tuple(f"{a}[0]" for a in CLUSTER_ATTRIBUTES) + (
+    "cluster4[-1]", "cluster4[1]", "cluster[-1]", "cluster[1]",
+)
+"""Templates added to a word task's defaults when it is trained with
+clusters: every prefix of the word's cluster, and the coarsest and the
+finest cluster of its neighbours."""
+
+
 class WordFeaturizer:
     """Word-level attributes, hashed once per word type and cached.
 
@@ -226,6 +239,11 @@ class WordFeaturizer:
 
     ``n_columns`` extra per-token columns (POS tags, chunk tags, ...) become
     attributes ``col1 .. colN``.
+
+    With ``clusters`` (:class:`fasttag.clusters.Clusters`), the word's
+    Brown cluster prefixes are further word-type attributes
+    (:data:`CLUSTER_ATTRIBUTES`, after :attr:`ATTRIBUTES`): the cluster of
+    the word as written, else of its lowercase form, else "" (none).
     """
 
     ATTRIBUTES = ("word", "lower", "norm",
@@ -235,13 +253,23 @@ class WordFeaturizer:
                   "hyphen_first", "hyphen_last")
     MAX_CACHE = 1_000_000
 
-    def __init__(self, n_columns=0):
+    def __init__(self, n_columns=0, clusters=None):
         self.n_columns = n_columns
-        self.n_type_attributes = len(self.ATTRIBUTES)
-        self.attribute_names = list(self.ATTRIBUTES) + [f"col{i + 1}" for i in range(n_columns)]
-        self._table = _TypeTable(len(self.ATTRIBUTES))
+        self.clusters = clusters
+        names = self.ATTRIBUTES + (CLUSTER_ATTRIBUTES if clusters is not None else ())
+        self.n_type_attributes = len(names)
+        self.attribute_names = list(names) + [f"col{i + 1}" for i in range(n_columns)]
+        self._table = _TypeTable(len(names))
         self._lock = threading.Lock()      # taken only to add types
-        self._seeds = [hash_string(f"attr:{name}") for name in self.ATTRIBUTES]
+        self._seeds = [hash_string(f"attr:{name}") for name in names]
+
+    def attribute_values(self, word):
+        """The string value of every word-type attribute of this
+        featurizer (:meth:`word_attributes`, then the cluster prefixes)."""
+        values = self.word_attributes(word)
+        if self.clusters is not None:
+            values += prefix_values(self.clusters.lookup(word))
+        return values
 
     @staticmethod
     def word_attributes(word):
@@ -304,7 +332,7 @@ class WordFeaturizer:
         ids that point at them."""
         values = []
         for w in words:
-            values.extend(self.word_attributes(w))
+            values.extend(self.attribute_values(w))
         hashed = hash_texts(values).reshape(len(words), -1)
         # attribute name is part of the hash, so "s" as suffix1 and as
         # prefix1 are different values

@@ -21,9 +21,12 @@ def _feature_names(model, tokens, context):
     attributes, then the featurizer's extra columns; ``<pad>`` outside the
     sentence)."""
     names = model.templates.names
-    n_word = len(WordFeaturizer.ATTRIBUTES)
+    words = getattr(model.featurizer, "words", model.featurizer)     # a span tagger's word part
+    if not isinstance(words, WordFeaturizer):
+        words = WordFeaturizer()
+    n_word = words.n_type_attributes                                 # with cluster prefixes, if any
     attr_names = model.featurizer.attribute_names
-    word_values = [WordFeaturizer.word_attributes(w) for w in tokens]
+    word_values = [words.attribute_values(w) for w in tokens]
 
     def value(attr, i):
         if not 0 <= i < len(tokens):

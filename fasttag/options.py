@@ -61,6 +61,13 @@ def _int_at_least(lo):
     return check
 
 
+def _int_between(lo, hi):
+    def check(v):
+        if not _is_int(v) or not lo <= v <= hi:
+            return f"must be an integer from {lo} to {hi}, not {v!r}"
+    return check
+
+
 def _positive_float(v):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         return f"must be a positive number, not {v!r}"
@@ -116,7 +123,8 @@ OPTIONS = [
     Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20,
                                                     "features": 10},
            parse=int, check=_int_at_least(1), metavar="N"),
-    Option("seed", "seed of the per-epoch shuffle", default=0, parse=int, check=_int_at_least(0), metavar="S"),
+    Option("seed", "seed of the per-epoch shuffle (cluster: of the first classes)", default=0, parse=int,
+           check=_int_at_least(0), metavar="S", tasks=ALL + ("cluster",), phases=("train", "cluster")),
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA", default="perceptron",
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
     Option("k", "MIRA: best sequences per update", default=1, parse=int, check=_int_at_least(1),
@@ -174,6 +182,16 @@ OPTIONS = [
     # ---------------------------------------------------------- tokenization
     Option("max_sentences", "train on the first N sentences only", tasks=("tok",),
            check=lambda v: None if v is None else _int_at_least(1)(v)),
+    # ---------------------------------------------------------- word clusters
+    Option("clusters", "Brown clusters as features: a bitstring<TAB>word<TAB>count file (in Python also "
+           "a dict word -> bit string); stored in the model", tasks=WORD_TASKS, parse=str, metavar="FILE"),
+    Option("n_clusters", "clusters to learn (the leaves of the tree; at most 5000)", default=1000,
+           tasks=("cluster",), parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
+           flag_name="clusters"),
+    Option("min_count", "cluster only words seen at least N times", default=2, tasks=("cluster",),
+           parse=int, check=_int_at_least(1), metavar="N", phases=("cluster",)),
+    Option("iterations", "exchange passes at most (it stops when no word moves)", default=15,
+           tasks=("cluster",), parse=int, check=_int_at_least(0), metavar="N", phases=("cluster",)),
     # ---------------------------------------------------------- evaluation
     Option("words", "training word list for OOV recall (segmentation) or unknown-word accuracy (pos)",
            tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None),

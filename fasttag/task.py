@@ -220,7 +220,8 @@ class SequenceTask(modelfile.Stored):
 
     #: Options that fix a model's structure: a fine-tuned model keeps its own.
     STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
-                 "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns")
+                 "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns",
+                 "clusters")
 
     @classmethod
     def _init_model(cls, init, given):

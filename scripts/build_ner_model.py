@@ -1,13 +1,14 @@
 """Build the bundled English named-entity model, fasttag/models/en_conll03_ner.ftm.
 
-    python scripts/build_ner_model.py [--data ../shared/data] [--epochs 15] [--prune 0.0]
+    python scripts/build_ner_model.py [--data ../shared/data] [--epochs 15] [--prune 0.0] [--clusters FILE]
 
 Trains a span tagger on CoNLL-2003 ``eng.train`` from the words alone (no
 POS or chunk column, and no document features: raw text has neither), keeps
 the epoch with the best span F1 on ``eng.testa``, optionally drops averaged
 weights below ``--prune`` (the bundled file must stay under 10 MB), reports
 span F1 on ``eng.testb``, and writes the model with its corpus and terms in
-the header.  CoNLL-2003 is distributed for research use: so is the model.
+the header.  ``--clusters``: Brown clusters (``fasttag cluster``) as
+features, stored in the model.  CoNLL-2003 is distributed for research use: so is the model.
 """
 import argparse
 import sys
@@ -34,16 +35,19 @@ def main():
     ap.add_argument("--document-features", action="store_true",
                     help="document-level features (off: raw text is tagged one sentence at a time)")
     ap.add_argument("--prune", type=float, default=0.0, help="drop weights with |w| below this")
+    ap.add_argument("--clusters", help="Brown clusters file (bitstring<TAB>word<TAB>count) as features")
     ap.add_argument("-o", "--output", default=str(ROOT / "fasttag" / "models" / "en_conll03_ner.ftm"))
     args = ap.parse_args()
 
     conll = Path(args.data) / "conll2003"
     if not (conll / "eng.train").exists():
         sys.exit(f"training corpus not found: {conll / 'eng.train'} (the shared corpora, ../shared/data)")
+    # the clusters' text has its own terms: name it beside the corpus
+    corpus = CORPUS + (f"; word clusters from {Path(args.clusters).name}" if args.clusters else "")
     t0 = time.process_time()
     ner = SpanTagger.train(conll / "eng.train", dev=conll / "eng.testa", task="ner", epochs=args.epochs,
                            seed=args.seed, feature_columns=[], document_features=args.document_features,
-                           verbose=True, corpus=CORPUS, licence=LICENCE)
+                           verbose=True, corpus=corpus, licence=LICENCE, clusters=args.clusters)
     info = ner.model.training_info
     print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
           f"testa F1 {100 * info['dev_score']:.2f}", file=sys.stderr)

@@ -16,7 +16,9 @@ import numpy as np
 from .. import io as ftio
 from .. import inspection, metrics, modelfile, output, parallel, rawtext
 from ..errors import InputError, ModelFormatError
-from ..features import POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..clusters import Clusters, as_clusters
+from ..features import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
+                        token_lists)
 from ..sequence import SequenceModel
 from ..task import SequenceTask, tag_set
 
@@ -123,7 +125,9 @@ class Tagger(SequenceTask):
         prune_k = opts["prune_k"]
         if prune_k is None:
             prune_k = _auto_prune(len(tags))
-        model = SequenceModel(tags, WordFeaturizer(), opts["templates"] or POS_TEMPLATES, tagdict=tagdict,
+        clusters = None if opts["clusters"] is None else as_clusters(opts["clusters"], "option clusters")
+        templates = opts["templates"] or (POS_TEMPLATES + (CLUSTER_TEMPLATES if clusters is not None else ()))
+        model = SequenceModel(tags, WordFeaturizer(clusters=clusters), templates, tagdict=tagdict,
                               tagdict_classes=sorted(classes, key=classes.get), prune_k=prune_k,
                               decoder=opts["decoder"])
         meta = {"format": opts["format"], "column": opts["column"], "word_column": opts["word_column"]}
@@ -323,14 +327,14 @@ class Tagger(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _featurizer_options(self):
-        return {"n_columns": 0}
+        return {"n_columns": 0, **cluster_spec(self.model.featurizer)}
 
     def _task_parts(self):
-        return {}, {"vocab": self._vocab.hashes}
+        return {}, {"vocab": self._vocab.hashes, **cluster_arrays(self.model.featurizer)}
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
-        return WordFeaturizer()
+        return WordFeaturizer(clusters=stored_clusters(spec, arrays))
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -338,6 +342,29 @@ class Tagger(SequenceTask):
         if vocab.ndim != 1 or vocab.dtype != np.uint64 or np.any(vocab[1:] <= vocab[:-1]):
             raise ModelFormatError("corrupt fasttag model: the vocabulary is not sorted word hashes")
         return cls(model, _checked_meta(meta), vocab=vocab)
+
+
+def cluster_spec(featurizer):
+    """The featurizer header entry of a model with clusters (none without,
+    so models without clusters are written as before)."""
+    words = getattr(featurizer, "words", featurizer)
+    return {"clusters": True} if words.clusters is not None else {}
+
+
+def cluster_arrays(featurizer):
+    """The model-file array of the featurizer's clusters (none without):
+    the model carries them, it never refers to the clusters file."""
+    words = getattr(featurizer, "words", featurizer)
+    return {"clusters": words.clusters.to_array()} if words.clusters is not None else {}
+
+
+def stored_clusters(spec, arrays):
+    """The clusters a model file holds, checked (ModelFormatError), or
+    None; the featurizer entry and the array must agree."""
+    flag = spec.get("clusters", False)
+    if flag not in (True, False) or flag != ("clusters" in arrays):
+        raise ModelFormatError("corrupt fasttag model: the clusters and the featurizer do not agree")
+    return Clusters.from_array(arrays["clusters"]) if flag else None
 
 
 def _checked_meta(meta):

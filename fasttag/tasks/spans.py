@@ -41,10 +41,11 @@ from .. import confidence, inspection, metrics, output, parallel, rawtext, schem
 from .._documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
 from .._wordtypes import column_values
 from ..errors import InputError, ModelFormatError
-from ..features import WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..clusters import as_clusters
+from ..features import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..sequence import SequenceModel
 from ..task import SequenceTask
-from .pos import read_pairs
+from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
 DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
@@ -63,18 +64,18 @@ class SpanFeaturizer:
 
     MAX_CACHE = 100_000        # values per column cache before it starts over
 
-    def __init__(self, n_input_columns=0, extras=()):
-        self.words = WordFeaturizer()
+    def __init__(self, n_input_columns=0, extras=(), clusters=None):
+        self.words = WordFeaturizer(clusters=clusters)
         self.n_input_columns = int(n_input_columns)
         self.extras = tuple(extras)
         self.column_names = [f"c{j + 1}" for j in range(self.n_input_columns)] + list(self.extras)
         self.n_columns = len(self.column_names)
-        self.attribute_names = list(WordFeaturizer.ATTRIBUTES) + self.column_names
+        self.attribute_names = self.words.attribute_names + self.column_names
         self._caches = [{} for _ in self.column_names]
         self._seeds = [f"{name}=" for name in self.column_names]
         # the word attributes come first and depend on the word type alone:
         # the sequence model scores their offset-0 templates once per type
-        self.n_type_attributes = len(WordFeaturizer.ATTRIBUTES)
+        self.n_type_attributes = self.words.n_type_attributes
 
     def lookup(self, words):
         return self.words.lookup(words)
@@ -456,8 +457,10 @@ class SpanTagger(SequenceTask):
                         for t in schemes.convert(s.tags, scheme, internal_scheme)} - {""})
         prefixes = "BIES" if internal_scheme == "bioes" else "BI"
         tags = ["O"] + [f"{p}-{t}" for t in types for p in prefixes]
-        templates = opts["templates"] or span_templates(len(feats), extras)
-        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras), templates,
+        clusters = None if opts["clusters"] is None else as_clusters(opts["clusters"], "option clusters")
+        templates = opts["templates"] or (span_templates(len(feats), extras)
+                                          + (list(CLUSTER_TEMPLATES) if clusters is not None else []))
+        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters), templates,
                               allowed=schemes.allowed_mask(tags, internal_scheme), decoder=opts["decoder"])
         task = opts["task"]
         meta = {"task": None if task == "spans" else task, "scheme": scheme, "internal_scheme": internal_scheme,
@@ -820,10 +823,12 @@ class SpanTagger(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _featurizer_options(self):
-        return {"n_input_columns": len(self.feature_columns), "extras": list(self.meta.get("extras", []))}
+        return {"n_input_columns": len(self.feature_columns), "extras": list(self.meta.get("extras", [])),
+                **cluster_spec(self.model.featurizer)}
 
     def _task_parts(self):
-        return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), {}
+        return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), \
+            cluster_arrays(self.model.featurizer)
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
@@ -841,7 +846,7 @@ class SpanTagger(SequenceTask):
                 or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2") \
                 or meta.get("task") not in (None, "chunk", "ner"):
             raise ModelFormatError("corrupt fasttag model: span tagger settings do not add up")
-        return SpanFeaturizer(n_in, extras)
+        return SpanFeaturizer(n_in, extras, stored_clusters(spec, arrays))
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
