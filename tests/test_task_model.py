@@ -25,7 +25,7 @@ TRAIN_VALUES = {
     "word_column": ["1"], "feature_columns": [""], "scheme": ["bioes"],
     "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
-    "threads": ["2"],
+    "threads": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
 }
 BASE = ["--epochs", "2", "--quiet"]
