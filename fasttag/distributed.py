@@ -115,9 +115,7 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     if opts.get("max_sentences"):
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
-    if dev:
-        dev_keys, dev_bounds, dev_cands = trainer._featurize(model, dev)
-        dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+    selection = trainer.Selection(model, dev, evaluate)
     step = 0
     best = None
     history = []
@@ -141,16 +139,7 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
             wrong = sum(c.wrong for c in changes)
             stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1), "seconds": seconds,
                      "tokens_per_second": n_tokens / max(seconds, 1e-9)}
-            avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
-            if dev:
-                ids = model.search(avg_emit, avg_trans, dev_cands).decode(dev_keys, dev_bounds, greedy=rule[3])
-                pred = [ids[dev_bounds[i]:dev_bounds[i + 1]] for i in range(len(dev))]
-                score = trainer._accuracy(pred, dev_gold) if evaluate is None else float(evaluate(pred))
-                stats["dev_score"] = score
-                if best is None or score > best[0]:
-                    best = (score, epoch, avg_emit, avg_trans)
-            else:
-                best = (None, epoch, avg_emit, avg_trans)
+            best = selection.update(best, epoch, emit, trans, step, stats, rule[3])
             finished = epoch
             history.append(stats)
             if progress is not None:

@@ -73,9 +73,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
     gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
     if len(gold) != keys.shape[0]:
         raise InputError(f"the gold tags cover {len(gold)} positions, the inputs {keys.shape[0]}")
-    if dev:
-        dev_keys, dev_bounds, dev_cands = _featurize(model, dev)
-        dev_gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+    selection = Selection(model, dev, evaluate)
     greedy = model.decoder == "greedy"
     if init:
         emit, trans = _trainable_copy(model)
@@ -122,20 +120,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
             stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
                      "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
             # averaged every epoch, so that Ctrl-C in the next one keeps this one
-            avg_emit = emit.averaged(step)
-            avg_trans = trans.averaged(step)
-            if dev:
-                ids = model.search(avg_emit, avg_trans, dev_cands).decode(dev_keys, dev_bounds, greedy=greedy)
-                pred = [ids[dev_bounds[i]:dev_bounds[i + 1]] for i in range(len(dev))]
-                if evaluate is None:
-                    score = _accuracy(pred, dev_gold)
-                else:
-                    score = float(evaluate(pred))
-                stats["dev_score"] = score
-                if best is None or score > best[0]:
-                    best = (score, epoch, avg_emit, avg_trans)
-            else:
-                best = (None, epoch, avg_emit, avg_trans)
+            best = selection.update(best, epoch, emit, trans, step, stats, greedy)
             finished = epoch
             history.append(stats)
             dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
@@ -149,7 +134,7 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         model.training_info["interrupted_at_epoch"] = finished + 1
         raise TrainingInterrupted(finished + 1, model) from None
     # the training state goes before the kept weights are installed (peak memory)
-    keys = dev_keys = emit = trans = search = shards = None
+    keys = selection = emit = trans = search = shards = None
     _keep(model, best, history, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
     if threads > 1:
         model.training_info["threads"] = threads
@@ -206,6 +191,31 @@ def _keep(model, best, history, has_dev, epochs, seed, algorithm, k, C, n_tokens
                            # the learning curve, per epoch (fasttag.plot draws it)
                            "train_accuracy": [h["train_accuracy"] for h in history],
                            "dev_scores": [h["dev_score"] for h in history] if has_dev else None}
+
+
+class Selection:
+    """Choosing the epoch to keep: the averaged weights of the epoch with
+    the best dev score (``evaluate(predicted ids)``, token accuracy when
+    None), or of the last epoch without dev data.  One place for the
+    epoch loop, parameter mixing on threads and on Dask."""
+
+    def __init__(self, model, dev, evaluate=None):
+        self.model, self.evaluate, self.n = model, evaluate, len(dev or ())
+        if dev:
+            self.keys, self.bounds, self.cands = _featurize(model, dev)
+            self.gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+
+    def update(self, best, epoch, emit, trans, step, stats, greedy):
+        """``best`` after ``epoch``: (score, epoch, averaged emission table,
+        averaged transitions); puts the dev score in ``stats``."""
+        avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
+        if not self.n:
+            return (None, epoch, avg_emit, avg_trans)
+        ids = self.model.search(avg_emit, avg_trans, self.cands).decode(self.keys, self.bounds, greedy=greedy)
+        pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
+        score = _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
+        stats["dev_score"] = score
+        return (score, epoch, avg_emit, avg_trans) if best is None or score > best[0] else best
 
 
 def _accuracy(pred, gold):
