@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .errors import InputError
+from .parallel import batches as batches_of
 
 __all__ = [
     "Sentence",
@@ -585,17 +586,14 @@ def text_batches(texts, what, limit=50_000):
     """Lists of str texts of about ``limit`` characters in all, read
     lazily from an iterable; a text that is not a str is a TypeError
     naming it (``what`` and its 1-based number)."""
-    batch, size = [], 0
+    return batches_of(_checked_texts(texts, what), limit, size=len)
+
+
+def _checked_texts(texts, what):
     for number, text in enumerate(texts, start=1):
         if not isinstance(text, str):
             raise not_str(f"{what} {number}", text)
-        batch.append(text)
-        size += len(text)
-        if size >= limit:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
+        yield text
 
 
 # --------------------------------------------------------------------------

@@ -305,13 +305,10 @@ def _str_list(value, name):
     return value
 
 
-def _chunks(sentences, max_tokens):
-    chunk, size = [], 0
-    for s in sentences:
-        chunk.append(s)
-        size += len(s[0])
-        if size >= max_tokens:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
+def _chunks(examples, max_tokens):
+    """(input, context) examples in lists of about ``max_tokens`` positions."""
+    return parallel.batches(examples, max_tokens, size=_input_length)
+
+
+def _input_length(example):
+    return len(example[0])
