@@ -16,6 +16,16 @@ mini-batch step updates only the rows of W0 the batch touches (their L2
 term included, and their optimizer state: lazily, as sparse Adam does); on
 dense input every row is touched and the step is the ordinary one.
 
+Dense inputs (every column of every sample stored) take a batched path
+instead: a mini-batch's layers are matrix products (forward A = X W + b,
+backward dW = A^T D and D_prev = D W^T) computed by ``gemm``, which calls
+the BLAS of scipy (``scipy.linalg.cython_blas``, found at run time: fasttag
+does not depend on scipy) and falls back to its own kernel without it.
+Training on dense input multiplies in float32 (a float32 copy of the
+weights and inputs, as fastText does) and keeps the parameters, the
+optimizer state and the penalty in float64; the objective after each
+epoch, predictions and the gradient hook multiply in float64.
+
 Output: softmax with log loss (classification, one output per class) or
 identity with squared loss (regression).  The objective of a batch of B
 samples is (1/B) sum_i loss_i + (alpha / 2) ||W||^2 (weights, not biases).
@@ -28,12 +38,19 @@ raw-pointer index of the loops (``_check.pxd``).
 import numpy as np
 
 cimport cython
+import re
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.math cimport exp, log, tanh, sqrt, pow
 from libc.stdint cimport int64_t, int32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
 
-from ._check cimport check_index, DEBUG_BUILD as _DEBUG_BUILD
+from ._check cimport check, check_index, DEBUG_BUILD as _DEBUG_BUILD
+
+cdef extern from "math.h" nogil:
+    float expf(float)
+    float tanhf(float)
 
 DEBUG_BUILD = bool(_DEBUG_BUILD)
 
@@ -60,41 +77,51 @@ cdef struct Net:
     int64_t n_params
 
 
-cdef inline void activate(double* z, int64_t n, int act) noexcept nogil:
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline void activate(real* z, int64_t n, int act) noexcept nogil:
     cdef int64_t h
     if act == 1:
         for h in range(n):
-            z[h] = 1.0 / (1.0 + exp(-z[h]))
+            if real is float:
+                z[h] = 1 / (1 + expf(-z[h]))
+            else:
+                z[h] = 1 / (1 + exp(-z[h]))
     elif act == 2:
         for h in range(n):
-            z[h] = tanh(z[h])
+            if real is float:
+                z[h] = tanhf(z[h])
+            else:
+                z[h] = tanh(z[h])
     elif act == 3:
-        for h in range(n):
-            if z[h] < 0.0:
-                z[h] = 0.0
+        for h in range(n):             # branch-free: a max, vectorised (signs are random)
+            z[h] = z[h] if z[h] > 0 else 0
 
 
-cdef inline void times_derivative(double* d, const double* a, int64_t n, int act) noexcept nogil:
+cdef inline void times_derivative(real* d, const real* a, int64_t n, int act) noexcept nogil:
     """d *= f'(z), written with the activation's output a = f(z)."""
     cdef int64_t h
     if act == 1:
         for h in range(n):
-            d[h] *= a[h] * (1.0 - a[h])
+            d[h] *= a[h] * (1 - a[h])
     elif act == 2:
         for h in range(n):
-            d[h] *= 1.0 - a[h] * a[h]
+            d[h] *= 1 - a[h] * a[h]
     elif act == 3:
         for h in range(n):
-            if a[h] <= 0.0:
-                d[h] = 0.0
+            d[h] = d[h] if a[h] > 0 else 0
 
 
-cdef inline double output_delta(double* z, double* d, int64_t K, int out, int32_t label,
-                                const double* target) noexcept nogil:
-    """Loss of one sample whose output pre-activations are z; writes
-    dloss/dz into d."""
+cdef inline double output_delta(const real* z, real* d, int64_t K, int out, int32_t label,
+                                const double* target, double scale) noexcept nogil:
+    """Loss of one sample whose output pre-activations are z (computed in
+    float64); writes scale * dloss/dz into d (K values, also a scratch
+    buffer)."""
     cdef int64_t k
-    cdef double m, s, loss = 0.0
+    cdef double m, s, loss = 0.0, e
     if out == 0:
         m = z[0]
         for k in range(1, K):
@@ -102,17 +129,202 @@ cdef inline double output_delta(double* z, double* d, int64_t K, int out, int32_
                 m = z[k]
         s = 0.0
         for k in range(K):
-            s += exp(z[k] - m)
+            e = exp(z[k] - m)
+            s += e
+            d[k] = <real>e
         check_index(label, K)
         loss = m + log(s) - z[label]
+        e = scale / s
         for k in range(K):
-            d[k] = exp(z[k] - m) / s
-        d[label] -= 1.0
+            d[k] = <real>(e * d[k])
+        d[label] -= <real>scale
     else:
         for k in range(K):
-            d[k] = z[k] - target[k]
-            loss += 0.5 * d[k] * d[k]
+            e = z[k] - target[k]
+            loss += 0.5 * e * e
+            d[k] = <real>(scale * e)
     return loss
+
+
+# ---------------------------------------------------------------- matrix products
+
+ctypedef void (*sgemm_t)(char*, char*, int*, int*, int*, float*, float*, int*, float*, int*, float*,
+                         float*, int*) noexcept nogil
+ctypedef void (*dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*, int*, double*,
+                         double*, int*) noexcept nogil
+
+cdef sgemm_t blas_sgemm = NULL
+cdef dgemm_t blas_dgemm = NULL
+cdef bint use_blas = False
+cdef enum:
+    INT_MAX_C = 2147483647
+
+_blas_state = {"looked": False, "found": False}
+
+
+def _blas_pointer(capi, name, scalar):
+    """The C function behind scipy's ``cython_blas`` capsule ``name`` (as an
+    int), or 0 when its signature is not the Fortran gemm of ``scalar``."""
+    cdef const char* cname
+    cap = capi.get(name)
+    if cap is None:
+        return 0
+    try:
+        cname = PyCapsule_GetName(cap)
+    except Exception:
+        return 0
+    if cname == NULL:
+        return 0
+    real = r"(?:%s|__pyx_t_\w*cython_blas_%s)" % (scalar, "s" if scalar == "float" else "d")
+    sig = r"void \(char \*, char \*, int \*, int \*, int \*, " + ", ".join(
+        [real + r" \*"] * 2 + [r"int \*", real + r" \*", r"int \*", real + r" \*", real + r" \*", r"int \*"]) + r"\)"
+    if not re.fullmatch(sig, cname.decode("ascii", "replace")):
+        return 0
+    return <size_t>PyCapsule_GetPointer(cap, cname)
+
+
+def _find_blas():
+    """Look once for scipy's BLAS; use it when found."""
+    global blas_sgemm, blas_dgemm, use_blas
+    if _blas_state["looked"]:
+        return
+    try:
+        from scipy.linalg import cython_blas
+        capi = cython_blas.__pyx_capi__
+        s, d = _blas_pointer(capi, "sgemm", "float"), _blas_pointer(capi, "dgemm", "double")
+    except Exception:
+        s = d = 0
+    if s and d:
+        blas_sgemm = <sgemm_t><size_t>s
+        blas_dgemm = <dgemm_t><size_t>d
+        use_blas = True
+        _blas_state["found"] = True
+    _blas_state["looked"] = True
+
+
+def gemm_backend():
+    """The kernel of the matrix products: "blas" (scipy's) or "own"."""
+    _find_blas()
+    return "blas" if use_blas else "own"
+
+
+def set_gemm_backend(name):
+    """Choose the kernel ("blas" or "own"; a testing and benchmarking hook,
+    process-wide); returns the previous one."""
+    global use_blas
+    previous = gemm_backend()
+    if name not in ("blas", "own"):
+        raise ValueError(f"gemm backend must be 'blas' or 'own', got {name!r}")
+    if name == "blas" and not _blas_state["found"]:
+        raise ValueError("gemm backend 'blas' needs scipy's cython_blas, which was not found")
+    use_blas = name == "blas"
+    return previous
+
+
+cdef void own_gemm(bint ta, bint tb, int64_t M, int64_t N, int64_t K, const real* A, int64_t lda,
+                   const real* B, int64_t ldb, real beta, real* C, int64_t ldc) noexcept nogil:
+    """C = beta C + op(A) op(B), row-major, without BLAS: four rows of C at a
+    time against contiguous rows of B (op(B) = B), or four dot products at a
+    time over contiguous k (op(B) = B^T)."""
+    cdef int64_t i, j, k, r, i_end
+    cdef real a0, a1, a2, a3, s0, s1, s2, s3, bj
+    cdef real* c0
+    cdef real* c1
+    cdef real* c2
+    cdef real* c3
+    cdef const real* b
+    cdef const real* a
+    for i in range(M):
+        c0 = C + i * ldc
+        if beta == 0:
+            for j in range(N):
+                c0[j] = 0
+        elif beta != 1:
+            for j in range(N):
+                c0[j] *= beta
+    if not tb:
+        i = 0
+        while i + 4 <= M:
+            c0 = C + i * ldc
+            c1 = c0 + ldc
+            c2 = c1 + ldc
+            c3 = c2 + ldc
+            for k in range(K):
+                if ta:
+                    a = A + k * lda + i
+                    a0 = a[0]
+                    a1 = a[1]
+                    a2 = a[2]
+                    a3 = a[3]
+                else:
+                    a = A + i * lda + k
+                    a0 = a[0]
+                    a1 = a[lda]
+                    a2 = a[2 * lda]
+                    a3 = a[3 * lda]
+                b = B + k * ldb
+                for j in range(N):
+                    bj = b[j]
+                    c0[j] += a0 * bj
+                    c1[j] += a1 * bj
+                    c2[j] += a2 * bj
+                    c3[j] += a3 * bj
+            i += 4
+        while i < M:
+            c0 = C + i * ldc
+            for k in range(K):
+                a0 = A[k * lda + i] if ta else A[i * lda + k]
+                b = B + k * ldb
+                for j in range(N):
+                    c0[j] += a0 * b[j]
+            i += 1
+    else:
+        for i in range(M):
+            c0 = C + i * ldc
+            j = 0
+            while j < N:
+                s0 = s1 = s2 = s3 = 0
+                r = min(4, N - j)
+                for k in range(K):
+                    a0 = A[k * lda + i] if ta else A[i * lda + k]
+                    b = B + j * ldb + k
+                    s0 += a0 * b[0]
+                    if r > 1:
+                        s1 += a0 * b[ldb]
+                    if r > 2:
+                        s2 += a0 * b[2 * ldb]
+                    if r > 3:
+                        s3 += a0 * b[3 * ldb]
+                c0[j] += s0
+                if r > 1:
+                    c0[j + 1] += s1
+                if r > 2:
+                    c0[j + 2] += s2
+                if r > 3:
+                    c0[j + 3] += s3
+                j += 4
+
+
+cdef inline void gemm(bint ta, bint tb, int64_t M, int64_t N, int64_t K, const real* A, int64_t lda,
+                      const real* B, int64_t ldb, real beta, real* C, int64_t ldc) noexcept nogil:
+    """C = beta C + op(A) op(B) for row-major matrices (op: transposed when
+    ta / tb): C is M x N, op(A) M x K, op(B) K x N.  Row-major C = A B is
+    column-major C^T = B^T A^T, hence the swapped operands of the BLAS call."""
+    cdef int m = <int>M, n = <int>N, k = <int>K, la = <int>lda, lb = <int>ldb, lc = <int>ldc
+    cdef char tra = b'T' if ta else b'N'
+    cdef char trb = b'T' if tb else b'N'
+    cdef float fone = 1, fbeta = beta
+    cdef double done = 1, dbeta = beta
+    if M <= 0 or N <= 0:
+        return
+    if use_blas and M <= INT_MAX_C and N <= INT_MAX_C and K <= INT_MAX_C and lda <= INT_MAX_C \
+            and ldb <= INT_MAX_C and ldc <= INT_MAX_C:
+        if real is float:
+            blas_sgemm(&trb, &tra, &n, &m, &k, &fone, <float*>B, &lb, <float*>A, &la, &fbeta, C, &lc)
+        else:
+            blas_dgemm(&trb, &tra, &n, &m, &k, &done, <double*>B, &lb, <double*>A, &la, &dbeta, C, &lc)
+    else:
+        own_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)
 
 
 cdef inline void first_layer(const Net* net, const int64_t* indptr, const int64_t* idx, const double* val,
@@ -181,9 +393,7 @@ cdef double backprop(const Net* net, const int64_t* indptr, const int64_t* idx, 
                 activate(acts + aoff[l + 1] + b * net.sizes[l + 1], net.sizes[l + 1], net.act)
         d = deltas + aoff[L] + b * K
         loss += output_delta(acts + aoff[L] + b * K, d, K, net.out, yi[i] if yi != NULL else 0,
-                             yf + i * K if yf != NULL else NULL)
-        for k in range(K):
-            d[k] *= inv_b
+                             yf + i * K if yf != NULL else NULL, inv_b)
     # backward through the dense layers
     for l in range(L - 1, 0, -1):
         n_in = net.sizes[l]
@@ -241,27 +451,33 @@ cdef struct Optimizer:
 
 cdef inline void opt_step(const Optimizer* o, double* w, const double* g, double* s1, double* s2,
                           int64_t n) noexcept nogil:
+    """One step of the n parameters w on their gradient g, with their state
+    s1 (velocity or Adam's first moment) and s2.  The settings are read
+    into locals first and each case is its own loop: the compiler can
+    then vectorise them."""
     cdef int64_t i
-    cdef double v, m
+    cdef double v, m, lr = o.lr, mom = o.momentum, b1 = o.beta1, b2 = o.beta2, eps = o.eps, lr_t = o.lr_t
     if o.solver == 0:
-        if o.momentum == 0.0:
+        if mom == 0.0:
             for i in range(n):
-                w[i] -= o.lr * g[i]
+                w[i] -= lr * g[i]
+        elif o.nesterov:
+            for i in range(n):
+                v = mom * s1[i] - lr * g[i]
+                s1[i] = v
+                w[i] += mom * v - lr * g[i]
         else:
             for i in range(n):
-                v = o.momentum * s1[i] - o.lr * g[i]
+                v = mom * s1[i] - lr * g[i]
                 s1[i] = v
-                if o.nesterov:
-                    w[i] += o.momentum * v - o.lr * g[i]
-                else:
-                    w[i] += v
+                w[i] += v
     else:
         for i in range(n):
-            m = o.beta1 * s1[i] + (1.0 - o.beta1) * g[i]
-            v = o.beta2 * s2[i] + (1.0 - o.beta2) * g[i] * g[i]
+            m = b1 * s1[i] + (1.0 - b1) * g[i]
+            v = b2 * s2[i] + (1.0 - b2) * g[i] * g[i]
             s1[i] = m
             s2[i] = v
-            w[i] -= o.lr_t * m / (sqrt(v) + o.eps)
+            w[i] -= lr_t * m / (sqrt(v) + eps)
 
 
 cdef inline double* ptr(double[::1] a):
@@ -471,3 +687,293 @@ def mlp_gradient(const int64_t[::1] indptr, const int64_t[::1] idx, const double
                     &params[0], &g[0], &a[0], &d[0], &m[0] if sizes[0] else NULL, 0,
                     &tt[0] if sizes[0] else NULL, &n_touched)
     return loss / n, grad
+
+
+# ---------------------------------------------------------------- the batched dense path
+
+cdef inline void layer_offsets_of(const Net* net, int64_t B, int64_t* aoff) noexcept nogil:
+    """aoff[l]: where layer l's B x sizes[l] block starts in the activation
+    (and delta) buffers, l = 1..L."""
+    cdef int l
+    aoff[1] = 0
+    for l in range(1, net.L):
+        aoff[l + 1] = aoff[l] + B * net.sizes[l]
+
+
+cdef void forward_batch(const Net* net, const real* X, int64_t B, const real* W, real* acts,
+                        const int64_t* aoff) noexcept nogil:
+    """Layers 1..L of the B samples X (rows of sizes[0] values) into
+    ``acts``: A_{l+1} = f(A_l W_l + b_l), the last one without f."""
+    cdef int l
+    cdef int64_t b, n_in, n_out
+    cdef const real* a
+    cdef real* z
+    for l in range(net.L):
+        n_in = net.sizes[l]
+        n_out = net.sizes[l + 1]
+        check(net.woff[l] + n_in * n_out <= net.n_params and net.boff[l] + n_out <= net.n_params)
+        a = X if l == 0 else acts + aoff[l]
+        z = acts + aoff[l + 1]
+        for b in range(B):
+            memcpy(z + b * n_out, W + net.boff[l], n_out * sizeof(real))
+        gemm(False, False, B, n_out, n_in, a, n_in, W + net.woff[l], n_out, <real>1, z, n_out)
+        if l < net.L - 1:
+            activate(z, B * n_out, net.act)
+
+
+cdef double batch_gradient(const Net* net, const real* X, int64_t B, const int64_t* rows,
+                           const int32_t* yi, const double* yf, const real* W, real* acts, real* deltas,
+                           real* G) noexcept nogil:
+    """Forward and backward pass of the B samples X (labels: those of
+    ``rows``, or of 0..B-1 when NULL): overwrites G with the gradient of
+    (1/B) sum loss_i (no penalty) and returns sum loss_i."""
+    cdef int L = net.L, l
+    cdef int64_t aoff[MAX_LAYERS_C + 1]
+    cdef int64_t b, i, h, n_in, n_out, K = net.sizes[L]
+    cdef double loss = 0.0, inv_b = 1.0 / B
+    cdef const real* a
+    cdef real* d
+    cdef real* g
+    layer_offsets_of(net, B, aoff)
+    forward_batch(net, X, B, W, acts, aoff)
+    for b in range(B):
+        i = rows[b] if rows != NULL else b
+        loss += output_delta(acts + aoff[L] + b * K, deltas + aoff[L] + b * K, K, net.out,
+                             yi[i] if yi != NULL else 0, yf + i * K if yf != NULL else NULL, inv_b)
+    for l in range(L - 1, -1, -1):
+        n_in = net.sizes[l]
+        n_out = net.sizes[l + 1]
+        a = X if l == 0 else acts + aoff[l]
+        d = deltas + aoff[l + 1]
+        gemm(True, False, n_in, n_out, B, a, n_in, d, n_out, <real>0, G + net.woff[l], n_out)
+        g = G + net.boff[l]
+        memset(g, 0, n_out * sizeof(real))
+        for b in range(B):
+            for h in range(n_out):
+                g[h] += d[b * n_out + h]
+        if l > 0:
+            gemm(False, True, B, n_in, n_out, d, n_out, W + net.woff[l], n_out, <real>0,
+                 deltas + aoff[l], n_in)
+            times_derivative(deltas + aoff[l], acts + aoff[l], B * n_in, net.act)
+    return loss
+
+
+cdef int64_t layers_width(const int64_t[::1] sizes):
+    cdef int64_t width = 0, l
+    for l in range(1, sizes.shape[0]):
+        width += sizes[l]
+    return width
+
+
+def _check_targets(const int32_t[::1] yi, const double[:, ::1] yf, int64_t n, int64_t K):
+    if (yi.shape[0] == 0) == (yf.shape[0] == 0) or (yi.shape[0] and yi.shape[0] != n) \
+            or (yf.shape[0] and (yf.shape[0] != n or yf.shape[1] != K)):
+        raise ValueError("_mlp: give one label or target row per sample")
+
+
+#: rows of one block of the objective, prediction and gradient passes
+cdef enum:
+    BLOCK_ROWS = 256
+
+
+def dense_epoch(const float[:, ::1] X, const int32_t[::1] yi, const double[:, ::1] yf,
+                const int64_t[::1] order, const int64_t[::1] sizes, const int64_t[::1] woff,
+                const int64_t[::1] boff, int act, int out, double[::1] params, float[::1] w32,
+                float[::1] g32, double[::1] grad, double[::1] s1, double[::1] s2, double[::1] acc,
+                int solver, double lr, double momentum, bint nesterov, double beta1, double beta2,
+                double eps, double alpha, int64_t batch_size, int64_t t, int64_t t0):
+    """One pass of dense samples X (n, sizes[0]) over ``order`` in
+    mini-batches, each a forward and backward pass of float32 matrix
+    products on the float32 copy ``w32`` of ``params``, then the step of
+    the float64 ``params`` (and ``w32`` refreshed).  Arguments and result
+    as :func:`mlp_epoch` (``g32``, ``grad``: gradient buffers of P floats
+    and doubles; every row is touched in every step, so averaging keeps no
+    ``last``)."""
+    cdef Net net = make_net(sizes, woff, boff, act, out, params.shape[0])
+    cdef int64_t n = X.shape[0], d = X.shape[1], P = params.shape[0], K = sizes[sizes.shape[0] - 1]
+    cdef int64_t width = layers_width(sizes), start, B, b, q, i, n_w
+    cdef int l
+    cdef bint averaging = t0 >= 0
+    cdef double total = 0.0, batch_loss, penalty, w
+    cdef Optimizer o
+    cdef double* Wd = ptr(params)
+    cdef double* S1 = ptr(s1)
+    cdef double* S2 = ptr(s2)
+    cdef double* Acc = ptr(acc)
+    cdef float* W32 = &w32[0] if w32.shape[0] else NULL
+    cdef float* G32 = &g32[0] if g32.shape[0] else NULL
+    cdef double* G64 = ptr(grad)
+    cdef float* xb
+    cdef float* acts
+    cdef float* deltas
+    _find_blas()
+    if d != sizes[0] or w32.shape[0] != P or g32.shape[0] != P or grad.shape[0] != P:
+        raise ValueError("_mlp: the dense samples or buffers do not match the network")
+    _check_targets(yi, yf, n, K)
+    if (solver == 1 or solver == 0 and momentum != 0.0) and s1.shape[0] != P or solver == 1 and s2.shape[0] != P:
+        raise ValueError("_mlp: the optimizer state does not match the network")
+    if averaging and acc.shape[0] != P:
+        raise ValueError("_mlp: the averaging state does not match the network")
+    if batch_size < 1 or order.shape[0] == 0:
+        return 0.0, t
+    B = min(batch_size, order.shape[0])
+    xb = <float*>malloc(B * d * sizeof(float))
+    acts = <float*>malloc(B * width * sizeof(float))
+    deltas = <float*>malloc(B * width * sizeof(float))
+    if xb == NULL or acts == NULL or deltas == NULL:
+        free(xb)
+        free(acts)
+        free(deltas)
+        raise MemoryError()
+    o.solver = solver
+    o.lr = lr
+    o.momentum = momentum
+    o.nesterov = nesterov
+    o.beta1 = beta1
+    o.beta2 = beta2
+    o.eps = eps
+    try:
+        with nogil:
+            start = 0
+            while start < order.shape[0]:
+                B = min(batch_size, order.shape[0] - start)
+                for b in range(B):
+                    i = order[start + b]
+                    check_index(i, n)
+                    memcpy(xb + b * d, &X[i, 0], d * sizeof(float))
+                batch_loss = batch_gradient(&net, xb, B, &order[start], &yi[0] if yi.shape[0] else NULL,
+                                            &yf[0, 0] if yf.shape[0] else NULL, W32, acts, deltas, G32)
+                t += 1
+                if solver == 1:
+                    o.lr_t = lr * sqrt(1.0 - pow(beta2, <double>t)) / (1.0 - pow(beta1, <double>t))
+                # the step on the float64 parameters: the gradient with the weights' L2 term
+                # (the penalty taken before the step), the optimizer, then the float32 copy
+                penalty = 0.0
+                for l in range(net.L):
+                    for q in range(woff[l], boff[l]):
+                        w = Wd[q]
+                        penalty += w * w
+                        G64[q] = G32[q] + alpha * w
+                    for q in range(boff[l], boff[l] + sizes[l + 1]):
+                        G64[q] = G32[q]
+                opt_step(&o, Wd, G64, S1, S2, P)
+                for q in range(P):
+                    W32[q] = <float>Wd[q]
+                total += batch_loss + 0.5 * alpha * penalty * B
+                if averaging and t > t0:
+                    for q in range(P):
+                        Acc[q] += Wd[q]
+                start += B
+    finally:
+        free(xb)
+        free(acts)
+        free(deltas)
+    return total, t
+
+
+cdef object dense_pass(const real[:, ::1] X, const int32_t[::1] yi, const double[:, ::1] yf,
+                       const int64_t[::1] sizes, const int64_t[::1] woff, const int64_t[::1] boff,
+                       int act, int out, const real[::1] params, double[:, ::1] result, real[::1] grad):
+    """Blocks of BLOCK_ROWS dense samples through the network: the output
+    pre-activations into ``result`` (when not empty), and the loss summed
+    (with labels or targets given) and its gradient summed into ``grad``
+    (when not empty, scaled by 1/n: that of the mean loss)."""
+    cdef Net net = make_net(sizes, woff, boff, act, out, params.shape[0])
+    cdef int64_t n = X.shape[0], d = X.shape[1], K = sizes[sizes.shape[0] - 1], P = params.shape[0]
+    cdef int64_t width = layers_width(sizes), start, B, b, k, q
+    cdef int64_t aoff[MAX_LAYERS_C + 1]
+    cdef bint want_out = result.shape[0] != 0, want_loss = yi.shape[0] != 0 or yf.shape[0] != 0
+    cdef bint want_grad = grad.shape[0] != 0
+    cdef double total = 0.0, scale
+    cdef real* acts
+    cdef real* deltas
+    cdef real* g
+    cdef real[::1] gb
+    if d != sizes[0] or (want_out and (result.shape[0] != n or result.shape[1] != K)) \
+            or (want_grad and (grad.shape[0] != P or not want_loss or want_out)):
+        raise ValueError("_mlp: the dense samples or buffers do not match the network")
+    if want_loss:
+        _check_targets(yi, yf, n, K)
+    if n == 0:
+        return 0.0
+    B = min(<int64_t>BLOCK_ROWS, n)
+    if want_grad:
+        gb = np.empty(P, dtype=np.float32 if real is float else np.float64)
+        memset(&grad[0], 0, P * sizeof(real))
+    acts = <real*>malloc(B * width * sizeof(real))
+    deltas = <real*>malloc(B * width * sizeof(real))
+    if acts == NULL or deltas == NULL:
+        free(acts)
+        free(deltas)
+        raise MemoryError()
+    try:
+        with nogil:
+            start = 0
+            while start < n:
+                B = min(<int64_t>BLOCK_ROWS, n - start)
+                if want_grad:
+                    total += batch_gradient(&net, &X[start, 0], B, NULL,
+                                            &yi[start] if yi.shape[0] else NULL,
+                                            &yf[start, 0] if yf.shape[0] else NULL,
+                                            &params[0], acts, deltas, &gb[0])
+                    scale = <double>B / n
+                    g = &grad[0]
+                    for q in range(P):
+                        g[q] += <real>(scale * gb[q])
+                else:
+                    layer_offsets_of(&net, B, aoff)
+                    forward_batch(&net, &X[start, 0], B, &params[0], acts, aoff)
+                    if want_loss:
+                        for b in range(B):
+                            total += output_delta(acts + aoff[net.L] + b * K, deltas, K, net.out,
+                                                  yi[start + b] if yi.shape[0] else 0,
+                                                  &yf[start + b, 0] if yf.shape[0] else NULL, 1.0)
+                if want_out:
+                    for b in range(B):
+                        for k in range(K):
+                            result[start + b, k] = acts[aoff[net.L] + b * K + k]
+                start += B
+    finally:
+        free(acts)
+        free(deltas)
+    return total
+
+
+def dense_forward(const real[:, ::1] X, const int64_t[::1] sizes, const int64_t[::1] woff,
+                  const int64_t[::1] boff, int act, const real[::1] params, double[:, ::1] result):
+    """The output pre-activations (before softmax) of the dense samples X
+    into ``result`` (n_samples, sizes[L]), in X's precision."""
+    cdef int32_t[::1] no_labels = np.zeros(0, np.int32)
+    cdef double[:, ::1] no_targets = np.zeros((0, 1))
+    cdef real[::1] no_grad = np.zeros(0, np.float32 if real is float else np.float64)
+    _find_blas()
+    if result.shape[0] != X.shape[0]:
+        raise ValueError("_mlp: the result does not match the samples")
+    if X.shape[0]:
+        dense_pass(X, no_labels, no_targets, sizes, woff, boff, act, 1, params, result, no_grad)
+
+
+def dense_loss(const real[:, ::1] X, const int32_t[::1] yi, const double[:, ::1] yf,
+               const int64_t[::1] sizes, const int64_t[::1] woff, const int64_t[::1] boff,
+               int act, int out, const real[::1] params):
+    """Sum of the losses of the dense samples X (no penalty): the
+    objective pass, batched, in X's precision."""
+    cdef double[:, ::1] no_result = np.zeros((0, 1))
+    cdef real[::1] no_grad = np.zeros(0, np.float32 if real is float else np.float64)
+    _find_blas()
+    return dense_pass(X, yi, yf, sizes, woff, boff, act, out, params, no_result, no_grad)
+
+
+def dense_gradient(const real[:, ::1] X, const int32_t[::1] yi, const double[:, ::1] yf,
+                   const int64_t[::1] sizes, const int64_t[::1] woff, const int64_t[::1] boff,
+                   int act, int out, const real[::1] params):
+    """``(mean loss, gradient)`` over the dense samples X without the
+    penalty, by the batched passes training takes (a testing hook)."""
+    _find_blas()
+    if X.shape[0] < 1:
+        raise ValueError("_mlp: give one label or target row per sample")
+    grad = np.zeros(params.shape[0], dtype=np.float32 if real is float else np.float64)
+    cdef real[::1] g = grad
+    cdef double[:, ::1] no_result = np.zeros((0, 1))
+    loss = dense_pass(X, yi, yf, sizes, woff, boff, act, out, params, no_result, g)
+    return loss / X.shape[0], grad

@@ -13,7 +13,11 @@ layer is an embedding bag over the active features: its cost is (active
 features x hidden units) per sample, never the input dimension, and a
 step updates only the first-layer rows of the features its batch holds
 (their L2 term and optimizer state included: lazily, as sparse Adam does).
-On dense inputs every row is active and this is the ordinary step.
+On dense inputs (every column of every sample stored) training takes a
+batched path: each mini-batch's layers are float32 matrix products (BLAS
+when scipy is installed), the parameters, optimizer state and penalty stay
+float64; the objective after each epoch and predictions multiply in
+float64.
 
 Solvers: ``sgd`` (momentum, Nesterov's or not; step schedules
 ``constant``, ``invscaling`` eta = eta0 / (t + 1)^power_t with t the samples
@@ -31,7 +35,8 @@ import warnings
 import numpy as np
 
 from .. import store
-from .._mlp import ACTIVATIONS, MAX_LAYERS, SOLVERS, mlp_epoch, mlp_forward, mlp_gradient
+from .._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward, dense_gradient, dense_loss,
+                    mlp_epoch, mlp_forward, mlp_gradient)
 from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
                     _classes_from_json, _is_int, _is_real, _short, check_bool, check_choice,
                     check_int, check_real, checked_estimator, checked_input_kind)
@@ -66,6 +71,20 @@ def _subset(design, rows):
     np.cumsum(lengths, out=indptr[1:])
     take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
     return Design(indptr, design.idx[take], design.val[take])
+
+
+def _dense_matrix(design, n_columns):
+    """The samples as an (n, n_columns) float64 view when every sample
+    stores every column in order (a dense input), else None (the sparse,
+    embedding-bag path)."""
+    n = design.n_samples
+    if n_columns < 1 or len(design.idx) != n * n_columns or len(design.val) != n * n_columns:
+        return None
+    if not (np.array_equal(design.indptr, np.arange(0, n * n_columns + 1, n_columns))
+            and np.array_equal(design.idx.reshape(n, n_columns), np.broadcast_to(np.arange(n_columns),
+                                                                                 (n, n_columns)))):
+        return None
+    return design.val.reshape(n, n_columns)
 
 
 def _log_softmax(z):
@@ -200,32 +219,46 @@ class BaseMLP(LinearModel):
             params[boff[i]: boff[i] + sizes[i + 1]] = rng.uniform(-bound, bound, sizes[i + 1])
         return params
 
-    def _outputs(self, design, weights):
+    def _outputs(self, design, weights, dense=None):
+        """Output pre-activations; ``dense``: the samples' dense view when
+        the caller found it (else looked for here)."""
         sizes, woff, boff = self._net()
         out = np.empty((design.n_samples, sizes[-1]))
-        mlp_forward(design.indptr, design.idx, design.val, sizes, woff, boff,
-                    ACTIVATIONS[self.activation], weights, out)
+        if dense is None:
+            dense = _dense_matrix(design, sizes[0])
+        if dense is not None:
+            dense_forward(dense, sizes, woff, boff, ACTIVATIONS[self.activation], weights, out)
+        else:
+            mlp_forward(design.indptr, design.idx, design.val, sizes, woff, boff,
+                        ACTIVATIONS[self.activation], weights, out)
         return out
 
     def _targets(self, y):
         """(int labels, float targets) of the compiled loops: one is empty."""
         raise NotImplementedError
 
-    def _objective(self, design, yi, yf, weights):
-        """Exact (1/n) sum loss_i + (alpha / 2) ||W||^2."""
-        z = self._outputs(design, weights)
+    def _objective(self, design, yi, yf, weights, dense=None):
+        """Exact (1/n) sum loss_i + (alpha / 2) ||W||^2 (``dense``: the
+        samples' dense view, for the batched pass)."""
         with np.errstate(over="ignore", invalid="ignore"):      # a diverging run: inf, caught by fit
-            return self._penalised(z, yi, yf, weights)
+            if dense is not None:
+                sizes, woff, boff = self._net()
+                data = dense_loss(dense, yi, yf, sizes, woff, boff, ACTIVATIONS[self.activation],
+                                  0 if self._output == "softmax" else 1,
+                                  weights.astype(dense.dtype)) / len(dense)
+            else:
+                z = self._outputs(design, weights)
+                if self._output == "softmax":
+                    data = -float(np.mean(_log_softmax(z)[np.arange(len(yi)), yi]))
+                else:
+                    data = 0.5 * float(np.mean(np.sum((z - yf) ** 2, axis=1)))
+            return data + 0.5 * self.alpha * self._squared_weights(weights)
 
-    def _penalised(self, z, yi, yf, weights):
-        if self._output == "softmax":
-            data = -float(np.mean(_log_softmax(z)[np.arange(len(yi)), yi]))
-        else:
-            data = 0.5 * float(np.mean(np.sum((z - yf) ** 2, axis=1)))
+    def _squared_weights(self, weights):
+        """||W||^2 over the weights (not the biases)."""
         woff, _, _ = layer_offsets(self._sizes)
-        sq = sum(float(weights[o: o + a * b] @ weights[o: o + a * b])
-                 for o, a, b in zip(woff, self._sizes[:-1], self._sizes[1:]))
-        return data + 0.5 * self.alpha * sq
+        return sum(float(weights[o: o + a * b] @ weights[o: o + a * b])
+                   for o, a, b in zip(woff, self._sizes[:-1], self._sizes[1:]))
 
     def _objective_gradient(self, X, y, weights):
         """(J, dJ/dweights) on all of X, y as one batch: a testing hook for
@@ -234,9 +267,14 @@ class BaseMLP(LinearModel):
         yi, yf = self._targets(y)
         sizes, woff, boff = self._net()
         weights = np.ascontiguousarray(weights, dtype=np.float64)
-        loss, grad = mlp_gradient(design.indptr, design.idx, design.val, yi, yf, sizes, woff, boff,
-                                  ACTIVATIONS[self.activation], 0 if self._output == "softmax" else 1,
-                                  weights)
+        dense = _dense_matrix(design, sizes[0])
+        if dense is not None:
+            loss, grad = dense_gradient(dense, yi, yf, sizes, woff, boff, ACTIVATIONS[self.activation],
+                                        0 if self._output == "softmax" else 1, weights)
+        else:
+            loss, grad = mlp_gradient(design.indptr, design.idx, design.val, yi, yf, sizes, woff, boff,
+                                      ACTIVATIONS[self.activation], 0 if self._output == "softmax" else 1,
+                                      weights)
         for o, a, b in zip(woff, sizes[:-1], sizes[1:]):
             w = weights[o: o + a * b]
             loss += 0.5 * self.alpha * float(w @ w)
@@ -263,6 +301,12 @@ class BaseMLP(LinearModel):
             yi, yf = (yi[tr_rows] if len(yi) else yi), (yf[tr_rows] if len(yf) else yf)
             n = design.n_samples
         sizes_a, woff, boff = self._net()
+        dense = _dense_matrix(design, sizes[0])
+        val_dense = None if val_design is None else _dense_matrix(val_design, sizes[0])
+        if dense is not None:           # the batched path: float32 products, float64 parameters
+            x32 = dense.astype(np.float32)
+            w32 = params.astype(np.float32)
+            g32 = np.empty(len(params), dtype=np.float32)
         P = len(params)
         n_cols = sizes[0]
         grad = np.zeros(P)
@@ -286,14 +330,19 @@ class BaseMLP(LinearModel):
         self.n_iter_ = 0
         for _ in range(self.max_iter):
             order = rng.permutation(n).astype(np.int64) if self.shuffle else np.arange(n, dtype=np.int64)
-            running, t = mlp_epoch(design.indptr, design.idx, design.val, yi, yf, order, sizes_a, woff, boff,
-                                   act, out, params, grad, s1, s2, acc, last, mark, touched, solver, lr,
-                                   float(self.momentum), bool(self.nesterovs_momentum), float(self.beta_1),
-                                   float(self.beta_2), float(self.epsilon), float(self.alpha), batch, t, t0)
+            optimizer = (solver, lr, float(self.momentum), bool(self.nesterovs_momentum), float(self.beta_1),
+                         float(self.beta_2), float(self.epsilon), float(self.alpha), batch, t, t0)
+            if dense is not None:
+                running, t = dense_epoch(x32, yi, yf, order, sizes_a, woff, boff, act, out, params, w32, g32,
+                                         grad, s1, s2, acc, *optimizer)
+                last[:] = t                 # every row is current after a dense step
+            else:
+                running, t = mlp_epoch(design.indptr, design.idx, design.val, yi, yf, order, sizes_a, woff, boff,
+                                       act, out, params, grad, s1, s2, acc, last, mark, touched, *optimizer)
             seen += n
             self.n_iter_ += 1
             weights = self._current(params, acc, last, t, t0)
-            objective = self._objective(design, yi, yf, weights)
+            objective = self._objective(design, yi, yf, weights, None if dense is None else x32)
             if not (np.all(np.isfinite(params)) and np.isfinite(objective)):
                 raise ValueError(f"{type(self).__name__} diverged (NaN or infinite weights) in epoch "
                                  f"{self.n_iter_}: try a smaller learning_rate_init or scaled inputs")
@@ -301,7 +350,7 @@ class BaseMLP(LinearModel):
             if self.learning_rate == "invscaling" and solver == 0:
                 lr = self.learning_rate_init / (seen + 1) ** self.power_t
             if self.early_stopping:
-                score = self._score_weights(val_design, val_yi, val_yf, weights)
+                score = self._score_weights(val_design, val_yi, val_yf, weights, val_dense)
                 self.validation_scores_.append(score)
                 improved = score > best_val + self.tol
                 if score > best_val:
@@ -338,9 +387,9 @@ class BaseMLP(LinearModel):
         avg[: n_cols * H].reshape(n_cols, H)[...] += params[: n_cols * H].reshape(n_cols, H) * counts[:, None]
         return avg / (t - t0)
 
-    def _score_weights(self, design, yi, yf, weights):
+    def _score_weights(self, design, yi, yf, weights, dense=None):
         """Validation score: accuracy, or R^2 for regression."""
-        z = self._outputs(design, weights)
+        z = self._outputs(design, weights, dense)
         if self._output == "softmax":
             return float(np.mean(np.argmax(z, axis=1) == yi))
         var = float(np.sum((yf - yf.mean()) ** 2))
