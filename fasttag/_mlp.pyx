@@ -449,6 +449,43 @@ cdef struct Optimizer:
     double lr_t          # Adam's bias-corrected step of the current update
 
 
+cdef extern from *:
+    """
+    #include <math.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* Adam's step.  In C for SSE2: compilers keep sqrt scalar (errno), and
+       two square roots and divisions at a time halve the step's cost. */
+    static void fasttag_adam_step(double* w, const double* g, double* m1, double* m2, long long n,
+                                  double b1, double b2, double lr_t, double eps) {
+        long long i = 0;
+    #if defined(__SSE2__)
+        const __m128d vb1 = _mm_set1_pd(b1), vc1 = _mm_set1_pd(1.0 - b1), vb2 = _mm_set1_pd(b2),
+                      vc2 = _mm_set1_pd(1.0 - b2), vlr = _mm_set1_pd(lr_t), veps = _mm_set1_pd(eps);
+        for (; i + 2 <= n; i += 2) {
+            __m128d gi = _mm_loadu_pd(g + i);
+            __m128d m = _mm_add_pd(_mm_mul_pd(vb1, _mm_loadu_pd(m1 + i)), _mm_mul_pd(vc1, gi));
+            __m128d v = _mm_add_pd(_mm_mul_pd(vb2, _mm_loadu_pd(m2 + i)), _mm_mul_pd(_mm_mul_pd(vc2, gi), gi));
+            _mm_storeu_pd(m1 + i, m);
+            _mm_storeu_pd(m2 + i, v);
+            _mm_storeu_pd(w + i, _mm_sub_pd(_mm_loadu_pd(w + i),
+                                            _mm_div_pd(_mm_mul_pd(vlr, m), _mm_add_pd(_mm_sqrt_pd(v), veps))));
+        }
+    #endif
+        for (; i < n; i++) {
+            double m = b1 * m1[i] + (1.0 - b1) * g[i];
+            double v = b2 * m2[i] + (1.0 - b2) * g[i] * g[i];
+            m1[i] = m;
+            m2[i] = v;
+            w[i] -= lr_t * m / (sqrt(v) + eps);
+        }
+    }
+    """
+    void adam_step "fasttag_adam_step"(double* w, const double* g, double* m1, double* m2, long long n,
+                                       double b1, double b2, double lr_t, double eps) noexcept nogil
+
+
 cdef inline void opt_step(const Optimizer* o, double* w, const double* g, double* s1, double* s2,
                           int64_t n) noexcept nogil:
     """One step of the n parameters w on their gradient g, with their state
@@ -472,12 +509,7 @@ cdef inline void opt_step(const Optimizer* o, double* w, const double* g, double
                 s1[i] = v
                 w[i] += v
     else:
-        for i in range(n):
-            m = b1 * s1[i] + (1.0 - b1) * g[i]
-            v = b2 * s2[i] + (1.0 - b2) * g[i] * g[i]
-            s1[i] = m
-            s2[i] = v
-            w[i] -= lr_t * m / (sqrt(v) + eps)
+        adam_step(w, g, s1, s2, n, b1, b2, lr_t, eps)
 
 
 cdef inline double* ptr(double[::1] a):
@@ -566,6 +598,7 @@ def mlp_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     o.beta1 = beta1
     o.beta2 = beta2
     o.eps = eps
+    o.lr_t = 0.0
     try:
         with nogil:
             start = 0
@@ -832,6 +865,7 @@ def dense_epoch(const float[:, ::1] X, const int32_t[::1] yi, const double[:, ::
     o.beta1 = beta1
     o.beta2 = beta2
     o.eps = eps
+    o.lr_t = 0.0
     try:
         with nogil:
             start = 0
