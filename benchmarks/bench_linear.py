@@ -33,7 +33,10 @@ digits (standardised, the split above, mean over ``--seeds`` seeds, at most
 FeatureHasher(2^``--mlp-hash-bits``) matrix and fasttag the feature strings
 folded into the same hash space (``n_features``).  On EWT the MLP is also
 set against fasttag's averaged perceptron, to see whether a hidden layer
-pays for itself there.
+pays for itself there.  On digits fasttag's dense matrix products use
+scipy's BLAS when it is installed, else fasttag's own kernel
+(``--mlp-gemm own`` measures that one, ``both`` both); the per-epoch time
+is printed to stderr.
 """
 import os
 
@@ -192,21 +195,36 @@ def sparse_task(epochs):
 SK_ALPHA = 1e-4
 
 
-def mlp_digits(seeds, epochs):
+def mlp_digits(seeds, epochs, gemm="default"):
+    """``gemm``: the kernel of fasttag's dense matrix products ("default":
+    scipy's BLAS when installed; "own": fasttag's own kernel, as without
+    scipy; "both": one row each)."""
     from sklearn.neural_network import MLPClassifier as SkMLP
+    from fasttag import _mlp
     X, y = datasets.load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
     scaler = StandardScaler().fit(Xtr)
     Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
     common = dict(hidden_layer_sizes=(100,), activation="relu", solver="adam", batch_size=200,
                   learning_rate_init=1e-3, max_iter=epochs, n_iter_no_change=epochs)
+    kernels = {"default": [_mlp.gemm_backend()], "own": ["own"], "both": [_mlp.gemm_backend(), "own"]}[gemm]
+    runs = [(f"fasttag ({k} gemm)" if gemm != "default" else "fasttag", ft.MLPClassifier, k)
+            for k in dict.fromkeys(kernels)] + [("sklearn", SkMLP, None)]
     rows = []
-    for system, cls in (("fasttag", ft.MLPClassifier), ("sklearn", SkMLP)):
+    for system, cls, kernel in runs:
         acc, secs = [], []
-        for s in range(min(seeds, 5)):
-            est = cls(random_state=s, alpha=SK_ALPHA / 200 if system == "fasttag" else SK_ALPHA, **common)
-            secs.append(timed_fit(est, Xtr, ytr))
-            acc.append(est.score(Xte, yte))
+        previous = _mlp.set_gemm_backend(kernel) if kernel else None
+        try:
+            for s in range(min(seeds, 5)):
+                est = cls(random_state=s, alpha=SK_ALPHA / 200 if kernel else SK_ALPHA, **common)
+                secs.append(timed_fit(est, Xtr, ytr))
+                acc.append(est.score(Xte, yte))
+        finally:
+            if previous:
+                _mlp.set_gemm_backend(previous)
+        print(f"  digits {system}{f' ({kernel} gemm)' if kernel and gemm == 'default' else ''}: "
+              f"{np.mean(secs):.3f} CPU s per fit, {1000 * np.mean(secs) / epochs:.2f} ms per epoch",
+              file=sys.stderr)
         rows.append({"task": "digits", "learner": f"MLP (100 relu, Adam, {epochs} epochs)", "system": system,
                      "score": f"acc {100 * np.mean(acc):.2f}", "acc": np.mean(acc), "fit": np.mean(secs)})
     return rows
@@ -278,6 +296,9 @@ def main():
     ap.add_argument("--mlp-sparse-epochs", type=int, default=2, help="MLP epochs on EWT")
     ap.add_argument("--mlp-hidden", type=int, default=100, help="MLP hidden units on EWT")
     ap.add_argument("--mlp-hash-bits", type=int, default=18, help="hash space of the MLP on EWT (bits)")
+    ap.add_argument("--mlp-gemm", choices=("default", "own", "both"), default="default",
+                    help="fasttag's dense matrix products on digits: scipy's BLAS when installed (default), "
+                         "fasttag's own kernel, or both")
     ap.add_argument("--mlp-no-sklearn-ewt", action="store_true",
                     help="skip scikit-learn's MLP on EWT (tens of CPU minutes)")
     args = ap.parse_args()
@@ -287,7 +308,7 @@ def main():
         if not args.mlp_only:
             rows += dense_tasks(args.seeds)
         if args.mlp or args.mlp_only:
-            rows += mlp_digits(args.seeds, args.mlp_epochs)
+            rows += mlp_digits(args.seeds, args.mlp_epochs, args.mlp_gemm)
             if not args.quick:
                 rows += mlp_ewt(args.mlp_sparse_epochs, args.mlp_hash_bits, args.mlp_hidden,
                                 with_sklearn=not args.mlp_no_sklearn_ewt)
