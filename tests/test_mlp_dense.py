@@ -182,3 +182,46 @@ def test_own_kernel_and_blas_agree_and_runs_repeat():
 def test_backend_hook_rejects_unknown_names():
     with pytest.raises(ValueError, match="own"):
         _mlp.set_gemm_backend("mkl")
+
+
+def _run(code, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    import fasttag
+    env["PYTHONPATH"] = str(Path(fasttag.__file__).resolve().parents[1]) + os.pathsep + root
+    return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("how", ["not a capsule", "no sgemm", "wrong signature"])
+def test_without_scipys_blas_the_own_kernel_trains(tmp_path, how):
+    """fasttag's core does not build against scipy: when scipy's BLAS
+    capsules are missing or not the expected gemm, the own kernel runs and
+    trains the same network as in-process within float32 rounding."""
+    setup = {"not a capsule": "from scipy.linalg import cython_blas as cb; cb.__pyx_capi__['dgemm'] = 1",
+             "no sgemm": "from scipy.linalg import cython_blas as cb; cb.__pyx_capi__.pop('sgemm')",
+             "wrong signature": "from scipy.linalg import cython_blas as cb; "
+                                "cb.__pyx_capi__['sgemm'] = cb.__pyx_capi__['dgemm']"}[how]
+    code = f"""import numpy as np, warnings
+from fasttag import _mlp
+from fasttag.linear import MLPClassifier
+{setup}
+X = np.random.default_rng(0).normal(size=(30, 5))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    est = MLPClassifier(hidden_layer_sizes=(6,), max_iter=3, batch_size=7, random_state=0).fit(X, np.arange(30) % 3)
+print(_mlp.gemm_backend())
+print(repr(est._weights.tolist()))
+"""
+    result = _run(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    backend, weights = result.stdout.splitlines()
+    assert backend == "own"
+    X = np.random.default_rng(0).normal(size=(30, 5))
+    here = _fit(MLPClassifier, X, np.arange(30) % 3, hidden_layer_sizes=(6,), max_iter=3, batch_size=7,
+                random_state=0)
+    np.testing.assert_allclose(np.array(eval(weights)), here._weights, rtol=1e-4, atol=1e-6)
