@@ -117,7 +117,7 @@ cdef inline void times_derivative(real* d, const real* a, int64_t n, int act) no
 
 cdef inline double output_delta(const real* z, real* d, int64_t K, int out, int32_t label,
                                 const double* target, double scale) noexcept nogil:
-    """Loss of one sample whose output pre-activations are z (computed in
+    """Loss of one sample whose output pre-activations are z (summed in
     float64); writes scale * dloss/dz into d (K values, also a scratch
     buffer)."""
     cdef int64_t k
@@ -129,7 +129,10 @@ cdef inline double output_delta(const real* z, real* d, int64_t K, int out, int3
                 m = z[k]
         s = 0.0
         for k in range(K):
-            e = exp(z[k] - m)
+            if real is float:
+                e = expf(<float>(z[k] - m))     # float32 products: float32 exponentials suffice
+            else:
+                e = exp(z[k] - m)
             s += e
             d[k] = <real>e
         check_index(label, K)

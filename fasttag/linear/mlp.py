@@ -182,8 +182,14 @@ class BaseMLP(LinearModel):
     # ------------------------------------------------------------ the network
 
     def _net(self):
-        woff, boff, _ = layer_offsets(self._sizes)
-        return np.asarray(self._sizes, dtype=np.int64), woff, boff
+        """(sizes, woff, boff) as the compiled passes take them (kept while
+        the sizes stay: the epoch loop asks for them every epoch)."""
+        key = tuple(self._sizes)
+        cached = getattr(self, "_net_cache", None)
+        if cached is None or cached[0] != key:
+            woff, boff, _ = layer_offsets(self._sizes)
+            cached = self._net_cache = (key, (np.asarray(self._sizes, dtype=np.int64), woff, boff))
+        return cached[1]
 
     @property
     def coefs_(self):
@@ -237,26 +243,27 @@ class BaseMLP(LinearModel):
         """(int labels, float targets) of the compiled loops: one is empty."""
         raise NotImplementedError
 
-    def _objective(self, design, yi, yf, weights, dense=None):
+    def _objective(self, design, yi, yf, weights, dense=None, dense_weights=None):
         """Exact (1/n) sum loss_i + (alpha / 2) ||W||^2 (``dense``: the
-        samples' dense view, for the batched pass)."""
+        samples' dense view, for the batched pass, in its precision;
+        ``dense_weights``: ``weights`` in that precision when at hand)."""
+        if dense is not None:               # compiled throughout: no numpy warnings to silence
+            sizes, woff, boff = self._net()
+            data = dense_loss(dense, yi, yf, sizes, woff, boff, ACTIVATIONS[self.activation],
+                              0 if self._output == "softmax" else 1,
+                              weights.astype(dense.dtype) if dense_weights is None else dense_weights) / len(dense)
+            return data + 0.5 * self.alpha * self._squared_weights(weights)
         with np.errstate(over="ignore", invalid="ignore"):      # a diverging run: inf, caught by fit
-            if dense is not None:
-                sizes, woff, boff = self._net()
-                data = dense_loss(dense, yi, yf, sizes, woff, boff, ACTIVATIONS[self.activation],
-                                  0 if self._output == "softmax" else 1,
-                                  weights.astype(dense.dtype)) / len(dense)
+            z = self._outputs(design, weights)
+            if self._output == "softmax":
+                data = -float(np.mean(_log_softmax(z)[np.arange(len(yi)), yi]))
             else:
-                z = self._outputs(design, weights)
-                if self._output == "softmax":
-                    data = -float(np.mean(_log_softmax(z)[np.arange(len(yi)), yi]))
-                else:
-                    data = 0.5 * float(np.mean(np.sum((z - yf) ** 2, axis=1)))
+                data = 0.5 * float(np.mean(np.sum((z - yf) ** 2, axis=1)))
             return data + 0.5 * self.alpha * self._squared_weights(weights)
 
     def _squared_weights(self, weights):
         """||W||^2 over the weights (not the biases)."""
-        woff, _, _ = layer_offsets(self._sizes)
+        _, woff, _ = self._net()
         return sum(float(weights[o: o + a * b] @ weights[o: o + a * b])
                    for o, a, b in zip(woff, self._sizes[:-1], self._sizes[1:]))
 
@@ -342,7 +349,9 @@ class BaseMLP(LinearModel):
             seen += n
             self.n_iter_ += 1
             weights = self._current(params, acc, last, t, t0)
-            objective = self._objective(design, yi, yf, weights, None if dense is None else x32)
+            # without averaging the float32 copy of the weights is at hand: the step refreshes it
+            objective = self._objective(design, yi, yf, weights, None if dense is None else x32,
+                                        w32 if dense is not None and t0 < 0 else None)
             if not (np.all(np.isfinite(params)) and np.isfinite(objective)):
                 raise ValueError(f"{type(self).__name__} diverged (NaN or infinite weights) in epoch "
                                  f"{self.n_iter_}: try a smaller learning_rate_init or scaled inputs")
