@@ -16,8 +16,9 @@ step updates only the first-layer rows of the features its batch holds
 On dense inputs (every column of every sample stored) training takes a
 batched path: each mini-batch's layers are float32 matrix products (BLAS
 when scipy is installed), the parameters, optimizer state and penalty stay
-float64; the objective after each epoch and predictions multiply in
-float64.
+float64; the objective after each epoch (``loss_curve_``) also multiplies
+in float32 (exact up to that rounding, about 1e-6 relative); predictions
+and validation scores multiply in float64.
 
 Solvers: ``sgd`` (momentum, Nesterov's or not; step schedules
 ``constant``, ``invscaling`` eta = eta0 / (t + 1)^power_t with t the samples
