@@ -161,8 +161,10 @@ ctypedef void (*dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*,
 cdef sgemm_t blas_sgemm = NULL
 cdef dgemm_t blas_dgemm = NULL
 cdef bint use_blas = False
+cdef bint row_blocks = True
 cdef enum:
     INT_MAX_C = 2147483647
+    ONE_THREAD_GEMM = 262144      # 65536 * 4: OpenBLAS's default bound for one-thread gemm
 
 _blas_state = {"looked": False, "found": False}
 
@@ -188,9 +190,31 @@ def _blas_pointer(capi, name, scalar):
     return <size_t>PyCapsule_GetPointer(cap, cname)
 
 
+def _one_blas_thread():
+    """Whether the environment gives OpenBLAS one thread (the variables it
+    reads, in its order)."""
+    import os
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value == "1"
+    return False
+
+
+def _set_row_blocks(on):
+    """Whether BLAS calls go in blocks of rows small enough for one thread
+    (a testing hook; decided from the environment at the first product);
+    returns the previous setting."""
+    global row_blocks
+    _find_blas()
+    previous = bool(row_blocks)
+    row_blocks = bool(on)
+    return previous
+
+
 def _find_blas():
     """Look once for scipy's BLAS; use it when found."""
-    global blas_sgemm, blas_dgemm, use_blas
+    global blas_sgemm, blas_dgemm, use_blas, row_blocks
     if _blas_state["looked"]:
         return
     try:
@@ -203,6 +227,7 @@ def _find_blas():
         blas_sgemm = <sgemm_t><size_t>s
         blas_dgemm = <dgemm_t><size_t>d
         use_blas = True
+        row_blocks = not _one_blas_thread()
         _blas_state["found"] = True
     _blas_state["looked"] = True
 
@@ -315,19 +340,32 @@ cdef inline void gemm(bint ta, bint tb, int64_t M, int64_t N, int64_t K, const r
     """C = beta C + op(A) op(B) for row-major matrices (op: transposed when
     ta / tb): C is M x N, op(A) M x K, op(B) K x N.  Row-major C = A B is
     column-major C^T = B^T A^T, hence the swapped operands of the BLAS call."""
-    cdef int m = <int>M, n = <int>N, k = <int>K, la = <int>lda, lb = <int>ldb, lc = <int>ldc
+    cdef int m, n = <int>N, k = <int>K, la = <int>lda, lb = <int>ldb, lc = <int>ldc
     cdef char tra = b'T' if ta else b'N'
     cdef char trb = b'T' if tb else b'N'
     cdef float fone = 1, fbeta = beta
     cdef double done = 1, dbeta = beta
+    cdef int64_t i0 = 0, rows = M
     if M <= 0 or N <= 0:
         return
     if use_blas and M <= INT_MAX_C and N <= INT_MAX_C and K <= INT_MAX_C and lda <= INT_MAX_C \
             and ldb <= INT_MAX_C and ldc <= INT_MAX_C:
-        if real is float:
-            blas_sgemm(&trb, &tra, &n, &m, &k, &fone, <float*>B, &lb, <float*>A, &la, &fbeta, C, &lc)
-        else:
-            blas_dgemm(&trb, &tra, &n, &m, &k, &done, <double*>B, &lb, <double*>A, &la, &dbeta, C, &lc)
+        # Products of a few hundred rows gain nothing from BLAS threads (they cost more to wake,
+        # and idle ones spin: on a busy machine a fit took 10-50 times longer): calls of at most
+        # ONE_THREAD_GEMM multiply-adds run on the calling thread (OpenBLAS's threshold), so
+        # unless the BLAS has one thread anyway (``row_blocks`` false), C goes in blocks of rows
+        # that small when a block still has 8 rows; larger products are left to the BLAS.
+        if row_blocks and N * K * 8 <= ONE_THREAD_GEMM:
+            rows = ONE_THREAD_GEMM // (N * K) if K > 0 else M
+        while i0 < M:
+            m = <int>min(rows, M - i0)
+            if real is float:
+                blas_sgemm(&trb, &tra, &n, &m, &k, &fone, <float*>B, &lb,
+                           <float*>(A + (i0 if ta else i0 * lda)), &la, &fbeta, C + i0 * ldc, &lc)
+            else:
+                blas_dgemm(&trb, &tra, &n, &m, &k, &done, <double*>B, &lb,
+                           <double*>(A + (i0 if ta else i0 * lda)), &la, &dbeta, C + i0 * ldc, &lc)
+            i0 += m
     else:
         own_gemm(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc)
 

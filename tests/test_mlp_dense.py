@@ -225,3 +225,29 @@ print(repr(est._weights.tolist()))
     here = _fit(MLPClassifier, X, np.arange(30) % 3, hidden_layer_sizes=(6,), max_iter=3, batch_size=7,
                 random_state=0)
     np.testing.assert_allclose(np.array(eval(weights)), here._weights, rtol=1e-4, atol=1e-6)
+
+
+def test_blas_calls_in_one_thread_blocks_agree():
+    """Products split into blocks of rows small enough for one BLAS thread
+    (when the environment leaves OpenBLAS several) train the same network
+    as whole products, up to float32 rounding; with enough rows that the
+    split happens (batches of 300 rows x 64 x 100)."""
+    if "blas" not in BACKENDS:
+        pytest.skip("scipy's BLAS is not available")
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(600, 64))
+    y = rng.integers(0, 4, 600)
+    kw = dict(hidden_layer_sizes=(100,), batch_size=300, max_iter=2, random_state=0)
+    previous = _mlp.set_gemm_backend("blas")
+    fits = []
+    try:
+        for blocks in (True, False):
+            before = _mlp._set_row_blocks(blocks)
+            try:
+                fits.append(_fit(MLPClassifier, X, y, **kw))
+            finally:
+                _mlp._set_row_blocks(before)
+    finally:
+        _mlp.set_gemm_backend(previous)
+    np.testing.assert_allclose(fits[0]._weights, fits[1]._weights, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(fits[0].loss_curve_, fits[1].loss_curve_, rtol=1e-5)
