@@ -99,8 +99,8 @@ cdef inline void activate(real* z, int64_t n, int act) noexcept nogil:
             else:
                 z[h] = tanh(z[h])
     elif act == 3:
-        for h in range(n):             # branch-free: a max, vectorised (signs are random)
-            z[h] = z[h] if z[h] > 0 else 0
+        for h in range(n):             # a select, branch-free (signs are random); NaN stays NaN
+            z[h] = 0 if z[h] < 0 else z[h]
 
 
 cdef inline void times_derivative(real* d, const real* a, int64_t n, int act) noexcept nogil:
@@ -114,7 +114,7 @@ cdef inline void times_derivative(real* d, const real* a, int64_t n, int act) no
             d[h] *= 1 - a[h] * a[h]
     elif act == 3:
         for h in range(n):
-            d[h] = d[h] if a[h] > 0 else 0
+            d[h] = 0 if a[h] <= 0 else d[h]
 
 
 cdef inline double output_delta(const real* z, real* d, int64_t K, int out, int32_t label,
