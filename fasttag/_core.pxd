@@ -1,5 +1,5 @@
 # C-level interface of the weight table, for other Cython modules to cimport.
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport uint32_t, uint64_t, int32_t
 from ._types cimport feat_t, weight_t, class_t, step_t
 # Slot (in the weight table: key, the first entry of the feature's block in
 # the pool, the labels the feature has touched)
@@ -30,6 +30,11 @@ cdef class WeightTable:
     cdef uint64_t packed_len       # entries of packed (the pool top when it was built)
     cdef readonly class_t n_classes
     cdef readonly step_t last_step
+    # a shard's log of the features it changed in a round (see copy_from)
+    cdef bint tracking
+    cdef feat_t* changed
+    cdef uint64_t n_changed
+    cdef uint64_t changed_cap
 
     cdef int _alloc_slots(self, uint64_t size) except -1
     cdef int _grow_slots(self) except -1 nogil
@@ -41,6 +46,9 @@ cdef class WeightTable:
                         const Slot** found, Py_ssize_t* at) noexcept nogil
     cdef int _pack(self) except -1
     cdef int _copy_from(self, WeightTable other) except -1 nogil
+    cdef int _log_change(self, const Slot* slot, uint32_t skip) except -1 nogil
+    cdef uint64_t _collect_changes(self, step_t end, uint64_t* kv, int32_t* lv, double* wv,
+                                   double* sv) noexcept nogil
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,

@@ -151,8 +151,13 @@ cdef class WeightTable:
         self.tight = False
         self.n_classes = 0
         self.last_step = 0
+        self.tracking = False
+        self.changed = NULL
+        self.n_changed = 0
+        self.changed_cap = 0
 
     def __dealloc__(self):
+        free(self.changed)
         free(self.slots)
         free(self.packed)
         free(self.labels)
@@ -470,8 +475,12 @@ cdef class WeightTable:
                                         self.pool_top)
         if lo < slot.start + slot.n and self.labels[lo] == label:
             check_index(lo, self.pool_top)
+            if self.tracking and self.tstamps[lo] == 0:
+                self._log_change(slot, lo)
             avg_update(&self.weights[lo], &self.totals[lo], &self.tstamps[lo], delta, step)
             return 0
+        if self.tracking:
+            self._log_change(slot, EMPTY)
         # insert a new entry at its sorted place, relocating a full block
         cdef uint32_t at = lo - slot.start
         n = slot.n
@@ -505,6 +514,23 @@ cdef class WeightTable:
         avg_start(&self.weights[j], &self.totals[j], &self.tstamps[j], delta, step)
         slot.n = n + 1
         self.n_entries += 1
+        return 0
+
+    cdef int _log_change(self, const Slot* slot, uint32_t skip) except -1 nogil:
+        """Log the slot's feature as changed in this round unless one of
+        its entries (other than ``skip``) already was: each feature is
+        logged once, when its first entry changes."""
+        cdef uint32_t j
+        for j in range(slot.start, slot.start + slot.n):
+            check_index(j, self.pool_top)
+            if j != skip and self.tstamps[j] > 0:
+                return 0
+        if self.n_changed == self.changed_cap:
+            self.changed_cap = max(1024, 2 * self.changed_cap)
+            resize(<void**>&self.changed, self.changed_cap * sizeof(feat_t), b"weight table")
+        check_index(self.n_changed, self.changed_cap)
+        self.changed[self.n_changed] = slot.key
+        self.n_changed += 1
         return 0
 
     # ------------------------------------------------------------ Python level
@@ -838,6 +864,8 @@ cdef class WeightTable:
         memcpy(self.weights, other.weights, other.pool_top * sizeof(weight_t))
         memset(self.totals, 0, other.pool_top * sizeof(weight_t))
         memset(self.tstamps, 0, other.pool_top * sizeof(step_t))
+        self.tracking = True        # a shard: round_changes reads its log
+        self.n_changed = 0
         self.pool_top = other.pool_top
         self.pool_holes = other.pool_holes
         self.n_entries = other.n_entries
@@ -853,20 +881,15 @@ cdef class WeightTable:
         """A shard's round: the entries it changed (timestamp above 0) as
         arrays ``keys``, ``labels``, ``weights`` (now) and ``sums`` (the
         weight summed over steps 1..``end``).  Their accumulators are reset,
-        so that the next round starts clean."""
+        so that the next round starts clean.  A shard's table (made by
+        :meth:`copy_from`) reads them from its log of changed features in
+        O(changes); any other table is scanned whole."""
         if self.totals == NULL:
             empty = np.empty(0, dtype=np.float64)
             return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int32), empty, empty.copy()
-        cdef uint64_t i, m = 0
-        cdef uint32_t j
+        cdef uint64_t m
         with nogil:
-            for i in range(self.n_slots):
-                if self.slots[i].start == EMPTY:
-                    continue
-                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
-                    check_index(j, self.pool_top)
-                    if self.tstamps[j] > 0:
-                        m += 1
+            m = self._collect_changes(end, NULL, NULL, NULL, NULL)
         keys = np.empty(m, dtype=np.uint64)
         labels = np.empty(m, dtype=np.int32)
         weights = np.empty(m, dtype=np.float64)
@@ -875,24 +898,43 @@ cdef class WeightTable:
         cdef int32_t[::1] lv = labels
         cdef double[::1] wv = weights
         cdef double[::1] sv = sums
-        cdef uint64_t k = 0
-        with nogil:
-            for i in range(self.n_slots):
-                if self.slots[i].start == EMPTY:
+        if m:
+            with nogil:
+                self._collect_changes(end, &kv[0], &lv[0], &wv[0], &sv[0])
+        self.n_changed = 0
+        self.last_step = 0
+        return keys, labels, weights, sums
+
+    cdef uint64_t _collect_changes(self, step_t end, uint64_t* kv, int32_t* lv, double* wv,
+                                   double* sv) noexcept nogil:
+        """Count the changed entries (``kv`` NULL), or write them out and
+        reset their accumulators."""
+        cdef uint64_t i, n = self.n_changed if self.tracking else self.n_slots, k = 0
+        cdef uint32_t j
+        cdef const Slot* slot
+        for i in range(n):
+            if self.tracking:
+                check_index(i, self.changed_cap)
+                slot = self.find(self.changed[i])
+                if slot == NULL:
                     continue
-                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
-                    check_index(j, self.pool_top)
-                    if self.tstamps[j] > 0:
-                        check_index(k, m)
-                        kv[k] = self.slots[i].key
+            else:
+                check_index(i, self.n_slots)
+                slot = &self.slots[i]
+                if slot.start == EMPTY:
+                    continue
+            for j in range(slot.start, slot.start + slot.n):
+                check_index(j, self.pool_top)
+                if self.tstamps[j] > 0:
+                    if kv != NULL:
+                        kv[k] = slot.key
                         lv[k] = self.labels[j]
                         wv[k] = self.weights[j]
                         sv[k] = self.totals[j] + (end - self.tstamps[j]) * self.weights[j]
                         self.totals[j] = 0.0
                         self.tstamps[j] = 0
-                        k += 1
-        self.last_step = 0
-        return keys, labels, weights, sums
+                    k += 1
+        return k
 
     def weights_at(self, const feat_t[::1] keys, const class_t[::1] labels):
         """The float64 weights of the (key, label) pairs (0.0 where absent)."""
@@ -932,6 +974,30 @@ cdef class WeightTable:
                 self.weights[j] += dw[i]
         if n or step > self.last_step:
             self.last_step = step
+        return None
+
+    def assign(self, const feat_t[::1] keys, const class_t[::1] labels, const double[::1] weights):
+        """A shard's table brought up to the mixed weights after a round:
+        set the weights of the (key, label) pairs (absent pairs are created)
+        with clean accumulators.  The pairs must be every entry whose mixed
+        weight changed, which costs O(changes) where :meth:`copy_from`
+        copies the whole table.  Call after :meth:`round_changes`."""
+        cdef Py_ssize_t i, j, n = keys.shape[0]
+        if labels.shape[0] != n or weights.shape[0] != n:
+            raise ValueError("keys, labels and weights differ in length")
+        for i in range(n):
+            if labels[i] < 0:
+                raise ValueError("negative label")
+        with nogil:
+            for i in range(n):
+                self.add(keys[i], labels[i], 0.0, 1)
+                j = self.entry_of(keys[i], labels[i])
+                check_index(j, self.pool_top)
+                self.weights[j] = weights[i]
+                self.totals[j] = 0.0
+                self.tstamps[j] = 0
+            self.last_step = 0
+            self.n_changed = 0      # nothing changed in the round to come yet
         return None
 
     def compact(self):

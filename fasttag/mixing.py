@@ -10,9 +10,18 @@ A round (one epoch): the shuffled examples are dealt into shards of about
 equal size in positions (:func:`deal`).  Every shard starts from the mixed
 weights ``W`` and trains on its examples in order, with clean averaging
 accumulators, at steps 2..n_i + 1 (step 1 stands for ``W``).  Only the
-entries a shard changed travel back (:func:`round_changes`).  The mixed
-weights are then ``W + sum_i (n_i / N) (w_i - W)``: the shards' weights
-weighted by shard size (examples).
+entries a shard changed travel back (:func:`round_changes`).
+
+Mixing is per entry: each weight becomes the average of the shards that
+changed it, weighted by shard size (examples), ``W + sum_{i in S} (n_i /
+n_S) (w_i - W)`` over the set S of shards that changed the entry.  McDonald
+et al. mix whole vectors, ``W + sum_i (n_i / N) (w_i - W)``, which divides
+a correction that only one shard could make (a rare feature's) by the
+number of shards: at the same number of epochs that cost 0.2-0.3 points of
+EWT accuracy on 2 threads and 1.4 on 8; mixing per entry keeps such
+corrections whole and still averages the corrections that several shards
+made at once (a frequent feature's).  Either way a weight is a convex
+combination of the shards' weights.
 
 The averaging convention: as on one machine, every example is one step,
 and the final weights are the average, over all steps of all epochs, of
@@ -57,11 +66,18 @@ def deal(order, lengths, shards):
     return [order[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def start_round(emit, trans, mixed_emit, mixed_trans):
+def start_round(emit, trans, mixed_emit, mixed_trans, mixed=None):
     """A shard's copy (``emit``, ``trans``) before a round: the mixed
     weights, with clean accumulators.  ``mixed_emit`` must be loose
-    (``WeightTable.loosen``); it is only read (shards copy it at once)."""
-    emit.copy_from(mixed_emit)
+    (``WeightTable.loosen``); it is only read.  ``mixed``: what :func:`mix`
+    returned after the last round, when the shard's copy was in step with
+    the mixed table before that round; then only the entries the round
+    changed are brought up to date, else the whole table is copied."""
+    if mixed is None:
+        emit.copy_from(mixed_emit)
+    else:
+        keys, labels = mixed
+        emit.assign(keys, labels, mixed_emit.weights_at(keys, labels))
     trans.set_weights(mixed_trans.weights)
 
 
@@ -79,18 +95,35 @@ def round_changes(emit, trans, n, wrong, mixed_emit=None):
 def mix(emit, trans, changes, step):
     """Mix the shards' ``changes`` (in their order: the sums are the same
     for any timing) into the mixed ``emit`` and ``trans`` after a round
-    that ended at global step ``step``."""
+    that ended at global step ``step``.  Returns the (keys, labels) of the
+    entries that changed, for :func:`start_round`."""
     changes = [c for c in changes if c.n]
     total = sum(c.n for c in changes)
     if not total:
-        return
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int32)
     # every shard started from the same W: read it before mixing any
     starts = [emit.weights_at(c.keys, c.labels) if c.starts is None else c.starts for c in changes]
+    keys, labels, sizes = _changed_by(changes)
     trans_start = trans.weights
     trans_dw = np.zeros(trans.size)
     trans_dsum = np.zeros(trans.size)
     for c, w0 in zip(changes, starts):
-        emit.mix(c.keys, c.labels, (c.n / total) * (c.weights - w0), c.sums - (c.n + 1) * w0, step)
+        share = c.n / sizes.weights_at(c.keys, c.labels)
+        emit.mix(c.keys, c.labels, share * (c.weights - w0), c.sums - (c.n + 1) * w0, step)
         trans_dw += (c.n / total) * (c.trans_weights - trans_start)
         trans_dsum += c.trans_sums - (c.n + 1) * trans_start
     trans.mix(trans_dw, trans_dsum, step)
+    return keys, labels
+
+
+def _changed_by(changes):
+    """The entries the shards changed, once each, as (keys, labels), and a
+    table of the total size of the shards that changed each (the
+    denominator of its mixing weights).  Transition weights are dense:
+    every shard changes almost all of them, so they mix by shard size."""
+    sizes = WeightTable(initial_features=max(1024, max(len(c.keys) for c in changes)))
+    for c in changes:
+        m = len(c.keys)
+        sizes.mix(c.keys, c.labels, np.full(m, float(c.n)), np.zeros(m), 0)
+    arrays = sizes.to_arrays()
+    return np.repeat(arrays["keys"], arrays["counts"]), arrays["labels"], sizes

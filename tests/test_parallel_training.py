@@ -5,7 +5,8 @@
 * one shard through the mixing path equals the sequential loop;
 * identical models for the same seed and thread count, ``threads=1``
   unchanged, every task and algorithm, fine-tuning, Ctrl-C;
-* accuracy with threads close to one thread on a slice of EWT;
+* accuracy with threads within 0.1 point of one thread on slices of EWT
+  and People's Daily;
 * ``--threads`` through the console script, bad values refused.
 """
 from collections import defaultdict
@@ -53,14 +54,19 @@ shard = st.lists(st.lists(update, max_size=3), min_size=0, max_size=5)       # s
 rounds = st.lists(st.lists(shard, min_size=1, max_size=3), min_size=1, max_size=3)
 
 
-@settings(max_examples=150, deadline=None)
-@given(rounds)
-def test_mixing_matches_reference(plan):
+@settings(max_examples=200, deadline=None)
+@given(rounds, st.booleans())
+def test_mixing_matches_reference(plan, follow):
     """Rounds of shards, each shard a list of steps, each step a list of
-    (key, label, delta) updates (emission) or of a transition index.  The
-    mixed weights must be W + sum_i (n_i / N) (w_i - W), and the average
-    after G steps the mean, over every step of every shard, of that
-    shard's weights after the step."""
+    (key, label, delta) updates (emission) or of a transition index.  Each
+    mixed weight must be W + sum_{i in S} (n_i / n_S) (w_i - W) over the
+    shards S that changed it (transitions: over all shards, by size), and
+    the average after G steps the mean, over every step of every shard, of
+    that shard's weights after the step.  With ``follow``, a shard that
+    took part in the last round keeps its copy and is brought up to date
+    from what the last mix changed, instead of copying the whole table."""
+    copies = {}                         # shard index -> (emit, trans) in step with the mixed table
+    last = None
     mixed_emit = WeightTable()
     mixed_emit.loosen()
     mixed_trans = AveragedVector(len(LABELS))
@@ -74,26 +80,44 @@ def test_mixing_matches_reference(plan):
         changes = []
         new = defaultdict(float)
         new_trans = np.zeros(len(LABELS))
-        for steps in shards:
-            emit, trans = WeightTable(), AveragedVector(len(LABELS))
-            mixing.start_round(emit, trans, mixed_emit, mixed_trans)
+        touched = []                    # per shard: (its size, its weights, the entries it updated)
+        for i, steps in enumerate(shards):
+            if follow and i in copies:
+                emit, trans = copies[i]
+                mixing.start_round(emit, trans, mixed_emit, mixed_trans, last)
+            else:
+                emit, trans = WeightTable(), AveragedVector(len(LABELS))
+                mixing.start_round(emit, trans, mixed_emit, mixed_trans)
+            for key in KEYS:            # the copy holds the mixed weights
+                for label in LABELS:
+                    assert emit.get(key, label) == pytest.approx(ref[key, label], abs=1e-9)
             w = defaultdict(float, ref)
             tw = ref_trans.copy()
+            updated = set()
             for s, updates in enumerate(steps, start=2):
                 for key, label, delta in updates:
                     emit.update(np.array([key], dtype=np.uint64), label, delta, s)
                     trans.update(label, delta / 2, s)
                     w[key, label] += delta
                     tw[label] += delta / 2
+                    updated.add((key, label))
                 for entry, value in w.items():
                     ref_sum[entry] += value
                 ref_trans_sum += tw
-            for entry in set(w) | set(ref):
-                new[entry] += (len(steps) / total) * (w[entry] - ref[entry]) if total else 0.0
+            if steps:
+                touched.append((len(steps), w, updated))
             new_trans += (len(steps) / total) * (tw - ref_trans) if total else 0.0
             changes.append(mixing.round_changes(emit, trans, len(steps), 0))
+            copies[i] = (emit, trans)
+        for n, w, updated in touched:
+            for entry in updated:
+                n_s = sum(m for m, _, u in touched if entry in u)
+                new[entry] += (n / n_s) * (w[entry] - ref[entry])
         step += total
-        mixing.mix(mixed_emit, mixed_trans, changes, step)
+        last = mixing.mix(mixed_emit, mixed_trans, changes, step)
+        for i in list(copies):          # a shard that sat this round out is not in step
+            if i >= len(shards):
+                del copies[i]
         for entry in set(new) | set(ref):
             ref[entry] += new[entry]
         ref_trans += new_trans
@@ -213,8 +237,9 @@ def test_bad_threads_refused(value):
 
 
 def test_threads_close_to_one_thread_on_ewt(shared_data, tmp_path):
-    """On a slice of EWT, 2 threads reach the single-thread accuracy after
-    the same epochs (the full corpus: see the report of the change)."""
+    """On a slice of EWT, 2 threads reach the single-thread accuracy within
+    0.1 point after the same epochs, as the issue asks (measured: +0.10;
+    the full corpus: see BENCHMARKS.md)."""
     ewt = shared_data / "en_ewt"
     blocks = (ewt / "en_ewt-ud-train.conllu").read_text(encoding="utf-8").split("\n\n")
     path = tmp_path / "slice.conllu"
@@ -223,7 +248,21 @@ def test_threads_close_to_one_thread_on_ewt(shared_data, tmp_path):
     two = fasttag.Tagger.train(path, epochs=6, threads=2, verbose=False)
     test = ewt / "en_ewt-ud-dev.conllu"
     a1, a2 = one.evaluate(test)["accuracy"], two.evaluate(test)["accuracy"]
-    assert a2 > a1 - 0.005, (a1, a2)
+    assert a2 >= a1 - 0.001, (a1, a2)
+
+
+def test_threads_close_to_one_thread_on_peoples_daily(shared_data, tmp_path):
+    """The same for segmentation, on a slice of People's Daily 1998 (the
+    corpus of the PKU standard; measured: -0.01 F1)."""
+    pd = shared_data / "zh_pd1998"
+    lines = (pd / "train.txt").read_text(encoding="utf-8").splitlines()[:5000]
+    path = tmp_path / "slice.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    one = fasttag.Segmenter.train(path, epochs=5, verbose=False)
+    two = fasttag.Segmenter.train(path, epochs=5, threads=2, verbose=False)
+    test = pd / "dev.txt"
+    f1, f2 = one.evaluate(test)["f1"], two.evaluate(test)["f1"]
+    assert f2 >= f1 - 0.001, (f1, f2)
 
 
 # ---------------------------------------------------------------- the command line
