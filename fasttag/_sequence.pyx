@@ -35,6 +35,9 @@ from ._buffers cimport resize, reserve
 DEBUG_BUILD = bool(_DEBUG_BUILD)
 """True when this module was compiled by the debug build (raw indices checked)."""
 
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) noexcept nogil
+
 MAX_TAGS = 8192
 """The most tags a sequence model may have.  Its transition matrix has
 (T + 2) * T float64 entries, held up to four times while training (weights,
@@ -230,14 +233,22 @@ cdef class Search:
         if m:
             check_index((start + n) * rows.F - 1, rows.n_rows * rows.F)
         ids = rows.ids + start * rows.F
+        cdef const uint64_t* vocab = rows.vocab
+        cdef uint64_t* gathered = self.gathered
+        cdef int64_t n_vocab = rows.n_vocab
+        # every entry asked for first, then read: the misses of rare keys
+        # overlap instead of queueing one after another
         for j in range(m):
             key_id = ids[j]
-            if key_id >= rows.n_vocab:
+            if key_id >= n_vocab:
                 with gil:
                     raise ValueError(f"feature id {key_id} outside the vocabulary of {rows.n_vocab}")
+            __builtin_prefetch(&vocab[key_id])
+        for j in range(m):
+            check_index(ids[j], rows.n_vocab)
             check_index(j, self.cap_gathered)
-            self.gathered[j] = rows.vocab[key_id]
-        out[0] = self.gathered
+            gathered[j] = vocab[ids[j]]
+        out[0] = gathered
         return 0
 
     cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,

@@ -163,8 +163,9 @@ def _featurize(model, examples, chunk=None):
     ``examples``: the keys ``model.featurize`` gives, featurized a chunk
     at a time and numbered into one id matrix of a row per gold tag.  Peak
     memory is the ids, the distinct keys with their probe table and one
-    chunk's intermediates, never the 64-bit keys of the whole set.  Gold
-    tags that do not cover the positions are an InputError."""
+    chunk's intermediates, never the 64-bit keys of the whole set.  The
+    ids are numbered the most frequent keys first.  Gold tags that do not
+    cover the positions are an InputError."""
     chunk = chunk or FEATURIZE_CHUNK
     n_rows = sum(len(g) for _, _, g in examples)
     numbering = KeyIds()
@@ -199,7 +200,7 @@ def _featurize(model, examples, chunk=None):
         raise InputError(f"the gold tags cover {n_rows} positions, the inputs {at}")
     if ids is None:
         ids = np.zeros((0, 0), dtype=np.uint32)
-    vocab = numbering.vocabulary()
+    vocab = numbering.by_frequency(ids)     # frequent keys first: fewer cache misses
     del numbering                           # the probe table
     if cands is not None:
         cands = (classes,) + tuple(cands[1:])

@@ -1,7 +1,7 @@
 """Training keeps its feature keys as 32-bit ids (issue 15: peak memory).
 
 * ``KeyIds`` numbers keys as a plain dict does (first sight, ids stable
-  across batches);
+  across batches), and renumbers them by frequency;
 * the compiled loops read ids through their vocabulary exactly as they
   read the 64-bit keys: same decoding, same weights, every algorithm; an
   id outside the vocabulary is an error, not a read out of bounds;
@@ -61,6 +61,39 @@ def test_key_ids_number_keys_as_a_dict_does(batches):
     assert len(numbering) == len(vocab)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(key_values, max_size=60), max_size=6), st.booleans())
+def test_renumbering_by_frequency(batches, more):
+    """The most frequent key first, ties in order of first sight; the ids
+    given out are rewritten, and later batches number on from there."""
+    numbering = KeyIds()
+    flat = np.array([k for b in batches for k in b], dtype=np.uint64)
+    ids = numbering.add(flat)
+    vocab = numbering.by_frequency(ids)
+    first, order = reference_numbering([flat])
+    counts = {k: 0 for k in order}
+    for k in flat.tolist():
+        counts[k] += 1
+    expected = sorted(order, key=lambda k: (-counts[k], order.index(k)))
+    assert vocab.tolist() == expected
+    assert numbering.vocabulary().tolist() == expected
+    assert np.array_equal(vocab[ids], flat)
+    if more:                    # numbering goes on in the new order
+        extra = np.array([2**64 - 2, 17, 2**64 - 2] + flat[:3].tolist(), dtype=np.uint64)
+        got = numbering.add(extra)
+        assert np.array_equal(numbering.vocabulary()[got], extra)
+        assert got[3:].tolist() == ids[:3].tolist()
+
+
+def test_renumbering_refuses_ids_it_did_not_give():
+    numbering = KeyIds()
+    numbering.add(np.arange(4, dtype=np.uint64))
+    with pytest.raises(ValueError):
+        numbering.by_frequency(np.array([0, 4], dtype=np.uint32))
+    with pytest.raises(ValueError):
+        numbering.by_frequency(np.array([0, 1], dtype=np.int64))
+
+
 @pytest.mark.parametrize("n", [1, 511, 513, 40_000])
 def test_key_ids_through_growth(n):
     """Many distinct keys (the probe table doubles several times), in
@@ -79,6 +112,16 @@ def test_key_ids_through_growth(n):
     assert np.array_equal(numbering.vocabulary(), np.array(vocab, dtype=np.uint64))
     for b, g in zip(batches, got):                  # the vocabulary maps ids back
         assert np.array_equal(numbering.vocabulary()[g], b)
+    # the counts survive the growth: by frequency, then first sight
+    ids = np.concatenate([g.ravel() for g in got])
+    vocab = numbering.by_frequency(ids)
+    keys = np.concatenate([b.ravel() for b in batches])
+    assert np.array_equal(vocab[ids], keys)
+    counts = np.bincount(ids, minlength=len(vocab))
+    first = {}
+    for k in keys.tolist():
+        first.setdefault(k, len(first))
+    assert sorted(range(len(vocab)), key=lambda i: (-counts[i], first[int(vocab[i])])) == list(range(len(vocab)))
 
 
 @pytest.mark.parametrize("out", [np.zeros(3, np.uint64), np.zeros(4, np.uint32),
