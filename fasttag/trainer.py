@@ -10,6 +10,10 @@ With a dev set, the averaged weights of the best-scoring epoch are kept.
 
 The kept weights are rounded to float32, the precision of model files.
 So a model predicts the same before and after a save.
+
+The training and dev sets are featurized once and kept for every epoch,
+as 32-bit ids into their distinct keys (:class:`KeyRows`): most of the
+memory of training is those keys.
 """
 import sys
 import threading
