@@ -17,7 +17,7 @@ DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
 
 MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear", "fasttag._kbest",
            "fasttag._wordtypes", "fasttag._documents", "fasttag._charfeatures",
-           "fasttag._mlp", "fasttag._brown"]
+           "fasttag._mlp", "fasttag._brown", "fasttag._keyids"]
 
 directives = {
     "language_level": 3,

@@ -493,7 +493,7 @@ cdef class KBest:
                 out.append([(0.0, np.zeros(0, np.int32))])
                 continue
             with nogil:
-                s.build(kp, F, start, n, NULL)
+                s.build(kp + start * F if kp != NULL else NULL, F, start, n, NULL)
                 self.decode(n)
             rows = []
             for j in range(self.n_found):
@@ -556,13 +556,14 @@ def kbest(Search search, keys, bounds, int k):
     return KBest(search, k).kbest(keys, bounds)
 
 
-def mira_epoch(Search search, AveragedVector trans, const uint64_t[:, ::1] keys,
+def mira_epoch(Search search, AveragedVector trans, keys,
                const int64_t[::1] bounds, const int32_t[::1] gold,
-               const int64_t[::1] order, step_t step, int k=1, C=1.0):
+               const int64_t[::1] order, step_t step, int k=1, C=1.0, vocab=None):
     """One epoch of k-best MIRA over the sentences in ``order``; sentence j
     of ``order`` is step ``step + j + 1``.  Returns (tokens the best
-    sequence got wrong, last step), like ``Search.train_epoch``."""
+    sequence got wrong, last step), like ``Search.train_epoch`` (``keys``
+    and ``vocab`` as there)."""
     cdef double c = 1.0 if C is None else float(C)
     if not c > 0:
         raise ValueError("C must be positive")
-    return run_epoch(search, Mira(KBest(search, k), c), trans, keys, bounds, gold, order, step)
+    return run_epoch(search, Mira(KBest(search, k), c), trans, keys, bounds, gold, order, step, vocab)

@@ -1,6 +1,6 @@
 # C-level interface of the sequence search, for other Cython modules
 # (k-best decoding, other training algorithms) to cimport.
-from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int32_t
 from ._types cimport feat_t, weight_t, class_t, step_t
 from ._core cimport WeightTable, AveragedVector
 
@@ -16,6 +16,17 @@ cdef struct EntryList:
     Entry* items
     Py_ssize_t cap      # entries allocated
     int64_t top         # entries in use
+
+
+cdef struct KeyRows:
+    # the feature keys of a batch, F a row: 64-bit keys, or 32-bit ids into
+    # ``vocab``, the batch's distinct keys (``keys`` NULL; see _keyids.pyx)
+    const uint64_t* keys
+    const uint32_t* ids
+    const uint64_t* vocab
+    int64_t n_vocab
+    int64_t n_rows
+    Py_ssize_t F
 
 
 cdef class Search:
@@ -52,11 +63,15 @@ cdef class Search:
     cdef int32_t* back
     cdef int32_t* path
     cdef Py_ssize_t cap_cand, cap_start
+    cdef uint64_t* gathered          # the keys of the sentence being run, read from ids
+    cdef Py_ssize_t cap_gathered
     # the lattice of the last build(): n_built tokens, n_cands candidates
     # (the valid lengths the debug build checks reads against)
     cdef int64_t n_built, n_cands
 
     cdef int reserve(self, Py_ssize_t n_cands, Py_ssize_t n_tokens) except -1 nogil
+    cdef int sentence_keys(self, const KeyRows* rows, int64_t start, int64_t n,
+                           const uint64_t** out) except -1 nogil
     cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,
                    int64_t n, const int32_t* gold) except -1 nogil
     cdef int64_t top_k(self, int64_t pos) noexcept nogil
@@ -87,5 +102,6 @@ cdef class UpdateRule:
 
 
 cdef int reserve_entries(EntryList* out, Py_ssize_t need) except -1 nogil
+cdef object key_rows(keys, vocab, KeyRows* rows)
 cdef object run_epoch(Search s, UpdateRule rule, AveragedVector trans, keys, bounds, gold, order,
-                      step_t step)
+                      step_t step, vocab=*)

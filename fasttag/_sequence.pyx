@@ -23,7 +23,7 @@ import numpy as np
 
 cimport cython
 from libc.math cimport INFINITY
-from libc.stdint cimport uint8_t, uint64_t, int64_t, int32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
@@ -34,6 +34,9 @@ from ._buffers cimport resize, reserve
 
 DEBUG_BUILD = bool(_DEBUG_BUILD)
 """True when this module was compiled by the debug build (raw indices checked)."""
+
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) noexcept nogil
 
 MAX_TAGS = 8192
 """The most tags a sequence model may have.  Its transition matrix has
@@ -89,6 +92,8 @@ cdef class Search:
         self.n_base = 0
         self.n_rows = 0
         self.n_built = self.n_cands = 0
+        self.gathered = NULL
+        self.cap_gathered = 0
 
     def __dealloc__(self):
         free(self.dense)
@@ -100,6 +105,7 @@ cdef class Search:
         free(self.back)
         free(self.path)
         free(self.transT)
+        free(self.gathered)
 
     def __init__(self, WeightTable emit, trans, n_tags, allowed=None,
                  candidates=None, prune_k=0):
@@ -212,11 +218,44 @@ cdef class Search:
             self.cap_start = c
         return 0
 
+    cdef int sentence_keys(self, const KeyRows* rows, int64_t start, int64_t n,
+                           const uint64_t** out) except -1 nogil:
+        """``out[0]``: the keys of rows start..start+n-1 of ``rows`` (F a
+        row), where they lie, or read from the ids into a buffer of this
+        search (an id outside the vocabulary is a ValueError)."""
+        cdef Py_ssize_t j, m = n * rows.F
+        cdef const uint32_t* ids
+        cdef uint32_t key_id
+        if rows.ids == NULL:
+            out[0] = rows.keys + start * rows.F if rows.keys != NULL else NULL
+            return 0
+        reserve(<void**>&self.gathered, &self.cap_gathered, m, sizeof(uint64_t), b"decoder")
+        if m:
+            check_index((start + n) * rows.F - 1, rows.n_rows * rows.F)
+        ids = rows.ids + start * rows.F
+        cdef const uint64_t* vocab = rows.vocab
+        cdef uint64_t* gathered = self.gathered
+        cdef int64_t n_vocab = rows.n_vocab
+        # every entry asked for first, then read: the misses of rare keys
+        # overlap instead of queueing one after another
+        for j in range(m):
+            key_id = ids[j]
+            if key_id >= n_vocab:
+                with gil:
+                    raise ValueError(f"feature id {key_id} outside the vocabulary of {rows.n_vocab}")
+            __builtin_prefetch(&vocab[key_id])
+        for j in range(m):
+            check_index(ids[j], rows.n_vocab)
+            check_index(j, self.cap_gathered)
+            gathered[j] = vocab[ids[j]]
+        out[0] = gathered
+        return 0
+
     cdef int build(self, const uint64_t* keys, Py_ssize_t F, int64_t start,
                    int64_t n, const int32_t* gold) except -1 nogil:
         """Candidates and their emission scores for tokens start..start+n-1;
-        ``keys`` points at the batch's first row.  With ``gold`` (training)
-        the gold tag is kept among a token's candidates."""
+        ``keys`` points at their keys (row start's first).  With ``gold``
+        (training) the gold tag is kept among a token's candidates."""
         cdef int64_t i, j, pos = 0
         cdef int64_t T = self.T
         cdef int32_t cls
@@ -224,7 +263,7 @@ cdef class Search:
         self.reserve(T, n)
         self.n_built = self.n_cands = 0       # no valid lattice until the end
         for i in range(n):
-            # row start + i of keys, base_index and gold (the caller's arrays)
+            # row start + i of base_index and classes (the caller's arrays)
             check_index(start + i, self.n_rows)
             check_index(i, self.cap_start)
             self.cand_start[i] = pos
@@ -244,7 +283,7 @@ cdef class Search:
                 else:
                     memset(self.dense, 0, T * sizeof(weight_t))
                 if F:
-                    self.emit.score_into(keys + (start + i) * F, NULL, F, self.dense, T)
+                    self.emit.score_into(keys + i * F, NULL, F, self.dense, T)
             if cls >= 0:
                 for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
                     check_index(j, self.n_class_tags)
@@ -273,7 +312,7 @@ cdef class Search:
             if F:
                 # scores and candidates [cand_start[i], pos) of cand and escore
                 check(pos <= self.cap_cand)
-                self.emit.score_labels(keys + (start + i) * F, F, self.cand + self.cand_start[i],
+                self.emit.score_labels(keys + i * F, F, self.cand + self.cand_start[i],
                                        pos - self.cand_start[i], self.escore + self.cand_start[i])
         check_index(n, self.cap_start)
         self.cand_start[n] = pos
@@ -476,33 +515,37 @@ cdef class Search:
             raise ValueError("candidate classes and keys differ in length")
         _check_emit(self)
 
-    def decode(self, const uint64_t[:, ::1] keys, const int64_t[::1] bounds, bint greedy=False,
-               const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None):
+    def decode(self, keys, const int64_t[::1] bounds, bint greedy=False,
+               const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None, vocab=None):
         """Tag ids (int32, one per token) for a batch of sentences.
 
+        ``keys``: uint64[tokens, F], or with ``vocab`` (uint64, distinct
+        keys) uint32 ids into it, the key of id i being ``vocab[i]``.
         ``base[base_index[i]]`` (optional) holds emission scores already
         summed for token i (the features that depend on the word type only,
         scored once per type); ``keys`` then holds the remaining features.
         """
+        cdef KeyRows rows
+        owners = key_rows(keys, vocab, &rows)
         self._check(np.asarray(keys), np.asarray(bounds))
         if (base is None) != (base_index is None):
             raise ValueError("base and base_index go together")
         if base is not None:
-            if base.shape[1] != self.T or base_index.shape[0] != keys.shape[0]:
+            if base.shape[1] != self.T or base_index.shape[0] != rows.n_rows:
                 raise ValueError("base scores must be [types, tags] with one index per token")
             bi = np.asarray(base_index)
             if len(bi) and (bi.min() < 0 or bi.max() >= base.shape[0]):
                 raise ValueError("base index out of range")
-        out = np.empty(keys.shape[0], dtype=np.int32)
+        out = np.empty(rows.n_rows, dtype=np.int32)
         cdef int32_t[::1] tags = out
-        cdef Py_ssize_t s, F = keys.shape[1]
+        cdef Py_ssize_t s, F = rows.F
         cdef int64_t start, n
-        cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-        if base is not None and keys.shape[0]:
+        cdef const uint64_t* kp
+        if base is not None and rows.n_rows:
             self.base = &base[0, 0]
             self.base_index = &base_index[0]
             self.n_base = base.shape[0] * self.T
-        self.n_rows = keys.shape[0]
+        self.n_rows = rows.n_rows
         try:
             with nogil:
                 for s in range(bounds.shape[0] - 1):
@@ -511,6 +554,7 @@ cdef class Search:
                     if n == 0:
                         continue
                     check_index(start + n - 1, tags.shape[0])    # greedy/viterbi write n tags
+                    self.sentence_keys(&rows, start, n, &kp)
                     self.build(kp, F, start, n, NULL)
                     if greedy:
                         self.greedy(n, &tags[start])
@@ -543,23 +587,24 @@ cdef class Search:
             if len(o) and (o.min() < 0 or o.max() >= len(bounds) - 1):
                 raise ValueError("sentence index out of range")
 
-    def train_epoch(self, AveragedVector trans, const uint64_t[:, ::1] keys,
+    def train_epoch(self, AveragedVector trans, keys,
                     const int64_t[::1] bounds, const int32_t[::1] gold,
-                    const int64_t[::1] order, step_t step, bint greedy=False):
+                    const int64_t[::1] order, step_t step, bint greedy=False, vocab=None):
         """One epoch of Collins' structured perceptron over the sentences in
         ``order``; sentence k is step ``step + k + 1``.  Returns
         (tokens wrong, last step).  ``trans`` must be the vector this search
-        reads its transitions from."""
+        reads its transitions from.  ``keys`` and ``vocab`` as for
+        :meth:`decode`."""
         cdef UpdateRule rule = GreedyPerceptron() if greedy else Perceptron()
-        return run_epoch(self, rule, trans, keys, bounds, gold, order, step)
+        return run_epoch(self, rule, trans, keys, bounds, gold, order, step, vocab)
 
     # ------------------------------------------------------------ updates
 
     cdef int64_t walk_diff(self, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
                            int64_t start, int64_t n, const int32_t* gold, const int32_t* pred,
                            step_t step, EntryList* out) except -1 nogil:
-        """The gold-minus-predicted walk of a sentence (rows start..start+n-1
-        of ``keys``) tagged ``pred``: where a token's tags differ, +1 for its
+        """The gold-minus-predicted walk of a sentence (rows start..start+n-1,
+        ``keys`` pointing at their keys) tagged ``pred``: where a token's tags differ, +1 for its
         features with the gold tag and -1 with the predicted one; where a
         token's tag or the one before it differs, +1 for the gold transition
         into it and -1 for the predicted one; the same for the transitions to
@@ -578,10 +623,10 @@ cdef class Search:
                     need += 2 * F
             reserve_entries(out, need)
         for i in range(n):
-            check_index(start + i, self.n_rows)     # row of keys
+            check_index(start + i, self.n_rows)     # row of the batch
             if gold[i] != pred[i]:
                 wrong += 1
-                self.token_diff(keys, (start + i) * F, F, gold[i], pred[i], step, out)
+                self.token_diff(keys, i * F, F, gold[i], pred[i], step, out)
             if gold[i] != pred[i] or gp != pp:
                 self.trans_diff(trans, gp, gold[i], 1.0, step, out)
                 self.trans_diff(trans, pp, pred[i], -1.0, step, out)
@@ -643,12 +688,12 @@ cdef class Search:
         cdef int64_t i, wrong = 0
         cdef int32_t pred, prev = T
         for i in range(n):
-            check_index(start + i, self.n_rows)     # row of keys
-            self.build(keys, F, start + i, 1, gold + i)
+            check_index(start + i, self.n_rows)     # row of the batch
+            self.build(keys + i * F, F, start + i, 1, gold + i)
             pred = self.best_after(0, prev)
             if pred != gold[i]:
                 wrong += 1
-                self.token_diff(keys, (start + i) * F, F, gold[i], pred, step, NULL)
+                self.token_diff(keys, i * F, F, gold[i], pred, step, NULL)
                 self.trans_diff(trans, prev, gold[i], 1.0, step, NULL)
                 self.trans_diff(trans, prev, pred, -1.0, step, NULL)
             prev = pred
@@ -670,8 +715,8 @@ cdef class UpdateRule:
 
     cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,
                         int64_t start, int64_t n, const int32_t* gold, step_t step) except -1 nogil:
-        """Decode the sentence of rows start..start+n-1 (n >= 1) of ``keys``
-        with the current weights and update them as part of ``step``;
+        """Decode the sentence of rows start..start+n-1 (n >= 1), ``keys``
+        pointing at their keys, with the current weights and update them as part of ``step``;
         returns the tokens decoded wrong."""
         return 0
 
@@ -712,21 +757,53 @@ cdef int reserve_entries(EntryList* out, Py_ssize_t need) except -1 nogil:
     return reserve(<void**>&out.items, &out.cap, need, sizeof(Entry), b"trainer")
 
 
+cdef object key_rows(keys, vocab, KeyRows* rows):
+    """Point ``rows`` at ``keys`` (uint64[tokens, F]), or with ``vocab``
+    at the ids ``keys`` (uint32[tokens, F]) into it; returns what must stay
+    alive while ``rows`` is read."""
+    cdef const uint64_t[:, ::1] kv
+    cdef const uint32_t[:, ::1] iv
+    cdef const uint64_t[::1] vv
+    rows.keys = NULL
+    rows.ids = NULL
+    rows.vocab = NULL
+    rows.n_vocab = 0
+    if vocab is None:
+        kv = keys
+        rows.n_rows, rows.F = kv.shape[0], kv.shape[1]
+        if kv.shape[0] and kv.shape[1]:
+            rows.keys = &kv[0, 0]
+        return kv
+    iv = keys
+    vv = vocab
+    rows.n_rows, rows.F = iv.shape[0], iv.shape[1]
+    rows.n_vocab = vv.shape[0]
+    if iv.shape[0] and iv.shape[1]:
+        rows.ids = &iv[0, 0]
+        if vv.shape[0]:
+            rows.vocab = &vv[0]
+        else:
+            raise ValueError("feature ids without a vocabulary")
+    return iv, vv
+
+
 cdef object run_epoch(Search s, UpdateRule rule, AveragedVector trans, keys_in, bounds_in,
-                      gold_in, order_in, step_t step):
+                      gold_in, order_in, step_t step, vocab=None):
     """One training epoch, the one loop of every sequence learner: the
     sentences of ``order`` in turn, sentence k of it being step
     ``step + k + 1`` (an empty one too), each decoded and updated by
-    ``rule``.  Returns (tokens decoded wrong, the last step)."""
-    cdef const uint64_t[:, ::1] keys = keys_in
+    ``rule``.  ``keys_in`` and ``vocab`` as for ``Search.decode``.
+    Returns (tokens decoded wrong, the last step)."""
+    cdef KeyRows rows
+    owners = key_rows(keys_in, vocab, &rows)
     cdef const int64_t[::1] bounds = bounds_in
     cdef const int32_t[::1] gold = gold_in
     cdef const int64_t[::1] order = order_in
     s._check_training(trans, keys_in, gold_in, bounds_in, order_in)
-    cdef Py_ssize_t k, F = keys.shape[1]
+    cdef Py_ssize_t k, F = rows.F
     cdef int64_t sent, start, n, wrong = 0
-    cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
-    s.n_rows = keys.shape[0]
+    cdef const uint64_t* kp
+    s.n_rows = rows.n_rows
     rule.begin(s)
     try:
         with nogil:
@@ -738,6 +815,7 @@ cdef object run_epoch(Search s, UpdateRule rule, AveragedVector trans, keys_in, 
                 if n == 0:
                     continue
                 check_index(start + n - 1, gold.shape[0])
+                s.sentence_keys(&rows, start, n, &kp)
                 wrong += rule.update(s, trans, kp, F, start, n, &gold[start], step)
     finally:
         rule.finish(s)

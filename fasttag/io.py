@@ -539,8 +539,12 @@ def read_lines(source, what="input") -> Iterator[str]:
 
 def read_segmented(source, what="input") -> list:
     """Word lists of a segmented text (one sentence per line, words
-    separated by whitespace; an empty line gives [])."""
-    return [line.split() for line in read_lines(source, what)]
+    separated by whitespace; an empty line gives []).  Equal words share
+    one str object: a corpus has far fewer distinct words than words
+    (PD 1998: 55k of 1.8M), 8 bytes a word instead of about 80."""
+    shared = {}
+    one = shared.setdefault
+    return [[one(w, w) for w in line.split()] for line in read_lines(source, what)]
 
 
 def read_word_list(source) -> set:

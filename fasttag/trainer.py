@@ -10,15 +10,21 @@ With a dev set, the averaged weights of the best-scoring epoch are kept.
 
 The kept weights are rounded to float32, the precision of model files.
 So a model predicts the same before and after a save.
+
+The training and dev sets are featurized once and kept for every epoch,
+as 32-bit ids into their distinct keys (:class:`KeyRows`): most of the
+memory of training is those keys.
 """
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import NamedTuple
 
 import numpy as np
 
 from ._core import AveragedVector, WeightTable
+from ._keyids import KeyIds
 from ._sequence import transition_size
 from . import mixing
 from .errors import InputError, TrainingInterrupted
@@ -75,8 +81,6 @@ def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, 
         raise InputError("no training sentences")
     keys, bounds, cands = _featurize(model, train)
     gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
-    if len(gold) != keys.shape[0]:
-        raise InputError(f"the gold tags cover {len(gold)} positions, the inputs {keys.shape[0]}")
     selection = Selection(model, dev, evaluate)
     greedy = model.decoder == "greedy"
     if init:
@@ -149,37 +153,83 @@ FEATURIZE_CHUNK = 1000
 """Examples featurized at a time for training (see :func:`_featurize`)."""
 
 
+class KeyRows(NamedTuple):
+    """The feature keys of a training or dev set as 32-bit ``ids`` (one row
+    per position) into ``vocab``, its distinct 64-bit keys
+    (:mod:`fasttag._keyids`): half the memory of the keys, which training
+    keeps for all its epochs.  The compiled loops read ``vocab[id]``."""
+    ids: np.ndarray
+    vocab: np.ndarray
+
+    @property
+    def shape(self):
+        return self.ids.shape
+
+
 def _featurize(model, examples, chunk=None):
-    """(keys, bounds, candidates) of (input, context, gold) ``examples``,
-    as ``model.featurize`` gives them for all at once, but featurized a
-    chunk at a time into one growing key matrix (grown in place by
-    realloc): peak memory is the keys plus one chunk's intermediate
-    attributes, not the attributes of the whole training set."""
+    """(:class:`KeyRows`, bounds, candidates) of (input, context, gold)
+    ``examples``: the keys ``model.featurize`` gives, featurized a chunk
+    at a time and numbered into one id matrix of a row per gold tag.  Peak
+    memory is the ids, the distinct keys with their probe table and one
+    chunk's intermediates, never the 64-bit keys of the whole set.  The
+    ids are numbered the most frequent keys first.  Gold tags that do not
+    cover the positions are an InputError."""
     chunk = chunk or FEATURIZE_CHUNK
-    # per-token feature dicts: the matrix is as wide as the batch's widest row
-    if len(examples) <= chunk or hasattr(model.featurizer, "feature_keys"):
-        return model.featurize([(x, c) for x, c, _ in examples])[:3]
-    keys = None
+    n_rows = sum(len(g) for _, _, g in examples)
+    numbering = KeyIds()
+    ids = classes = cands = None
+    pad = None                   # the id of PAD_KEY, where rows are padded
     bounds = [np.zeros(1, dtype=np.int64)]
-    classes = []
-    cands = None
+    at = 0
     for i in range(0, len(examples), chunk):
-        k, b, c, _ = model.featurize([(x, ctx) for x, ctx, _ in examples[i:i + chunk]])
-        k = np.ascontiguousarray(k, dtype=np.uint64)
-        if keys is None:
-            keys = k if k.flags.owndata else k.copy()
-        else:
-            n = keys.shape[0]
-            keys.resize((n + k.shape[0], k.shape[1]), refcheck=False)
-            keys[n:] = k
-        bounds.append(np.asarray(b, dtype=np.int64)[1:] + bounds[-1][-1])
-        if c is not None:
-            classes.append(c[0])
-            cands = c
+        part = examples[i:i + chunk]
+        k, b, c, _ = model.featurize([(x, ctx) for x, ctx, _ in part])
+        n, width = k.shape
+        if at + n <= n_rows:
+            if ids is None or width > ids.shape[1]:
+                # per-token feature dicts: as wide as the widest row (padded)
+                ids, pad = _widen(ids, n_rows, width, pad, numbering)
+            if width == ids.shape[1]:
+                numbering.add(k, ids[at:at + n])        # in place: no copy of the chunk
+            else:
+                if pad is None:
+                    pad = _pad_id(numbering)
+                ids[at:at + n, :width] = numbering.add(k)
+                ids[at:at + n, width:] = pad
+            if c is not None:
+                if classes is None:
+                    classes = np.full(n_rows, -1, dtype=np.int32)      # -1: open
+                classes[at:at + n] = c[0]
+                cands = c
+        bounds.append(np.asarray(b, dtype=np.int64)[1:] + at)
+        at += n
         del k, b, c
+    if at != n_rows:
+        raise InputError(f"the gold tags cover {n_rows} positions, the inputs {at}")
+    if ids is None:
+        ids = np.zeros((0, 0), dtype=np.uint32)
+    vocab = numbering.by_frequency(ids)     # frequent keys first: fewer cache misses
+    del numbering                           # the probe table
     if cands is not None:
-        cands = (np.concatenate(classes),) + tuple(cands[1:])
-    return keys, np.concatenate(bounds), cands
+        cands = (classes,) + tuple(cands[1:])
+    return KeyRows(ids, vocab), np.concatenate(bounds), cands
+
+
+def _widen(ids, n_rows, width, pad, numbering):
+    """An id matrix of ``n_rows`` rows and ``width`` columns holding
+    ``ids`` (None: a new one), the new columns padded; with the pad id."""
+    grown = np.empty((n_rows, width), dtype=np.uint32)
+    if ids is not None:
+        if pad is None:
+            pad = _pad_id(numbering)
+        grown[:, :ids.shape[1]] = ids
+        grown[:, ids.shape[1]:] = pad
+    return grown, pad
+
+
+def _pad_id(numbering):
+    """The id of the padding key (0), which training never stores."""
+    return int(numbering.add(np.zeros(1, dtype=np.uint64))[0])
 
 
 def _keep(model, best, history, has_dev, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
@@ -215,7 +265,9 @@ class Selection:
         avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
         if not self.n:
             return (None, epoch, avg_emit, avg_trans)
-        ids = self.model.search(avg_emit, avg_trans, self.cands).decode(self.keys, self.bounds, greedy=greedy)
+        keys, vocab = _key_arrays(self.keys)
+        ids = self.model.search(avg_emit, avg_trans, self.cands).decode(keys, self.bounds, greedy=greedy,
+                                                                        vocab=vocab)
         pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
         score = _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
         stats["dev_score"] = score
@@ -266,11 +318,19 @@ class Online:
 
 def _pass(search, trans, keys, bounds, gold, order, step, algorithm, k, C, greedy):
     """One compiled pass over the examples ``order`` names: (positions
-    wrong before their update, the step reached)."""
+    wrong before their update, the step reached).  ``keys``: uint64 keys,
+    or :class:`KeyRows`."""
+    keys, vocab = _key_arrays(keys)
     if algorithm == "mira":
         from ._kbest import mira_epoch
-        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C)
-    return search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy)
+        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C, vocab=vocab)
+    return search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy, vocab=vocab)
+
+
+def _key_arrays(keys):
+    """(keys, vocab) as the compiled loops take them: ids and their
+    vocabulary, or uint64 keys and None."""
+    return (keys.ids, keys.vocab) if isinstance(keys, KeyRows) else (keys, None)
 
 
 class _Shards:
