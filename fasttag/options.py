@@ -167,6 +167,9 @@ OPTIONS = [
            check=_one_of("bioes", "iob2")),
     Option("document_features", "document-level features (default: on for ner, off for chunk)",
            default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False)),
+    Option("ambiguity_classes", "features of the span types each word took in the training data "
+           "(jackknifed; default: on for ner, off for chunk)",
+           default={"chunk": False, "ner": True, "spans": False}, tasks=SPAN_TASKS, check=_one_of(True, False)),
     Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
            "{type: path or entries} dict", tasks=SPAN_TASKS, parse=str, metavar="TYPE=FILE",
            flag_name="gazetteer"),
