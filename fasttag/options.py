@@ -113,6 +113,15 @@ def _int_list(v):
     return f"must be a list of column indices, not {v!r}"
 
 
+def _parse_switch(value):
+    """on/off (or yes/no, true/false) -> bool."""
+    switch = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
+    try:
+        return switch[value.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}") from None
+
+
 def _str_or_none(v):
     if v is not None and not isinstance(v, str):
         return f"must be a str, not {type(v).__name__}"
@@ -169,7 +178,8 @@ OPTIONS = [
            default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False)),
     Option("ambiguity_classes", "features of the span types each word took in the training data "
            "(jackknifed; default: on for ner, off for chunk)",
-           default={"chunk": False, "ner": True, "spans": False}, tasks=SPAN_TASKS, check=_one_of(True, False)),
+           default={"chunk": False, "ner": True, "spans": False}, tasks=SPAN_TASKS, check=_one_of(True, False),
+           parse=_parse_switch, metavar="on|off"),
     Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
            "{type: path or entries} dict", tasks=SPAN_TASKS, parse=str, metavar="TYPE=FILE",
            flag_name="gazetteer"),

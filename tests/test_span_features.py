@@ -217,3 +217,20 @@ def test_train_ner_command_stores_the_classes(run_cli, tmp_path):
     result = run_cli("train", "ner", train, "-o", model, "--epochs", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert fasttag.load(model).ambiguity.classes["Paris"] == "LOC|ORG"
+
+
+def test_train_command_switches_the_classes_off_or_names_a_bad_value(run_cli, tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(" ".join(r) + "\n" for s in _ner_data(3) for r in s.rows + [[]]),
+                     encoding="utf-8")
+    model = tmp_path / "m.ftm"
+    result = run_cli("train", "ner", train, "-o", model, "--epochs", "1", "--ambiguity-classes", "off",
+                     cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert fasttag.load(model).ambiguity is None
+    result = run_cli("train", "ner", train, "-o", tmp_path / "n.ftm", "--ambiguity-classes", "maybe",
+                     cwd=tmp_path)
+    err = result.stderr.decode()
+    assert result.returncode == 2 and "--ambiguity-classes" in err
+    assert len(err.strip().splitlines()) <= 2 and "Traceback" not in err
+    assert not (tmp_path / "n.ftm").exists()
