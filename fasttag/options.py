@@ -129,15 +129,17 @@ def _str_or_none(v):
 
 OPTIONS = [
     # ---------------------------------------------------------- learning
-    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20,
+    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 15, "ner": 15, "spans": 10, "tok": 20,
                                                     "features": 10},
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("seed", "seed of the per-epoch shuffle (cluster: of the first classes)", default=0, parse=int,
            check=_int_at_least(0), metavar="S", tasks=ALL + ("cluster",), phases=("train", "cluster")),
-    Option("algorithm", "structured perceptron (Collins) or k-best MIRA", default="perceptron",
+    # span tasks: 3-best MIRA, chosen on the development sets (CoNLL-2003 testa, held-out CoNLL-2000)
+    Option("algorithm", "structured perceptron (Collins) or k-best MIRA",
+           default={**{t: "perceptron" for t in ALL}, **{t: "mira" for t in SPAN_TASKS}},
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
-    Option("k", "MIRA: best sequences per update", default=1, parse=int, check=_int_at_least(1),
-           metavar="K", extra={"needs": ("algorithm", "mira")}),
+    Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, **{t: 3 for t in SPAN_TASKS}},
+           parse=int, check=_int_at_least(1), metavar="K", extra={"needs": ("algorithm", "mira")}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
     Option("threads", "train on N shards at once, one thread each (iterative parameter mixing; "
