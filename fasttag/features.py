@@ -245,8 +245,8 @@ class WordFeaturizer:
     (:data:`CLUSTER_ATTRIBUTES`, after :attr:`ATTRIBUTES`): the cluster of
     the word as written, else of its lowercase form, else "" (none).  With
     ``capitals_fallback``, a word in capitals that has neither takes the
-    cluster of its title-case form ("JAPAN" that of "Japan"): headlines are
-    written in capitals, the clustered text mostly is not.
+    cluster of its capitalised form ("JAPAN" that of "Japan"): headlines
+    are written in capitals, the clustered text mostly is not.
     """
 
     ATTRIBUTES = ("word", "lower", "norm",
@@ -279,7 +279,7 @@ class WordFeaturizer:
         """The bit string of the word's cluster ("" when none)."""
         bits = self.clusters.lookup(word)
         if not bits and self.capitals_fallback and word.isupper():
-            bits = self.clusters.lookup(word.title())
+            bits = self.clusters.lookup(word.capitalize())
         return bits
 
     @staticmethod

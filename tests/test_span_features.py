@@ -19,13 +19,13 @@ from fasttag.features import WordFeaturizer
 
 def _reference_cluster(bits, word):
     """The cluster a span model gives ``word``: as written, else its
-    lowercase form, else (for a word in capitals) its title-case form as
+    lowercase form, else (for a word in capitals) its capitalised form as
     written or lowercased; "" when none."""
     for form in (word, word.lower()):
         if form in bits:
             return bits[form]
     if word.isupper():
-        for form in (word.title(), word.title().lower()):
+        for form in (word.capitalize(), word.capitalize().lower()):
             if form in bits:
                 return bits[form]
     return ""
@@ -47,7 +47,7 @@ def test_cluster_of_matches_the_reference(bits, words):
 
 def _headline_data(seed=3):
     """Places and people told apart by their clusters alone; the clusters
-    know the title-case forms only."""
+    know the capitalised forms only."""
     rng = random.Random(seed)
     words = set()
     while len(words) < 40:
@@ -64,7 +64,7 @@ def _headline_data(seed=3):
     return train, clusters, places[15:], people[15:]
 
 
-def test_words_in_capitals_take_the_cluster_of_their_title_case_form():
+def test_words_in_capitals_take_the_cluster_of_their_capitalised_form():
     train, clusters, new_places, new_people = _headline_data()
     model = SpanTagger.train(train, clusters=clusters, epochs=3, verbose=False, document_features=False)
     loaded = SpanTagger.from_bytes(model.to_bytes())
