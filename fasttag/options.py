@@ -139,7 +139,8 @@ OPTIONS = [
            default={**{t: "perceptron" for t in ALL}, **{t: "mira" for t in SPAN_TASKS}},
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
     Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, **{t: 3 for t in SPAN_TASKS}},
-           parse=int, check=_int_at_least(1), metavar="K", extra={"needs": ("algorithm", "mira")}),
+           parse=int, check=_int_at_least(1), metavar="K",
+           extra={"needs": ("algorithm", "mira"), "default_without": 1}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
     Option("threads", "train on N shards at once, one thread each (iterative parameter mixing; "
@@ -243,6 +244,9 @@ def resolve(task, phase, given, what=None, cli=False):
             out[opt.name] = opt.default_for(task)
     for opt in OPTIONS:
         needs = opt.extra.get("needs")
+        if needs and given.get(opt.name) is None and "default_without" in opt.extra \
+                and out.get(needs[0]) != needs[1]:
+            out[opt.name] = opt.extra["default_without"]     # k of a span task trained without MIRA
         if needs and opt.name in given and given[opt.name] is not None \
                 and given[opt.name] != opt.default_for(task) \
                 and not (out.get(needs[0]) is not None if needs[1] is ... else out.get(needs[0]) == needs[1]):
