@@ -12,8 +12,7 @@ epochs, seed 0), once without and once with ``clusters=``, each in its
 own process:
 
 * pos: EWT UPOS, train -> test, best of 10 epochs on dev (bench_pos.py);
-* chunk: CoNLL-2000, train -> test, the task's default epochs (15) and
-  algorithm (3-best MIRA), no dev (bench_chunk_ner.py);
+* chunk: CoNLL-2000, train -> test, 8 epochs, no dev (bench_chunk_ner.py);
 * ner: CoNLL-2003, train, best of 15 epochs on testa, test on testb (the
   defaults: 3-best MIRA, document features and ambiguity classes).
 

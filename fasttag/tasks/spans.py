@@ -28,7 +28,7 @@ Features (per token, hashed templates, see :func:`span_templates`):
   (``capitals_fallback``, stored in the featurizer entry of the model);
 * ambiguity classes (``amb``, on by default for NER): the span types the word took
   in the training data, jackknifed on the training data itself
-  (:mod:`fasttag.ambiguity`), over a +-2 window with n-grams.
+  (:mod:`fasttag.ambiguity`), over a +-1 window with its bigrams.
 
 Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import io as ftio
 from .. import confidence, inspection, metrics, output, parallel, rawtext, schemes
-from ..ambiguity import FOLDS, AmbiguityClasses
+from ..ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
 from .._documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
 from .._wordtypes import column_values
 from ..errors import InputError, ModelFormatError
@@ -179,13 +179,9 @@ def span_templates(n_input_columns=0, extras=()):
     if "gaz" in extras:
         out += ["gaz[0]", "gaz[-1]", "gaz[1]", "gaz[0]|short_shape[0]", "gaz[-1]|gaz[0]|gaz[1]"]
     if "amb" in extras:
-        # as for a feature column (the measured set): a +-2 window, n-grams, the word, the shape
-        out += [f"amb[{o}]" for o in (-2, -1, 0, 1, 2)]
-        out += ["amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[-2]|amb[-1]", "amb[1]|amb[2]", "amb[-1]|amb[1]",
-                "amb[-2]|amb[-1]|amb[0]", "amb[-1]|amb[0]|amb[1]", "amb[0]|amb[1]|amb[2]",
-                "norm[0]|amb[0]", "amb[0]|short_shape[0]"]
-        if n_input_columns:
-            out += ["c1[0]|amb[0]", "c1[-1]|amb[-1]|c1[0]|amb[0]", "c1[0]|amb[0]|c1[1]|amb[1]"]
+        # a +-1 window and its bigrams: as good on CoNLL-2003 testa as the 18
+        # templates of a feature column (93.33 and 93.39), and 12% less tagging time
+        out += ["amb[-1]", "amb[0]", "amb[1]", "amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[0]|short_shape[0]"]
     return out
 
 
@@ -604,22 +600,28 @@ class SpanTagger(SequenceTask):
             return columns
         if doc_ids is None:
             doc_ids = list(range(len(words)))
+        gets = None                 # per sentence: the lookup of its ambiguity classes
+        if "amb" in extras:
+            if self.ambiguity is None:
+                raise ModelFormatError("corrupt fasttag model: ambiguity class features without the classes")
+            folds = self._fold_ambiguity if jackknifed else None
+            gets = [self.ambiguity.classes.get] * len(words) if folds is None \
+                else [folds[d % FOLDS].classes.get for d in doc_ids]
         doc_extras = [e for e in extras if e in DOCUMENT_EXTRAS]
         if doc_extras:
             derived = _document_extras(words, doc_ids, doc_extras)
+            if gets is not None and "gaz" not in extras:    # the classes too, in the same pass
+                return [[(*c, *d, get(w, UNKNOWN)) for c, d, w in zip(cs, ds, ws)]
+                        for cs, ds, ws, get in zip(columns, derived, words, gets)]
             columns = [[c + d for c, d in zip(cs, ds)] for cs, ds in zip(columns, derived)]
         if "gaz" in extras:
             if self.gazetteer is None:
                 raise ModelFormatError("corrupt fasttag model: gazetteer features without a gazetteer")
             columns = [[c + (g,) for c, g in zip(cs, self.gazetteer.tags(w))]
                        for cs, w in zip(columns, words)]
-        if "amb" in extras:
-            if self.ambiguity is None:
-                raise ModelFormatError("corrupt fasttag model: ambiguity class features without the classes")
-            folds = self._fold_ambiguity if jackknifed else None
-            columns = [[c + (a,) for c, a in zip(cs, (self.ambiguity if folds is None
-                                                      else folds[d % FOLDS]).values(w))]
-                       for cs, w, d in zip(columns, words, doc_ids)]
+        if gets is not None:
+            columns = [[(*c, get(w, UNKNOWN)) for c, w in zip(cs, ws)]
+                       for cs, ws, get in zip(columns, words, gets)]
         return columns
 
     def _model_inputs(self, sents, doc_ids=None, columns=None):
