@@ -66,7 +66,7 @@ def _headline_data(seed=3):
 
 def test_words_in_capitals_take_the_cluster_of_their_capitalised_form():
     train, clusters, new_places, new_people = _headline_data()
-    model = SpanTagger.train(train, clusters=clusters, epochs=3, verbose=False, document_features=False)
+    model = SpanTagger.train(train, clusters=clusters, epochs=3, verbose=False, task="ner")
     loaded = SpanTagger.from_bytes(model.to_bytes())
     assert loaded.model.featurizer.words.capitals_fallback
     for w in new_places:
@@ -76,10 +76,13 @@ def test_words_in_capitals_take_the_cluster_of_their_capitalised_form():
         assert loaded.tag([w.upper(), "came", "."]) == ["B-PER", "O", "O"]
 
 
-def test_models_without_clusters_do_not_record_the_fallback():
-    train, _, _, _ = _headline_data()
+def test_the_fallback_goes_with_clusters_and_document_features():
+    train, clusters, new_places, _ = _headline_data()
     header, _ = modelfile.loads(SpanTagger.train(train[:50], epochs=1, verbose=False).to_bytes())
     assert "capitals_fallback" not in header["featurizer"]
+    chunker = SpanTagger.train(train, clusters=clusters, epochs=1, verbose=False, task="chunk")
+    assert "capitals_fallback" not in modelfile.loads(chunker.to_bytes())[0]["featurizer"]
+    assert chunker.model.featurizer.words.cluster_of(new_places[0].upper()) == ""
 
 
 def _model_parts():

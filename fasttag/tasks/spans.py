@@ -23,9 +23,10 @@ Features (per token, hashed templates, see :func:`span_templates`):
   them each sentence is its own document;
 * optional gazetteers (``gaz``): the longest entry of each type that covers
   the token, as a BIOES tag of the type (``B-LOC``);
-* with ``clusters``, the POS tagger's cluster features; a word in capitals
-  with no cluster of its own takes that of its capitalised form
-  (``capitals_fallback``, stored in the featurizer entry of the model);
+* with ``clusters``, the POS tagger's cluster features; with the document
+  features, a word in capitals with no cluster of its own takes that of
+  its capitalised form (``capitals_fallback``, stored in the featurizer
+  entry of the model);
 * ambiguity classes (``amb``, on by default for NER): the span types the word took
   in the training data, jackknifed on the training data itself
   (:mod:`fasttag.ambiguity`), over a +-1 window with its bigrams.
@@ -480,8 +481,10 @@ class SpanTagger(SequenceTask):
         clusters = None if opts["clusters"] is None else as_clusters(opts["clusters"], "option clusters")
         templates = opts["templates"] or (span_templates(len(feats), extras)
                                           + (list(CLUSTER_TEMPLATES) if clusters is not None else []))
-        # a cluster for words in capitals too (headlines): +0.1 on CoNLL-2003 testa
-        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=True),
+        # a cluster for words in capitals too, beside the document features (which
+        # know headlines): +0.1 on CoNLL-2003 testa; none on CoNLL-2000 (no headlines)
+        fallback = bool(opts["document_features"])
+        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=fallback),
                               templates,
                               allowed=schemes.allowed_mask(tags, internal_scheme), decoder=opts["decoder"])
         task = opts["task"]
