@@ -181,7 +181,7 @@ def span_templates(n_input_columns=0, extras=()):
         out += ["gaz[0]", "gaz[-1]", "gaz[1]", "gaz[0]|short_shape[0]", "gaz[-1]|gaz[0]|gaz[1]"]
     if "amb" in extras:
         # a +-1 window and its bigrams: as good on CoNLL-2003 testa as the 18
-        # templates of a feature column (93.33 and 93.39), and 12% less tagging time
+        # templates of a feature column (93.33 and 93.39), and cheaper to tag
         out += ["amb[-1]", "amb[0]", "amb[1]", "amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[0]|short_shape[0]"]
     return out
 
