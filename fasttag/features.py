@@ -243,7 +243,10 @@ class WordFeaturizer:
     With ``clusters`` (:class:`fasttag.clusters.Clusters`), the word's
     Brown cluster prefixes are further word-type attributes
     (:data:`CLUSTER_ATTRIBUTES`, after :attr:`ATTRIBUTES`): the cluster of
-    the word as written, else of its lowercase form, else "" (none).
+    the word as written, else of its lowercase form, else "" (none).  With
+    ``capitals_fallback``, a word in capitals that has neither takes the
+    cluster of its capitalised form ("JAPAN" that of "Japan"): headlines
+    are written in capitals, the clustered text mostly is not.
     """
 
     ATTRIBUTES = ("word", "lower", "norm",
@@ -253,9 +256,10 @@ class WordFeaturizer:
                   "hyphen_first", "hyphen_last")
     MAX_CACHE = 1_000_000
 
-    def __init__(self, n_columns=0, clusters=None):
+    def __init__(self, n_columns=0, clusters=None, capitals_fallback=False):
         self.n_columns = n_columns
         self.clusters = clusters
+        self.capitals_fallback = bool(capitals_fallback) and clusters is not None
         names = self.ATTRIBUTES + (CLUSTER_ATTRIBUTES if clusters is not None else ())
         self.n_type_attributes = len(names)
         self.attribute_names = list(names) + [f"col{i + 1}" for i in range(n_columns)]
@@ -268,8 +272,15 @@ class WordFeaturizer:
         featurizer (:meth:`word_attributes`, then the cluster prefixes)."""
         values = self.word_attributes(word)
         if self.clusters is not None:
-            values += prefix_values(self.clusters.lookup(word))
+            values += prefix_values(self.cluster_of(word))
         return values
+
+    def cluster_of(self, word):
+        """The bit string of the word's cluster ("" when none)."""
+        bits = self.clusters.lookup(word)
+        if not bits and self.capitals_fallback and word.isupper():
+            bits = self.clusters.lookup(word.capitalize())
+        return bits
 
     @staticmethod
     def word_attributes(word):

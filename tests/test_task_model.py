@@ -18,7 +18,8 @@ SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "
 # a valid value other than the default for every training flag, and what
 # the flag needs beside it
 TRAIN_VALUES = {
-    "epochs": ["3"], "seed": ["7"], "algorithm": ["mira"],
+    "epochs": ["3"], "seed": ["7"],
+    "algorithm": {"pos": ["mira"], "seg": ["mira"], "tok": ["mira"], "chunk": ["mira"], "ner": ["perceptron"]},
     "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
     "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],
     "format": ["conll"], "column": {"pos": ["xpos"], "chunk": ["1"], "ner": ["1"]},
@@ -26,6 +27,7 @@ TRAIN_VALUES = {
     "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
     "threads": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
+    "ambiguity_classes": {"chunk": ["on"], "ner": ["off"]},
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
 }
 BASE = ["--epochs", "2", "--quiet"]
@@ -116,7 +118,7 @@ def test_python_options_are_checked_before_reading():
     with pytest.raises(TypeError, match="unexpected keyword argument 'epoch'"):
         fasttag.Tagger.train("no such file.conllu", epoch=3)
     with pytest.raises(InputError, match="applies to algorithm mira"):
-        fasttag.SpanTagger.train("no such file", task="ner", C=0.5)
+        fasttag.SpanTagger.train("no such file", task="chunk", C=0.5)
 
 
 # ---------------------------------------------------------------- evaluation
