@@ -348,7 +348,9 @@ def jobs_for(task, data, args, threads):
             jobs.append(H.Job("fasttag bundled 'en-ner'", fasttag_tagger,
                               (task, [s.words for s in test if s.words], reps, threads), {"model": "en-ner"}))
         jobs.append(H.Job(f"fasttag trained ({epochs} epochs)", fasttag_tagger, (task, test, reps, threads),
-                          {"train": train, "epochs": epochs, "train_opts": {"task": task}}))
+                          {"train": train, "epochs": epochs,
+                           # the averaged perceptron, as crfsuite ap (NER defaults to 3-best MIRA)
+                           "train_opts": {"task": task, "algorithm": "perceptron"}}))
         if args.anchors:
             train_rows = H.rows_iob1_to_iob2(H.load_columns_all(train_path))
             test_rows = H.load_columns_all(test_path) * k

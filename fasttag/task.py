@@ -45,12 +45,25 @@ class SequenceTask(modelfile.Stored):
     kind = None            # the model file's "kind"
     featurizer = None      # (name, version) of the featurizer the model was trained with
     primary = None         # the key of the dev-selection score in _score()'s result
+    jackknifed = {}        # option -> its value without jackknifing (see _without_jackknife)
 
     def __init__(self, model, meta=None):
         self.model = model
         self.meta = dict(meta or {})
 
     # ------------------------------------------------------------ training
+
+    @classmethod
+    def _without_jackknife(cls, opts, given):
+        """Training on Dask: features jackknifed over the training set need
+        the whole set, and a worker reads only its shard, so they are off
+        by default there and refused when asked for."""
+        for name, off in cls.jackknifed.items():
+            if name in opts and opts[name] != off:
+                if given.get(name) is not None:
+                    raise InputError(f"option {name} is not available with a Dask client: its jackknifed "
+                                     f"features need the whole training set on one machine")
+                opts[name] = off
 
     @classmethod
     def _task_name(cls, options):
@@ -88,6 +101,8 @@ class SequenceTask(modelfile.Stored):
         client = options_.pop("client", None)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
+        if client is not None:
+            cls._without_jackknife(opts, options_)
         opts["task"] = task
         init = opts.pop("init", None)
         if init is not None:

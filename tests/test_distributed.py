@@ -80,6 +80,25 @@ def test_distributed_training_of_a_segmenter_with_dev(client, tmp_path):
     assert got == list(model.segment_lines(lines))
 
 
+def test_jackknifed_features_off_on_dask(client):
+    """Jackknifed features need the whole training set, which no worker
+    reads: off by default with a client (and so recorded in the model),
+    refused when asked for."""
+    ner = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False,
+                                   client=client)
+    assert "amb" not in ner.meta["extras"] and ner.ambiguity is None
+    local = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False)
+    assert "amb" in local.meta["extras"]
+    seg = fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=2, verbose=False, client=client)
+    assert seg.meta["folds"] == 1
+    with pytest.raises(InputError, match="ambiguity_classes.*Dask"):
+        fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False,
+                                 client=client, ambiguity_classes=True)
+    with pytest.raises(InputError, match="folds.*Dask"):
+        fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=1, verbose=False, client=client,
+                                folds=3)
+
+
 def test_distributed_training_needs_a_path(client):
     with pytest.raises(InputError, match="path"):
         fasttag.Tagger.train([(["a", "b"], ["X", "Y"])], epochs=1, verbose=False, client=client)

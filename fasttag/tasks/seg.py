@@ -158,6 +158,7 @@ class Segmenter(SequenceTask):
     kind = "segmenter"
     featurizer = ("chars", 1)
     primary = "f1"
+    jackknifed = {"folds": 1}             # the vocabulary features (see _without_jackknife)
 
     def __init__(self, model, vocab=(), train_dict=(), meta=None, runs=None):
         super().__init__(model, meta)

@@ -394,6 +394,7 @@ class SpanTagger(SequenceTask):
     kind = "spans"
     featurizer = ("spans", 1)
     primary = "f1"
+    jackknifed = {"ambiguity_classes": False}
 
     def __init__(self, model, meta=None, gazetteer=None, ambiguity=None):
         super().__init__(model, meta)
