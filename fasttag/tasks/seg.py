@@ -81,12 +81,14 @@ import numpy as np
 
 from .. import io as ftio
 from .. import metrics, modelfile, output, parallel, schemes
-from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
-                            codepoints, word_hashes)
+from ..charfeatures import (CANDIDATE_CLASSES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES, TAGS, CharClusters,
+                            CharFeaturizer, WordSet, _tables, codepoints, word_hashes)
+from ..clusters import as_clusters
 from ..errors import ModelFormatError
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
+from .pos import stored_clusters
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
@@ -270,6 +272,16 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ task hooks
 
     @classmethod
+    def train(cls, train, dev=None, **options_) -> Segmenter:
+        """As :meth:`fasttag.task.SequenceTask.train`; ``clusters``: Brown
+        clusters of characters (a clusters file, Clusters or a dict, every
+        word one character; see :func:`fasttag.charfeatures.character_sentences`),
+        checked before the data is read."""
+        if options_.get("clusters") is not None:
+            options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
+        return super().train(train, dev, **options_)
+
+    @classmethod
     def _read(cls, data, opts, what):
         return read_words(data, opts.get("format"), what)
 
@@ -279,7 +291,11 @@ class Segmenter(SequenceTask):
         dictionaries of the training folds in place."""
         dictionary = opts["dictionary"]
         train_dict = sorted(read_userdict(dictionary)) if dictionary is not None else []
-        model = SequenceModel(TAGS, CharFeaturizer(), opts["templates"] or SEG_TEMPLATES,
+        clusters = opts.get("clusters")
+        if clusters is not None and not isinstance(clusters, CharClusters):
+            clusters = CharClusters(as_clusters(clusters, "option clusters"))
+        templates = opts["templates"] or (SEG_TEMPLATES + (CLUSTER_TEMPLATES if clusters is not None else ()))
+        model = SequenceModel(TAGS, CharFeaturizer(clusters=clusters), templates,
                               allowed=schemes.bmes_allowed(), tagdict_classes=CANDIDATE_CLASSES)
         seg = cls(model, sorted({w for ws in examples for w in ws}), train_dict, {}, runs=opts["runs"])
         folds = opts["folds"]
@@ -471,10 +487,14 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _featurizer_options(self):
-        return {"max_word": MAX_WORD, "runs": self._runs}
+        # "clusters" only with clusters: models without them are written as before
+        clusters = {"clusters": True} if self.model.featurizer.clusters is not None else {}
+        return {"max_word": MAX_WORD, "runs": self._runs, **clusters}
 
     def _task_parts(self):
         arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
+        if self.model.featurizer.clusters is not None:     # the model carries its character clusters
+            arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
         for mode, words in (("force", self._force_words), ("feature", self._feature_words)):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
@@ -486,7 +506,10 @@ class Segmenter(SequenceTask):
         if not modelfile.header_int(spec.get("max_word"), MAX_WORD, MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
         check_fixed_labels(header, arrays, "segmenter", TAGS, CANDIDATE_CLASSES, _ALLOWED)
-        return CharFeaturizer()
+        clusters = stored_clusters(spec, arrays)
+        if clusters is not None:
+            clusters = CharClusters(clusters, error=_corrupt)
+        return CharFeaturizer(clusters=clusters)
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -501,6 +524,10 @@ class Segmenter(SequenceTask):
 
 
 _ALLOWED = schemes.bmes_allowed()
+
+
+def _corrupt(message):
+    return ModelFormatError(f"corrupt fasttag model: {message}")
 
 
 def _stored_runs(runs):
