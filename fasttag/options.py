@@ -177,6 +177,8 @@ OPTIONS = [
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("runs", "Latin, digit, URL and e-mail runs kept whole (True, False or a dict)", default=True,
            tasks=("seg",)),
+    Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
+           "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE"),
     Option("prune", "drop averaged weights smaller than this in absolute value", default=0.0,
            tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
     # ---------------------------------------------------------- tokenization

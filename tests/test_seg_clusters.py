@@ -1,7 +1,9 @@
-"""Character clusters in the segmenter: the cluster attributes against a
-slow reference, clusters stored in the model (and corrupt ones refused
-at load), a word of unseen characters segmented by their clusters, and
-``fasttag train seg --clusters`` through the console script."""
+"""Features of the segmenter learned from unlabeled text: character
+clusters and word candidates (strings of high accessor variety).  Their
+attributes against slow references, both stored in the model (and
+corrupt ones refused at load), a word of unseen characters segmented by
+their clusters, and ``fasttag train seg --clusters --unlabeled`` through
+the console script."""
 import random
 
 import numpy as np
@@ -12,8 +14,9 @@ from hypothesis import strategies as st
 import fasttag
 from fasttag import Segmenter, modelfile
 from fasttag._core import hash_strings
-from fasttag.charfeatures import (ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, CharClusters, CharFeaturizer,
-                                  character_sentences, mix)
+from fasttag.charfeatures import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, MAX_WORD,
+                                  CharClusters, CharFeaturizer, accessor_variety, character_sentences, mix,
+                                  word_candidates, word_hashes)
 from fasttag.clusters import Clusters, cluster
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.normalize import normalize_text
@@ -236,3 +239,132 @@ def test_train_seg_with_word_clusters_stops_with_one_line(run_cli, tmp_path):
     lines = result.stderr.decode("utf-8").strip().splitlines()
     assert len(lines) == 1 and "clusters" in lines[0] and "not one character" in lines[0]
     assert not model.exists()
+
+
+# ---------------------------------------------------------------- word candidates (accessor variety)
+
+def reference_accessor_variety(lines, lengths):
+    """{n-gram: AV}: the fewer of its distinct left and right neighbours
+    (a line's start or end being one more neighbour), the slow way."""
+    left, right = {}, {}
+    for line in lines:
+        for L in lengths:
+            for i in range(len(line) - L + 1):
+                g = line[i:i + L]
+                left.setdefault(g, set()).add(line[i - 1] if i > 0 else None)
+                right.setdefault(g, set()).add(line[i + L] if i + L < len(line) else None)
+    return {g: min(len(left[g]), len(right[g])) for g in left}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text("ab中国𠀀", max_size=14), max_size=8), st.sets(st.integers(2, 5), min_size=1))
+def test_accessor_variety_matches_the_slow_reference(lines, lengths):
+    hashes, lens, av = accessor_variety(lines, sorted(lengths))
+    expected = reference_accessor_variety(lines, lengths)
+    assert len(hashes) == len(expected)
+    ref_hashes, ref_lens = word_hashes(list(expected))
+    got = dict(zip(hashes.tolist(), zip(lens.tolist(), av.tolist())))
+    assert got == dict(zip(ref_hashes.tolist(), zip(ref_lens.tolist(), expected.values())))
+
+
+def reference_candidate_lengths(line, candidates):
+    """(ub, ue, um) of every non-space character: the longest candidate
+    (2..MAX_WORD characters, within the line's whitespace-free text)
+    starting at, ending at and strictly containing it."""
+    text = normalize_text("".join(line.split()))
+    n = len(text)
+    ub, ue, um = [0] * n, [0] * n, [0] * n
+    for i in range(n):
+        for L in range(2, MAX_WORD + 1):
+            if i + L <= n and text[i:i + L] in candidates:
+                ub[i] = max(ub[i], L)
+                ue[i + L - 1] = max(ue[i + L - 1], L)
+                for j in range(i + 1, i + L - 1):
+                    um[j] = max(um[j], L)
+    return list(zip(ub, ue, um))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text("ab中国人", max_size=30), min_size=1, max_size=6),
+       st.lists(st.text("ab中国人 ", max_size=10), min_size=1, max_size=4), st.integers(1, 4))
+def test_candidate_attributes_match_the_slow_reference(unlabeled, lines, min_av):
+    candidates = word_candidates(unlabeled, min_av=min_av)
+    folded = [normalize_text("".join(u.split())) for u in unlabeled]
+    expected_words = {g for g, av in reference_accessor_variety(folded, range(2, MAX_WORD + 1)).items()
+                      if av >= min_av}
+    assert len(candidates) == len(expected_words)
+    batch = CharFeaturizer(candidates=candidates).batch(lines)
+    plain = CharFeaturizer().batch(lines)
+    n = len(ATTRIBUTES)
+    assert np.array_equal(batch.attrs[:, :n], plain.attrs)
+    # the same lengths give the same values: compare through a featurizer's
+    # own value of each length
+    fz = CharFeaturizer(candidates=candidates)
+    expected = [row for line in lines for row in reference_candidate_lengths(line, expected_words)]
+    for k in range(len(CANDIDATE_ATTRIBUTES)):
+        want = np.array([row[k] for row in expected], dtype=np.int64)
+        assert np.array_equal(batch.attrs[:, n + k], fz._attr(n + k, want))
+
+
+def _many_contexts():
+    """Lines where two words (中国, 人民) occur between many characters."""
+    return [a + "中国" + b + "人民" + c for a in SINGLE[:6] for b in SINGLE[:6] for c in SINGLE[:6]]
+
+
+def test_word_candidates_are_stored_in_the_model(tmp_path):
+    sents, clusters = _tiny_corpus(200)
+    raw = ["".join(ws) for ws in sents] + _many_contexts()
+    seg = Segmenter.train(sents, clusters=clusters, unlabeled=raw, epochs=1, verbose=False)
+    assert {"ub[0]", "cl[0]"} <= set(seg.model.templates.names)
+    loaded = Segmenter.from_bytes(seg.to_bytes())
+    assert len(word_candidates(raw)) >= 2
+    assert np.array_equal(loaded.model.featurizer.candidates.hashes, word_candidates(raw).hashes)
+    text = raw[:20]
+    assert list(loaded.segment_lines(text)) == list(seg.segment_lines(text))
+    # from a file, the same
+    path = tmp_path / "raw.txt"
+    path.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    from_file = Segmenter.train(sents, clusters=clusters, unlabeled=str(path), epochs=1, verbose=False)
+    assert np.array_equal(from_file.model.featurizer.candidates.hashes, loaded.model.featurizer.candidates.hashes)
+    with pytest.raises(InputError, match="no such file"):
+        Segmenter.train(sents, unlabeled=str(tmp_path / "missing.txt"), epochs=1, verbose=False)
+    with pytest.raises(InputError, match="fine-tuning"):
+        Segmenter.train(sents, init=seg, unlabeled=raw, epochs=1, verbose=False)
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda h, a: a.__setitem__("candidates", a["candidates"][::-1].copy()),
+    lambda h, a: a.__setitem__("candidates", a["candidates"].astype(np.int64)),
+    lambda h, a: a.__setitem__("candidates", np.concatenate([a["candidates"], a["candidates"][-1:]])),
+    lambda h, a: a.pop("candidates"),
+    lambda h, a: h["featurizer"].pop("candidate_lengths"),
+    lambda h, a: h["featurizer"].__setitem__("candidate_lengths", [1, 2]),
+    lambda h, a: h["featurizer"].__setitem__("candidate_lengths", [3, 2]),
+    lambda h, a: h["featurizer"].__setitem__("candidate_lengths", [2, MAX_WORD + 1]),
+    lambda h, a: h["featurizer"].__setitem__("candidate_lengths", "2"),
+])
+def test_corrupt_word_candidates_are_a_format_error(corrupt):
+    sents, _ = _tiny_corpus(100)
+    seg = Segmenter.train(sents, unlabeled=_many_contexts(), epochs=1, verbose=False)
+    header, arrays = modelfile.loads(seg.to_bytes())
+    header.pop("arrays", None)
+    assert len(arrays["candidates"]) > 1
+    corrupt(header, arrays)
+    with pytest.raises(ModelFormatError):
+        Segmenter.from_bytes(modelfile.dumps(header, arrays))
+
+
+def test_train_seg_with_unlabeled_text_through_the_command(run_cli, tmp_path):
+    sents, clusters = _tiny_corpus(200)
+    train = tmp_path / "train.txt"
+    train.write_text("".join(" ".join(ws) + "\n" for ws in sents), encoding="utf-8")
+    raw = tmp_path / "raw.txt"
+    raw.write_text("".join("".join(ws) + "\n" for ws in sents), encoding="utf-8")
+    model = tmp_path / "m.ftm"
+    result = run_cli("train", "seg", train, "-o", model, "--unlabeled", raw, "--epochs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ub[0]" in fasttag.load(model).model.templates.names
+    result = run_cli("train", "seg", train, "-o", model, "--unlabeled", tmp_path / "missing.txt", cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.decode("utf-8").strip().splitlines()
+    assert len(lines) == 1 and "missing.txt" in lines[0]

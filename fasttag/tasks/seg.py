@@ -81,10 +81,11 @@ import numpy as np
 
 from .. import io as ftio
 from .. import metrics, modelfile, output, parallel, schemes
-from ..charfeatures import (CANDIDATE_CLASSES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES, TAGS, CharClusters,
-                            CharFeaturizer, WordSet, _tables, codepoints, word_hashes)
+from ..charfeatures import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
+                            TAGS, CharClusters, CharFeaturizer, WordSet, _tables, codepoints, word_candidates,
+                            word_hashes)
 from ..clusters import as_clusters
-from ..errors import ModelFormatError
+from ..errors import InputError, ModelFormatError
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
@@ -279,6 +280,14 @@ class Segmenter(SequenceTask):
         checked before the data is read."""
         if options_.get("clusters") is not None:
             options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
+        unlabeled = options_.get("unlabeled")
+        if unlabeled is not None:
+            if options_.get("init") is not None:
+                raise InputError("option unlabeled cannot change when fine-tuning: the model's is kept")
+            if not isinstance(unlabeled, WordSet):
+                if isinstance(unlabeled, str) and not os.path.isfile(unlabeled):
+                    raise InputError("unlabeled text: no such file", path=unlabeled)
+                options_["unlabeled"] = word_candidates(ftio.read_lines(unlabeled, "the unlabeled text"))
         return super().train(train, dev, **options_)
 
     @classmethod
@@ -294,8 +303,10 @@ class Segmenter(SequenceTask):
         clusters = opts.get("clusters")
         if clusters is not None and not isinstance(clusters, CharClusters):
             clusters = CharClusters(as_clusters(clusters, "option clusters"))
-        templates = opts["templates"] or (SEG_TEMPLATES + (CLUSTER_TEMPLATES if clusters is not None else ()))
-        model = SequenceModel(TAGS, CharFeaturizer(clusters=clusters), templates,
+        candidates = opts.get("unlabeled")
+        templates = opts["templates"] or (SEG_TEMPLATES + (CLUSTER_TEMPLATES if clusters is not None else ())
+                                          + (CANDIDATE_TEMPLATES if candidates is not None else ()))
+        model = SequenceModel(TAGS, CharFeaturizer(clusters=clusters, candidates=candidates), templates,
                               allowed=schemes.bmes_allowed(), tagdict_classes=CANDIDATE_CLASSES)
         seg = cls(model, sorted({w for ws in examples for w in ws}), train_dict, {}, runs=opts["runs"])
         folds = opts["folds"]
@@ -488,13 +499,18 @@ class Segmenter(SequenceTask):
 
     def _featurizer_options(self):
         # "clusters" only with clusters: models without them are written as before
-        clusters = {"clusters": True} if self.model.featurizer.clusters is not None else {}
-        return {"max_word": MAX_WORD, "runs": self._runs, **clusters}
+        fz = self.model.featurizer
+        extra = {"clusters": True} if fz.clusters is not None else {}
+        if fz.candidates is not None:
+            extra["candidate_lengths"] = list(fz.candidates.lengths)
+        return {"max_word": MAX_WORD, "runs": self._runs, **extra}
 
     def _task_parts(self):
         arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
         if self.model.featurizer.clusters is not None:     # the model carries its character clusters
             arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
+        if self.model.featurizer.candidates is not None:   # and its word candidates
+            arrays["candidates"] = self.model.featurizer.candidates.hashes
         for mode, words in (("force", self._force_words), ("feature", self._feature_words)):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
@@ -509,7 +525,7 @@ class Segmenter(SequenceTask):
         clusters = stored_clusters(spec, arrays)
         if clusters is not None:
             clusters = CharClusters(clusters, error=_corrupt)
-        return CharFeaturizer(clusters=clusters)
+        return CharFeaturizer(clusters=clusters, candidates=_stored_candidates(spec, arrays))
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -524,6 +540,21 @@ class Segmenter(SequenceTask):
 
 
 _ALLOWED = schemes.bmes_allowed()
+
+
+def _stored_candidates(spec, arrays):
+    """The word candidates a model file holds (sorted distinct hashes and
+    the list of their lengths), checked, or None."""
+    lengths = spec.get("candidate_lengths")
+    hashes = arrays.get("candidates")
+    if lengths is None and hashes is None:
+        return None
+    if not isinstance(lengths, list) or not all(modelfile.header_int(L, 2, MAX_WORD) for L in lengths) \
+            or lengths != sorted(set(lengths)) or hashes is None or hashes.dtype != np.uint64 \
+            or hashes.ndim != 1 or np.any(hashes[1:] <= hashes[:-1]):
+        raise ModelFormatError("corrupt fasttag model: the word candidates are not sorted hashes with "
+                               "their lengths")
+    return WordSet.from_hashes(hashes, np.array(lengths, dtype=np.int64))
 
 
 def _corrupt(message):
