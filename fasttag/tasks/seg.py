@@ -52,6 +52,18 @@ semantics:
     lengths than 2 to ``MAX_WORD`` (7) characters are accepted and have no
     effect, since the features only know those lengths.
 
+Unlabeled text.  Two kinds of features come from raw text of the domain
+(for Chinese news, the People's Daily text without its spaces), both
+stored in the model: ``clusters`` (``--clusters``), Brown clusters of
+characters (:func:`fasttag.clusters.cluster` over
+:func:`fasttag.charfeatures.character_sentences`), whose bit-string
+prefixes generalise from frequent characters to rare ones; and
+``unlabeled`` (``--unlabeled``), raw text whose strings of high accessor
+variety (seen between many different characters) become word candidates,
+used as the dictionary is (the longest candidate starting at, ending at
+and containing each character).  Both mostly help words missing from the
+training data.
+
 :meth:`Segmenter.add_words` is atomic: when it raises (a bad weight on
 line 300 of a dictionary file, a non-str word), the segmenter is as it was.
 In Python a str argument is one word; a dictionary file is a
