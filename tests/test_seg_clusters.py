@@ -17,7 +17,7 @@ from fasttag._core import hash_strings
 from fasttag.charfeatures import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, MAX_WORD,
                                   CharClusters, CharFeaturizer, accessor_variety, character_sentences, mix,
                                   word_candidates, word_hashes)
-from fasttag.clusters import Clusters, cluster
+from fasttag.clusters import Clusters, cluster, read_clusters
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.normalize import normalize_text
 
@@ -368,3 +368,21 @@ def test_train_seg_with_unlabeled_text_through_the_command(run_cli, tmp_path):
     assert result.returncode == 2
     lines = result.stderr.decode("utf-8").strip().splitlines()
     assert len(lines) == 1 and "missing.txt" in lines[0]
+
+
+def test_cluster_chars_then_train_seg_with_them(run_cli, tmp_path):
+    sents, _ = _tiny_corpus(600, seed=3)
+    raw = tmp_path / "raw.txt"
+    raw.write_text("".join(" ".join(ws) + "\n" for ws in sents), encoding="utf-8")   # spaces are dropped
+    out = tmp_path / "chars.txt"
+    result = run_cli("cluster", raw, "--chars", "-o", out, "--clusters", "3", "--min-count", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    learned = read_clusters(out)
+    assert all(len(w) == 1 for w in learned) and set(LEFT + RIGHT + SINGLE[:10]) <= set(learned)
+    assert len({learned[c] for c in LEFT}) == 1 and learned[LEFT[0]] != learned[RIGHT[0]]
+    train = tmp_path / "train.txt"
+    train.write_text("".join(" ".join(ws) + "\n" for ws in sents[:100]), encoding="utf-8")
+    model = tmp_path / "m.ftm"
+    result = run_cli("train", "seg", train, "-o", model, "--clusters", out, "--epochs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert len(fasttag.load(model).model.featurizer.clusters) == len(learned)
