@@ -289,7 +289,10 @@ class Segmenter(SequenceTask):
         """As :meth:`fasttag.task.SequenceTask.train`; ``clusters``: Brown
         clusters of characters (a clusters file, Clusters or a dict, every
         word one character; see :func:`fasttag.charfeatures.character_sentences`),
-        checked before the data is read."""
+        checked before the data is read; ``unlabeled``: raw text (a path
+        or str lines) whose strings of high accessor variety become word
+        candidate features (:func:`fasttag.charfeatures.word_candidates`).
+        Both are stored in the model."""
         if options_.get("clusters") is not None:
             options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
         unlabeled = options_.get("unlabeled")
