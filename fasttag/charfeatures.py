@@ -43,7 +43,7 @@ import numpy as np
 
 from ._charfeatures import dictionary_lengths
 from ._core import hash_strings
-from .errors import InputError, ModelFormatError
+from .errors import InputError
 from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
 from .schemes import BMES
 
