@@ -2,6 +2,8 @@
 jieba and THULAC, side by side, in one run.
 
     python benchmarks/bench_cws.py [--quick] [--epochs N] [--pkuseg-epochs N]
+                                   [--unlabeled [--n-clusters N] [--clusters FILE] [--no-candidates]]
+                                   [--fasttag-only]
 
 Training: ``zh_pd1998/train.txt`` (People's Daily 1998, PKU standard);
 fasttag keeps its best epoch on ``zh_pd1998/dev.txt``.  Tests:
@@ -23,6 +25,15 @@ mapping: it folds widths in its features.
 
 ``--quick`` skips spacy-pkuseg (about 11 minutes for 2 epochs).  Needs
 ``../shared/data`` (relative to the repository root).
+
+Unlabeled text (issue 13): ``--unlabeled`` takes the PD 1998 training
+text without its spaces, leaving out every line that shares 20 characters
+with the PKU test text or equals a test line (PKU's test text is People's
+Daily too), learns ``--n-clusters`` Brown clusters of its characters
+(default 200; ``--clusters FILE``: a clusters file made elsewhere
+instead) and adds a row "fasttag + unlabeled" trained with them
+(``clusters=``) and with the text's word candidates (``unlabeled=``;
+``--no-candidates``: clusters only).
 """
 import argparse
 import os
@@ -37,17 +48,21 @@ import harness as H  # noqa: E402
 import anchors  # noqa: E402
 
 
-def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_path=None):
+def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_path=None, clusters=None,
+                unlabeled=None):
     """Train fasttag's segmenter (or load ``model_path``) and segment
-    ``test_lines`` (raw lines) one batch of lines at a time."""
+    ``test_lines`` (raw lines) one batch of lines at a time.  ``clusters``:
+    a file of character clusters to train with; ``unlabeled``: a file of
+    raw text for the word candidates."""
     from fasttag import load
     from fasttag import Segmenter
 
     train_t = None
     with tempfile.TemporaryDirectory(prefix="bench_fasttag_") as tmp:
         if model_path is None:
+            extra = {k: v for k, v in (("clusters", clusters), ("unlabeled", unlabeled)) if v is not None}
             with H.timer() as train_t:
-                seg = Segmenter.train(train_path, dev_path, epochs=epochs, prune=prune, verbose=False)
+                seg = Segmenter.train(train_path, dev_path, epochs=epochs, prune=prune, verbose=False, **extra)
                 path = os.path.join(tmp, "zh.ftm")
                 seg.save(path)
             best = seg.model.training_info.get("best_epoch")
@@ -61,10 +76,42 @@ def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_pa
             pred = list(seg.segment_lines(test_lines))
     n_chars = sum(sum(not c.isspace() for c in line) for line in test_lines)
     name = "fasttag" if model_path is None else "fasttag (bundled model)"
+    if clusters is not None or unlabeled is not None:
+        name = "fasttag + unlabeled"
     res = H.make_result(name, train=train_t, load=load_t, tag=tag_t, n_items=n_chars, unit="chars",
                         model_bytes=size, epochs=epochs if model_path is None else None, best_epoch=best)
     res["pred"] = pred
     return res
+
+
+def unlabeled_text(train_sents, test_lines, shingle=20):
+    """The PD training text without its spaces (width-folded), less every
+    line that equals a test line or shares ``shingle`` characters with the
+    test text; returns (lines, number left out)."""
+    from fasttag.normalize import normalize_text
+
+    test = {normalize_text("".join(line.split())) for line in test_lines} - {""}
+    pieces = {t[i:i + shingle] for t in test for i in range(max(1, len(t) - shingle + 1))}
+    kept, dropped = [], 0
+    for ws in train_sents:
+        line = normalize_text("".join(ws))
+        if line in test or any(line[i:i + shingle] in pieces for i in range(max(1, len(line) - shingle + 1))):
+            dropped += 1
+        elif line:
+            kept.append(line)
+    return kept, dropped
+
+
+def char_clusters(lines, n_clusters, path):
+    """Learn ``n_clusters`` Brown clusters of the characters of ``lines``
+    and save them at ``path``; returns (words, CPU seconds)."""
+    from fasttag.charfeatures import character_sentences
+    from fasttag.clusters import cluster
+
+    with H.timer() as t:
+        clusters = cluster(character_sentences(lines), n_clusters=n_clusters, min_count=2)
+        clusters.save(path)
+    return len(clusters), t.cpu
 
 
 def thulac_cws(test_lines):
@@ -92,6 +139,12 @@ def main():
     ap.add_argument("--prune", type=float, default=2.0, help="fasttag weight pruning threshold (default 2.0)")
     ap.add_argument("--pkuseg-epochs", type=int, default=2, help="spacy-pkuseg epochs (default 2)")
     ap.add_argument("--crfsuite-epochs", type=int, default=10, help="python-crfsuite 'ap' epochs (default 10)")
+    ap.add_argument("--fasttag-only", action="store_true", help="run fasttag's rows only (no anchors)")
+    ap.add_argument("--unlabeled", action="store_true",
+                    help="also train fasttag with features from the PD training text without its spaces")
+    ap.add_argument("--n-clusters", type=int, default=200, metavar="N", help="character clusters (default 200)")
+    ap.add_argument("--clusters", metavar="FILE", help="--unlabeled: these character clusters instead")
+    ap.add_argument("--no-candidates", action="store_true", help="--unlabeled: clusters only")
     args = ap.parse_args()
 
     try:
@@ -116,16 +169,35 @@ def main():
 
     jobs = [H.Job("fasttag", fasttag_cws, (str(train_path), str(dev_path), inputs),
                   {"epochs": args.epochs, "prune": args.prune})]
+    tmp = tempfile.TemporaryDirectory(prefix="bench_cws_")
+    if args.unlabeled:
+        lines, dropped = unlabeled_text(train_sents, test_raw)
+        raw_path = os.path.join(tmp.name, "unlabeled.txt")
+        with open(raw_path, "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in lines))
+        print(f"unlabeled text: {len(lines):,} PD training lines, {sum(map(len, lines)):,} chars "
+              f"({dropped} lines sharing 20 characters with the PKU test text left out)", flush=True)
+        clusters = args.clusters
+        if clusters is None:
+            clusters = os.path.join(tmp.name, "char-clusters.txt")
+            n_words, cpu = char_clusters(lines, args.n_clusters, clusters)
+            print(f"{n_words:,} characters in {args.n_clusters} clusters, {cpu:.1f} CPU s", flush=True)
+        jobs.append(H.Job("fasttag + unlabeled", fasttag_cws, (str(train_path), str(dev_path), inputs),
+                          {"epochs": args.epochs, "prune": args.prune, "clusters": clusters,
+                           "unlabeled": None if args.no_candidates else raw_path}))
     bundled = H.REPO_ROOT / "fasttag" / "models" / "zh_pku_seg.ftm"
     if bundled.exists():
         jobs.append(H.Job("fasttag (bundled)", fasttag_cws, (None, None, inputs), {"model_path": str(bundled)}))
-    if not args.quick:
+    if args.fasttag_only:
+        pass
+    elif not args.quick:
         jobs.append(H.Job("spacy-pkuseg", anchors.pkuseg_cws, (str(train_path), inputs),
                           {"epochs": args.pkuseg_epochs, "fullwidth_input": True}))
-    jobs.append(H.Job("python-crfsuite", anchors.crfsuite_cws, (train_sents, inputs),
-                      {"epochs": args.crfsuite_epochs, "algorithm": "ap", "fullwidth_input": True}))
-    jobs.append(H.Job("jieba", anchors.jieba_cws, (inputs,), {}))
-    jobs.append(H.Job("THULAC", thulac_cws, (inputs,), {}))
+    if not args.fasttag_only:
+        jobs.append(H.Job("python-crfsuite", anchors.crfsuite_cws, (train_sents, inputs),
+                          {"epochs": args.crfsuite_epochs, "algorithm": "ap", "fullwidth_input": True}))
+        jobs.append(H.Job("jieba", anchors.jieba_cws, (inputs,), {}))
+        jobs.append(H.Job("THULAC", thulac_cws, (inputs,), {}))
     rows, failures = H.run_jobs(jobs)
 
     for r in rows:
@@ -176,6 +248,15 @@ def main():
             if o.get("peak_rss_mb"):
                 parts.append(f"peak memory {H.ratio(ft['peak_rss_mb'], o['peak_rss_mb'], 2)} of theirs")
             line(f"fasttag vs {label}: " + ", ".join(parts))
+    fc = by.get("fasttag + unlabeled")
+    if ft and fc:
+        print(f"- with unlabeled text: PKU F1 {H.pct(fc['pku_f1'])} ({100 * (fc['pku_f1'] - ft['pku_f1']):+.2f}; "
+              f"target >= 96.20), OOV recall {H.pct(fc['pku_oov_recall'])} "
+              f"({100 * (fc['pku_oov_recall'] - ft['pku_oov_recall']):+.2f}; target >= 83.00); "
+              f"PD dev F1 {H.pct(fc['dev_f1'])} ({100 * (fc['dev_f1'] - ft['dev_f1']):+.2f}); "
+              f"speed {H.ratio(fc['tag_chars_per_cpu_s'], ft['tag_chars_per_cpu_s'], 2)}; "
+              f"model {H.mb(fc['model_bytes'])} MB")
+    tmp.cleanup()
     for label, err in failures:
         print(f"FAILED {label}: {err.strip().splitlines()[-1] if err.strip() else err}")
     return 0

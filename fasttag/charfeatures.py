@@ -14,7 +14,14 @@ without any per-character Python work:
 ``db``     length of the longest dictionary word starting at it (0 if none;
            lengths 2..MAX_WORD);
 ``de``     the same for the longest dictionary word ending at it;
-``dm``     the same for the longest dictionary word strictly containing it.
+``dm``     the same for the longest dictionary word strictly containing it;
+``cl2`` .. ``cl``  with character clusters only (:class:`CharClusters`,
+           Brown clusters of characters learned from unlabeled text): the
+           prefixes of the character's bit string (0 when it has none);
+``ub``, ``ue``, ``um``  with word candidates only (:func:`word_candidates`,
+           strings of high accessor variety in unlabeled text): the
+           lengths of the longest candidate starting at, ending at and
+           strictly containing the character, as ``db``/``de``/``dm``.
 
 Bigram and trigram features are templates over these attributes
 ("c[-1]|c[0]"), combined in Cython by :mod:`fasttag._features`.
@@ -35,6 +42,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ._charfeatures import dictionary_lengths
+from ._core import hash_strings
+from .errors import InputError
 from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
 from .schemes import BMES
 
@@ -293,6 +302,139 @@ SEG_TEMPLATES = (
 """Default segmentation templates: character uni-, bi- and trigrams in a
 +-2 window, class n-grams, repetition, dictionary-word lengths."""
 
+CLUSTER_PREFIXES = (2, 4, 6, 8, 10)
+CLUSTER_ATTRIBUTES = tuple(f"cl{k}" for k in CLUSTER_PREFIXES) + ("cl",)
+"""Attributes of character clusters: bit-string prefixes, then the whole
+string (after :data:`ATTRIBUTES`, only in a featurizer with clusters)."""
+
+CLUSTER_TEMPLATES = ("cl[-1]|cl[0]", "cl[0]|cl[1]")
+"""Templates added to the defaults when a segmenter has character
+clusters: the cluster bigrams around the character.  (Chosen on PD 1998
+dev: the prefixes of c[-1], c[0], c[1] as ten templates did no better,
+and each template costs about 4% of the segmentation speed.)"""
+
+
+CANDIDATE_ATTRIBUTES = ("ub", "ue", "um")
+"""Lengths of the longest word candidate (a string of high accessor
+variety in unlabeled text) starting at, ending at and containing each
+character."""
+
+
+def accessor_variety(lines, lengths=range(2, MAX_WORD + 1)):
+    """Accessor variety (Feng et al. 2004) of every character n-gram of
+    ``lines`` (str, width-folded, no whitespace) of each length in
+    ``lengths``: (hashes as :func:`word_hashes` gives them, lengths,
+    AV), AV being the smaller of the numbers of distinct characters seen
+    before and after the n-gram (a line's start or end counts as one)."""
+    text = "\n".join(lines)
+    cp = codepoints(text)
+    n = len(cp)
+    breaks = np.concatenate((np.flatnonzero(cp == 10), [n]))
+    line_end = breaks[np.searchsorted(breaks, np.arange(n))]
+    out_h, out_l, out_av = [], [], []
+    h = np.zeros(n, dtype=np.uint64)
+    for L in range(1, max(lengths) + 1):
+        if n - L + 1 <= 0:
+            break
+        h = _horner(h[: n - L + 1], cp[L - 1:])
+        if L not in lengths:
+            continue
+        at = np.flatnonzero(np.arange(n - L + 1) + L <= line_end[: n - L + 1])
+        if not len(at):
+            continue
+        grams = _finish(h[at], L)
+        before = np.where(at > 0, cp[np.maximum(at - 1, 0)], 10).astype(np.uint64)
+        after = np.where(at + L < n, cp[np.minimum(at + L, n - 1)], 10).astype(np.uint64)
+        counts = []
+        for ctx in (before, after):
+            pairs = np.unique(np.rec.fromarrays([grams, ctx]))
+            counts.append(np.unique(pairs.f0, return_counts=True))
+        (g, left), (_, right) = counts
+        out_h.append(g)
+        out_l.append(np.full(len(g), L, dtype=np.int64))
+        out_av.append(np.minimum(left, right))
+    if not out_h:
+        return np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_h), np.concatenate(out_l), np.concatenate(out_av)
+
+
+MIN_AV = 4
+"""Accessor variety a string needs (on both sides) to be a word candidate."""
+
+CANDIDATE_TEMPLATES = ("ub[0]|ue[0]|um[0]",)
+"""Templates added to the defaults when a segmenter has word candidates
+(the three lengths together; chosen on PD 1998 dev)."""
+
+
+def word_candidates(lines, min_av=MIN_AV):
+    """The word candidates of unlabeled text (str lines; whitespace is
+    dropped, widths folded): every string of 2 to MAX_WORD characters
+    whose accessor variety is at least ``min_av`` (Feng et al. 2004; as
+    features, Zhao and Kit 2008), as a :class:`WordSet`."""
+    folded = ["".join(chars) for chars in character_sentences(lines)]
+    hashes, lengths, av = accessor_variety(folded)
+    keep = av >= min_av
+    return WordSet.from_hashes(hashes[keep], lengths[keep])
+
+
+def character_sentences(lines):
+    """The characters of each line (a list of str), width-folded and
+    without whitespace: the sentences to learn character clusters from
+    (:func:`fasttag.clusters.cluster`)."""
+    out = []
+    for line in lines:
+        chars = list(normalize_text("".join(line.split())))
+        if chars:
+            out.append(chars)
+    return out
+
+
+class CharClusters:
+    """Brown clusters of single characters, looked up by folded code point.
+
+    ``clusters``: a :class:`fasttag.clusters.Clusters` whose words are all
+    one character (anything else is an InputError; at model load,
+    ``error=ModelFormatError``).  Characters that fold to the same one
+    (``１`` and ``1``) share one entry: the folded character's, else the
+    smallest.  ``attributes(folded)`` gives the uint64 value of every
+    prefix (0: no cluster) of every position."""
+
+    def __init__(self, clusters, error=InputError):
+        chosen = {}
+        for ch in sorted(clusters):
+            if len(ch) != 1:
+                raise error(f"clusters: {ch[:20]!r} is not one character: a segmenter takes "
+                            f"clusters of characters")
+            f = normalize_text(ch)
+            if len(f) != 1:
+                raise error(f"clusters: {ch!r} is not one character after width folding")
+            if f not in chosen or ch == f:
+                chosen[f] = ch
+        self.clusters = clusters
+        keys = sorted(chosen)
+        self.keys = codepoints("".join(keys)).astype(np.int64)
+        codes = np.zeros((len(keys) + 1, len(CLUSTER_ATTRIBUTES)), dtype=np.uint64)   # last row: no cluster
+        for j, k in enumerate(CLUSTER_PREFIXES + (None,)):
+            prefixes = [clusters[chosen[f]][:k] for f in keys]
+            codes[:-1, j] = hash_strings(prefixes) | np.uint64(1)
+        self.codes = codes
+        self.row_of_bmp = np.full(0x10000, len(keys), dtype=np.int32)
+        bmp = self.keys < 0x10000
+        self.row_of_bmp[self.keys[bmp]] = np.flatnonzero(bmp).astype(np.int32)
+
+    def __len__(self):
+        return len(self.keys)
+
+    def attributes(self, folded):
+        """uint64[len(folded), len(CLUSTER_ATTRIBUTES)]: the prefix values
+        of each folded code point."""
+        def beyond(cp):
+            at = np.searchsorted(self.keys, cp.astype(np.int64))
+            found = at < len(self.keys)
+            found[found] = self.keys[at[found]] == cp[found]
+            return np.where(found, at, len(self.keys)).astype(np.int32)
+        return self.codes[bmp_lookup(self.row_of_bmp, folded, beyond)]
+
 
 class Batch(NamedTuple):
     """Featurized inputs, as a batch featurizer returns them: ``attrs``
@@ -313,18 +455,26 @@ class CharFeaturizer:
     (``fold_dictionaries``, a list of them, when ``dict_ids`` is given to
     :meth:`batch`); ``force``: a WordSet
     whose words are kept whole; ``runs``: keyword options of
-    :func:`fasttag.normalize.atomic_runs` (None: no run is protected).
+    :func:`fasttag.normalize.atomic_runs` (None: no run is protected);
+    ``clusters``: a :class:`CharClusters` for the cluster attributes;
+    ``candidates``: a WordSet of word candidates (:func:`word_candidates`)
+    for the ub/ue/um attributes.  Without either, the attributes are
+    those of :data:`ATTRIBUTES`.
     """
 
-    attribute_names = list(ATTRIBUTES)
     n_columns = 0
 
-    def __init__(self, dictionary=None, runs=None, force=None):
+    def __init__(self, dictionary=None, runs=None, force=None, clusters=None, candidates=None):
         self.dictionary = dictionary
         self.fold_dictionaries = None
         self.runs = runs
         self.force = force
-        self._seeds = [np.uint64(int(v)) for v in mix(np.arange(1, len(ATTRIBUTES) + 1, dtype=np.uint64)
+        self.clusters = clusters
+        self.candidates = candidates
+        self.attribute_names = list(ATTRIBUTES) + (list(CLUSTER_ATTRIBUTES) if clusters is not None else []) \
+            + (list(CANDIDATE_ATTRIBUTES) if candidates is not None else [])
+        n = len(self.attribute_names)
+        self._seeds = [np.uint64(int(v)) for v in mix(np.arange(1, n + 1, dtype=np.uint64)
                                                        * np.uint64(0x51ED27))]
 
     def _attr(self, i, values):
@@ -356,13 +506,13 @@ class CharFeaturizer:
         np.cumsum(counts, out=bounds[1:])
         text = "".join(joined.split()) if n else ""
         if n == 0:
-            return Batch(np.zeros((0, len(ATTRIBUTES)), dtype=np.uint64), bounds, None, text)
+            return Batch(np.zeros((0, len(self.attribute_names)), dtype=np.uint64), bounds, None, text)
         sent_start = bounds[kept_line]
         sent_end = bounds[kept_line + 1]
         folded = fold_codepoints(cp)
         cls = classes_of(folded)
 
-        attrs = np.empty((n, len(ATTRIBUTES)), dtype=np.uint64)
+        attrs = np.empty((n, len(self.attribute_names)), dtype=np.uint64)
         attrs[:, 0] = self._attr(0, folded)
         attrs[:, 1] = self._attr(1, cls)
         idx = np.arange(n, dtype=np.int64)
@@ -403,6 +553,22 @@ class CharFeaturizer:
         attrs[:, 3] = self._attr(3, db)
         attrs[:, 4] = self._attr(4, de)
         attrs[:, 5] = self._attr(5, dm)
+        col = len(ATTRIBUTES)
+        if self.clusters is not None:
+            values = self.clusters.attributes(folded)
+            for j in range(values.shape[1]):
+                attrs[:, col] = self._attr(col, values[:, j])
+                col += 1
+        if self.candidates is not None:
+            cand = self.candidates
+            want = np.zeros(MAX_WORD + 1, dtype=np.uint8)
+            want[[L for L in cand.lengths if 2 <= L <= MAX_WORD]] = 1
+            ub, ue, um = (np.zeros(n, dtype=np.int64) for _ in range(3))
+            dictionary_lengths(np.ascontiguousarray(folded, dtype=np.uint32), sent_end, cand.hashes,
+                               cand.bits, want, ub, ue, um)
+            for values in (ub, ue, um):
+                attrs[:, col] = self._attr(col, values)
+                col += 1
         return Batch(attrs, bounds, self._constraints(joined, keep, kept_pos, idx, sent_start, sent_end, folded),
                      text)
 

@@ -172,6 +172,8 @@ def build_parser():
                     help="clusters file to write (bitstring<TAB>word<TAB>count)")
     cl.add_argument("--pretokenized", action="store_true",
                     help="tokens separated by whitespace (default: tokenized by the bundled English tokenizer)")
+    cl.add_argument("--chars", action="store_true",
+                    help="cluster the characters of each line, whitespace dropped (for train seg --clusters)")
     cl.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     _add_encoding(cl)
     for opt in options.for_cli("cluster", "cluster"):
@@ -458,11 +460,15 @@ def cluster_command(args):
     opts = options.resolve("cluster", "cluster", given, cli=True)
     paths = [_input_path(p, "RAW") for p in args.raw]
     _check_output(args.output, "-o")
-    tokenizer = None if args.pretokenized else rawtext.tokenizer_of(None)
+    tokenizer = None if args.pretokenized or args.chars else rawtext.tokenizer_of(None)
     sentences = []
     t0 = time.perf_counter()
     for path in paths:
         lines = ftio.read_lines(path, "the raw text")
+        if args.chars:
+            from .charfeatures import character_sentences
+            sentences.extend(character_sentences(lines))
+            continue
         sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))
     n_tokens = sum(map(len, sentences))
     if not args.quiet:

@@ -193,6 +193,8 @@ OPTIONS = [
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("runs", "Latin, digit, URL and e-mail runs kept whole (True, False or a dict)", default=True,
            tasks=("seg",)),
+    Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
+           "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE"),
     Option("prune", "drop averaged weights smaller than this in absolute value", default=0.0,
            tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
     # ---------------------------------------------------------- tokenization
@@ -200,7 +202,8 @@ OPTIONS = [
            check=lambda v: None if v is None else _int_at_least(1)(v)),
     # ---------------------------------------------------------- word clusters
     Option("clusters", "Brown clusters as features: a bitstring<TAB>word<TAB>count file (in Python also "
-           "a dict word -> bit string); stored in the model", tasks=WORD_TASKS, parse=str, metavar="FILE"),
+           "a dict word -> bit string); stored in the model (seg: clusters of characters)", tasks=WORD_TASKS + ("seg",),
+           parse=str, metavar="FILE"),
     Option("n_clusters", "clusters to learn (the leaves of the tree; at most 5000)", default=1000,
            tasks=("cluster",), parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
            flag_name="clusters"),

@@ -344,7 +344,7 @@ def test_cluster_command_tokenizes_raw_text(run_cli, tmp_path):
     (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "missing.txt"],
      "missing.txt: --clusters: no such file"),
     (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "bad.txt"], "bad.txt:2: .*bit string"),
-    (["train", "seg", "train.tsv", "-o", "m.ftm", "--clusters", "good.txt"], "unrecognized arguments: --clusters"),
+    (["train", "tok", "train.tsv", "-o", "m.ftm", "--clusters", "good.txt"], "unrecognized arguments: --clusters"),
 ])
 def test_cli_errors_are_one_line(run_cli, tmp_path, args, message):
     import re

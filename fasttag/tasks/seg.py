@@ -52,6 +52,18 @@ semantics:
     lengths than 2 to ``MAX_WORD`` (7) characters are accepted and have no
     effect, since the features only know those lengths.
 
+Unlabeled text.  Two kinds of features come from raw text of the domain
+(for Chinese news, the People's Daily text without its spaces), both
+stored in the model: ``clusters`` (``--clusters``), Brown clusters of
+characters (:func:`fasttag.clusters.cluster` over
+:func:`fasttag.charfeatures.character_sentences`), whose bit-string
+prefixes generalise from frequent characters to rare ones; and
+``unlabeled`` (``--unlabeled``), raw text whose strings of high accessor
+variety (seen between many different characters) become word candidates,
+used as the dictionary is (the longest candidate starting at, ending at
+and containing each character).  Both mostly help words missing from the
+training data.
+
 :meth:`Segmenter.add_words` is atomic: when it raises (a bad weight on
 line 300 of a dictionary file, a non-str word), the segmenter is as it was.
 In Python a str argument is one word; a dictionary file is a
@@ -81,12 +93,15 @@ import numpy as np
 
 from .. import io as ftio
 from .. import metrics, modelfile, output, parallel, schemes
-from ..charfeatures import (CANDIDATE_CLASSES, MAX_WORD, SEG_TEMPLATES, TAGS, CharFeaturizer, WordSet, _tables,
-                            codepoints, word_hashes)
-from ..errors import ModelFormatError
+from ..charfeatures import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
+                            TAGS, CharClusters, CharFeaturizer, WordSet, _tables, codepoints, word_candidates,
+                            word_hashes)
+from ..clusters import as_clusters
+from ..errors import InputError, ModelFormatError
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
+from .pos import stored_clusters
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
@@ -271,6 +286,27 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ task hooks
 
     @classmethod
+    def train(cls, train, dev=None, **options_) -> Segmenter:
+        """As :meth:`fasttag.task.SequenceTask.train`; ``clusters``: Brown
+        clusters of characters (a clusters file, Clusters or a dict, every
+        word one character; see :func:`fasttag.charfeatures.character_sentences`),
+        checked before the data is read; ``unlabeled``: raw text (a path
+        or str lines) whose strings of high accessor variety become word
+        candidate features (:func:`fasttag.charfeatures.word_candidates`).
+        Both are stored in the model."""
+        if options_.get("clusters") is not None:
+            options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
+        unlabeled = options_.get("unlabeled")
+        if unlabeled is not None:
+            if options_.get("init") is not None:
+                raise InputError("option unlabeled cannot change when fine-tuning: the model's is kept")
+            if not isinstance(unlabeled, WordSet):
+                if isinstance(unlabeled, str) and not os.path.isfile(unlabeled):
+                    raise InputError("unlabeled text: no such file", path=unlabeled)
+                options_["unlabeled"] = word_candidates(ftio.read_lines(unlabeled, "the unlabeled text"))
+        return super().train(train, dev, **options_)
+
+    @classmethod
     def _read(cls, data, opts, what):
         return read_words(data, opts.get("format"), what)
 
@@ -280,7 +316,13 @@ class Segmenter(SequenceTask):
         dictionaries of the training folds in place."""
         dictionary = opts["dictionary"]
         train_dict = sorted(read_userdict(dictionary)) if dictionary is not None else []
-        model = SequenceModel(TAGS, CharFeaturizer(), opts["templates"] or SEG_TEMPLATES,
+        clusters = opts.get("clusters")
+        if clusters is not None and not isinstance(clusters, CharClusters):
+            clusters = CharClusters(as_clusters(clusters, "option clusters"))
+        candidates = opts.get("unlabeled")
+        templates = opts["templates"] or (SEG_TEMPLATES + (CLUSTER_TEMPLATES if clusters is not None else ())
+                                          + (CANDIDATE_TEMPLATES if candidates is not None else ()))
+        model = SequenceModel(TAGS, CharFeaturizer(clusters=clusters, candidates=candidates), templates,
                               allowed=schemes.bmes_allowed(), tagdict_classes=CANDIDATE_CLASSES)
         seg = cls(model, sorted({w for ws in examples for w in ws}), train_dict, {}, runs=opts["runs"])
         folds = opts["folds"]
@@ -472,10 +514,19 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _featurizer_options(self):
-        return {"max_word": MAX_WORD, "runs": self._runs}
+        # "clusters" only with clusters: models without them are written as before
+        fz = self.model.featurizer
+        extra = {"clusters": True} if fz.clusters is not None else {}
+        if fz.candidates is not None:
+            extra["candidate_lengths"] = list(fz.candidates.lengths)
+        return {"max_word": MAX_WORD, "runs": self._runs, **extra}
 
     def _task_parts(self):
         arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
+        if self.model.featurizer.clusters is not None:     # the model carries its character clusters
+            arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
+        if self.model.featurizer.candidates is not None:   # and its word candidates
+            arrays["candidates"] = self.model.featurizer.candidates.hashes
         for mode, words in (("force", self._force_words), ("feature", self._feature_words)):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
@@ -487,7 +538,10 @@ class Segmenter(SequenceTask):
         if not modelfile.header_int(spec.get("max_word"), MAX_WORD, MAX_WORD):
             raise ModelFormatError("corrupt fasttag model: unknown segmenter featurizer")
         check_fixed_labels(header, arrays, "segmenter", TAGS, CANDIDATE_CLASSES, _ALLOWED)
-        return CharFeaturizer()
+        clusters = stored_clusters(spec, arrays)
+        if clusters is not None:
+            clusters = CharClusters(clusters, error=_corrupt)
+        return CharFeaturizer(clusters=clusters, candidates=_stored_candidates(spec, arrays))
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -502,6 +556,25 @@ class Segmenter(SequenceTask):
 
 
 _ALLOWED = schemes.bmes_allowed()
+
+
+def _stored_candidates(spec, arrays):
+    """The word candidates a model file holds (sorted distinct hashes and
+    the list of their lengths), checked, or None."""
+    lengths = spec.get("candidate_lengths")
+    hashes = arrays.get("candidates")
+    if lengths is None and hashes is None:
+        return None
+    if not isinstance(lengths, list) or not all(modelfile.header_int(L, 2, MAX_WORD) for L in lengths) \
+            or lengths != sorted(set(lengths)) or hashes is None or hashes.dtype != np.uint64 \
+            or hashes.ndim != 1 or np.any(hashes[1:] <= hashes[:-1]):
+        raise ModelFormatError("corrupt fasttag model: the word candidates are not sorted hashes with "
+                               "their lengths")
+    return WordSet.from_hashes(hashes, np.array(lengths, dtype=np.int64))
+
+
+def _corrupt(message):
+    return ModelFormatError(f"corrupt fasttag model: {message}")
 
 
 def _stored_runs(runs):
