@@ -965,10 +965,16 @@ cdef class WeightTable:
         for i in range(n):
             if labels[i] < 0:
                 raise ValueError("negative label")
+        if n and (self.tight or self.totals == NULL):
+            self._relayout(False)
         with nogil:
             for i in range(n):
-                self.add(keys[i], labels[i], 0.0, step + 1)     # caught up to ``step``
                 j = self.entry_of(keys[i], labels[i])
+                if j >= 0:                                       # caught up to ``step``
+                    avg_update(&self.weights[j], &self.totals[j], &self.tstamps[j], 0.0, step + 1)
+                else:
+                    self.add(keys[i], labels[i], 0.0, step + 1)
+                    j = self.entry_of(keys[i], labels[i])
                 check_index(j, self.pool_top)
                 self.totals[j] += dsum[i]
                 self.weights[j] += dw[i]
@@ -988,10 +994,14 @@ cdef class WeightTable:
         for i in range(n):
             if labels[i] < 0:
                 raise ValueError("negative label")
+        if n and (self.tight or self.totals == NULL):
+            self._relayout(False)
         with nogil:
             for i in range(n):
-                self.add(keys[i], labels[i], 0.0, 1)
                 j = self.entry_of(keys[i], labels[i])
+                if j < 0:
+                    self.add(keys[i], labels[i], 0.0, 1)
+                    j = self.entry_of(keys[i], labels[i])
                 check_index(j, self.pool_top)
                 self.weights[j] = weights[i]
                 self.totals[j] = 0.0

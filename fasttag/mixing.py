@@ -117,13 +117,27 @@ def mix(emit, trans, changes, step):
 
 
 def _changed_by(changes):
-    """The entries the shards changed, once each, as (keys, labels), and a
-    table of the total size of the shards that changed each (the
-    denominator of its mixing weights).  Transition weights are dense:
-    every shard changes almost all of them, so they mix by shard size."""
-    sizes = WeightTable(initial_features=max(1024, max(len(c.keys) for c in changes)))
+    """The entries the shards changed, as (keys, labels) (an entry changed
+    by several shards comes once per shard), and a table of the total size
+    of the shards that changed each (the denominator of its mixing
+    weights).  Transition weights are dense: every shard changes almost all
+    of them, so they mix by shard size."""
+    keys = np.concatenate([c.keys for c in changes])
+    labels = np.concatenate([c.labels for c in changes])
+    if len(changes) == 1:
+        return keys, labels, _Whole(changes[0].n)
+    sizes = WeightTable(initial_features=max(1024, len(keys)))
     for c in changes:
         m = len(c.keys)
         sizes.mix(c.keys, c.labels, np.full(m, float(c.n)), np.zeros(m), 0)
-    arrays = sizes.to_arrays()
-    return np.repeat(arrays["keys"], arrays["counts"]), arrays["labels"], sizes
+    return keys, labels, sizes
+
+
+class _Whole:
+    """The denominators when one shard changed everything: its size."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def weights_at(self, keys, labels):
+        return np.full(len(keys), float(self.n))

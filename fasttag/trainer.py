@@ -32,14 +32,23 @@ from .progress import Progress
 from .tables import table_from_arrays, table_to_arrays
 
 ROUND_POSITIONS = 8192
-"""Positions each shard trains on in a round of parameter mixing with
-threads (McDonald et al. mix once an epoch).  A shard's copy follows only
-the entries a round changed, so a round costs O(changes) plus about a
-millisecond: frequent rounds are cheap, and they keep the shards close to
-sequential training.  Measured at 2 threads, 5 epochs, against one thread:
-on EWT (mean of 3 seeds) -0.13 points with one round an epoch, -0.05 with
-4, -0.01 with 8; on People's Daily -0.14 with 1, -0.07 with 8, -0.05 with
-16, and on a 5,000-line slice of it -0.22 with 4, +0.02 with 64."""
+MAX_ROUNDS = 16
+"""Parameter mixing with threads runs in rounds of about ``ROUND_POSITIONS``
+positions per shard, at most ``MAX_ROUNDS`` an epoch (McDonald et al. mix
+once an epoch).  A shard's copy follows only the entries a round changed,
+so a round costs O(changes), but the mixing is serial: more rounds keep the
+shards closer to sequential training, fewer keep the threads busy.
+Measured at 2 threads, 5 epochs, against one thread (F1 or accuracy
+points; speed-up per epoch on 2 cores):
+
+* EWT, mean of 3 seeds: -0.13 with one round an epoch, -0.05 with 4,
+  -0.01 with 8; bench_scale, seed 0: +0.08 at 13 rounds (1.4x);
+* trained on People's Daily, on its dev set: -0.14 with one round, -0.07
+  with 8, -0.05 with 16; on PKU test (bench_scale): -0.06 with one round
+  (1.2x), -0.05 with 16 (1.2x), +0.03 with 183 (0.8x: the serial mixing
+  dominates); slices of 10,000 and 5,000 lines at 16 rounds: -0.08 and
+  -0.16 on dev (-0.01 with 30 rounds).
+"""
 
 
 def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
@@ -337,7 +346,8 @@ class _Shards:
     """The shards of multi-threaded training: per thread a trainable copy
     of the mixed weights and a search over it (its own buffers).  An epoch
     is ``rounds`` rounds of parameter mixing (None: rounds of about
-    :data:`ROUND_POSITIONS` positions per shard)."""
+    :data:`ROUND_POSITIONS` positions per shard, at most
+    :data:`MAX_ROUNDS`)."""
 
     def __init__(self, model, emit, trans, cands, threads, rounds):
         emit.loosen()                       # the shards copy its arrays as they are
@@ -352,7 +362,7 @@ class _Shards:
         threads stop between slices on Ctrl-C."""
         rounds = self.rounds
         if rounds is None:
-            rounds = -(-int(lengths.sum()) // (ROUND_POSITIONS * len(self.copies)))
+            rounds = min(MAX_ROUNDS, -(-int(lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
         rounds = max(1, min(rounds, len(order) // (4 * len(self.copies))))
         cuts = np.linspace(0, len(order), rounds + 1).astype(np.int64)
         slices = max(1, -(-n_slices // rounds))
