@@ -47,6 +47,7 @@ cdef class WeightTable:
     cdef int _pack(self) except -1
     cdef int _copy_from(self, WeightTable other) except -1 nogil
     cdef int _log_change(self, const Slot* slot, uint32_t skip) except -1 nogil
+    cdef Py_ssize_t _entry_for(self, feat_t key, class_t label, step_t step) except -1 nogil
     cdef uint64_t _collect_changes(self, step_t end, uint64_t* kv, int32_t* lv, double* wv,
                                    double* sv) noexcept nogil
     cdef void score_into(self, const feat_t* keys, const weight_t* values,

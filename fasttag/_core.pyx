@@ -958,24 +958,14 @@ cdef class WeightTable:
         weights gains ``dsum`` beyond that; then the weight gains ``dw``
         (in force from step ``step + 1`` on).  Absent pairs are created."""
         cdef Py_ssize_t i, j, n = keys.shape[0]
-        if labels.shape[0] != n or dw.shape[0] != n or dsum.shape[0] != n:
-            raise ValueError("keys, labels and changes differ in length")
         if step < self.last_step:
             raise ValueError(f"step {step} is before the last step {self.last_step}")
-        for i in range(n):
-            if labels[i] < 0:
-                raise ValueError("negative label")
-        if n and (self.tight or self.totals == NULL):
-            self._relayout(False)
+        self._ready_for_pairs(keys, labels, dw, dsum)
         with nogil:
             for i in range(n):
-                j = self.entry_of(keys[i], labels[i])
-                if j >= 0:                                       # caught up to ``step``
-                    avg_update(&self.weights[j], &self.totals[j], &self.tstamps[j], 0.0, step + 1)
-                else:
-                    self.add(keys[i], labels[i], 0.0, step + 1)
-                    j = self.entry_of(keys[i], labels[i])
-                check_index(j, self.pool_top)
+                j = self._entry_for(keys[i], labels[i], step + 1)
+                check_index(j, self.pool_top)                    # caught up to ``step``
+                avg_update(&self.weights[j], &self.totals[j], &self.tstamps[j], 0.0, step + 1)
                 self.totals[j] += dsum[i]
                 self.weights[j] += dw[i]
         if n or step > self.last_step:
@@ -989,19 +979,10 @@ cdef class WeightTable:
         weight changed, which costs O(changes) where :meth:`copy_from`
         copies the whole table.  Call after :meth:`round_changes`."""
         cdef Py_ssize_t i, j, n = keys.shape[0]
-        if labels.shape[0] != n or weights.shape[0] != n:
-            raise ValueError("keys, labels and weights differ in length")
-        for i in range(n):
-            if labels[i] < 0:
-                raise ValueError("negative label")
-        if n and (self.tight or self.totals == NULL):
-            self._relayout(False)
+        self._ready_for_pairs(keys, labels, weights, weights)
         with nogil:
             for i in range(n):
-                j = self.entry_of(keys[i], labels[i])
-                if j < 0:
-                    self.add(keys[i], labels[i], 0.0, 1)
-                    j = self.entry_of(keys[i], labels[i])
+                j = self._entry_for(keys[i], labels[i], 1)
                 check_index(j, self.pool_top)
                 self.weights[j] = weights[i]
                 self.totals[j] = 0.0
@@ -1009,6 +990,28 @@ cdef class WeightTable:
             self.last_step = 0
             self.n_changed = 0      # nothing changed in the round to come yet
         return None
+
+    def _ready_for_pairs(self, const feat_t[::1] keys, const class_t[::1] labels, const double[::1] a,
+                         const double[::1] b):
+        """Check (key, label) pairs and their values for :meth:`mix` and
+        :meth:`assign`, and make the table trainable."""
+        cdef Py_ssize_t i, n = keys.shape[0]
+        if labels.shape[0] != n or a.shape[0] != n or b.shape[0] != n:
+            raise ValueError("keys, labels and values differ in length")
+        for i in range(n):
+            if labels[i] < 0:
+                raise ValueError("negative label")
+        if n and (self.tight or self.totals == NULL):
+            self._relayout(False)
+
+    cdef Py_ssize_t _entry_for(self, feat_t key, class_t label, step_t step) except -1 nogil:
+        """The pool entry of (key, label), created with weight 0 at step
+        ``step`` when absent (one probe when present)."""
+        cdef Py_ssize_t j = self.entry_of(key, label)
+        if j < 0:
+            self.add(key, label, 0.0, step)
+            j = self.entry_of(key, label)
+        return j
 
     def compact(self):
         """Drop the holes left by relocated blocks (training state kept)."""

@@ -492,6 +492,21 @@ cdef struct Optimizer:
     double lr_t          # Adam's bias-corrected step of the current update
 
 
+cdef Optimizer make_optimizer(int solver, double lr, double momentum, bint nesterov, double beta1,
+                              double beta2, double eps) noexcept:
+    """The optimizer settings of an epoch (sparse and dense paths alike)."""
+    cdef Optimizer o
+    o.solver = solver
+    o.lr = lr
+    o.momentum = momentum
+    o.nesterov = nesterov
+    o.beta1 = beta1
+    o.beta2 = beta2
+    o.eps = eps
+    o.lr_t = 0.0
+    return o
+
+
 cdef extern from *:
     """
     #include <math.h>
@@ -634,14 +649,7 @@ def mlp_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     S1 = ptr(s1)
     S2 = ptr(s2)
     A = ptr(acc)
-    o.solver = solver
-    o.lr = lr
-    o.momentum = momentum
-    o.nesterov = nesterov
-    o.beta1 = beta1
-    o.beta2 = beta2
-    o.eps = eps
-    o.lr_t = 0.0
+    o = make_optimizer(solver, lr, momentum, nesterov, beta1, beta2, eps)
     try:
         with nogil:
             start = 0
@@ -921,14 +929,7 @@ def dense_epoch(const float[:, ::1] X, const int32_t[::1] yi, const double[:, ::
         free(acts)
         free(deltas)
         raise MemoryError()
-    o.solver = solver
-    o.lr = lr
-    o.momentum = momentum
-    o.nesterov = nesterov
-    o.beta1 = beta1
-    o.beta2 = beta2
-    o.eps = eps
-    o.lr_t = 0.0
+    o = make_optimizer(solver, lr, momentum, nesterov, beta1, beta2, eps)
     try:
         with nogil:
             start = 0
