@@ -6,7 +6,8 @@ Why mixing and not lock-free shared updates: each shard trains its own
 copy, so the result depends on the seed and the number of shards only,
 never on timing.
 
-A round (one epoch): the shuffled examples are dealt into shards of about
+A round (a part of an epoch on threads, see ``trainer.ROUND_POSITIONS``;
+one epoch on Dask): its shuffled examples are dealt into shards of about
 equal size in positions (:func:`deal`).  Every shard starts from the mixed
 weights ``W`` and trains on its examples in order, with clean averaging
 accumulators, at steps 2..n_i + 1 (step 1 stands for ``W``).  Only the
@@ -96,7 +97,8 @@ def mix(emit, trans, changes, step):
     """Mix the shards' ``changes`` (in their order: the sums are the same
     for any timing) into the mixed ``emit`` and ``trans`` after a round
     that ended at global step ``step``.  Returns the (keys, labels) of the
-    entries that changed, for :func:`start_round`."""
+    entries that changed (once per shard that changed them), for
+    :func:`start_round`."""
     changes = [c for c in changes if c.n]
     total = sum(c.n for c in changes)
     if not total:
