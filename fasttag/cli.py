@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from . import __version__, options
@@ -497,7 +498,9 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     encoding = getattr(args, "encoding", None)
     try:
-        with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext():
+        with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext(), \
+                warnings.catch_warnings():
+            warnings.showwarning = _warning
             return COMMANDS[args.command](args)
     except FasttagError as exc:
         hint = ""
@@ -514,6 +517,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("fasttag: interrupted", file=sys.stderr)
         return 130
+
+
+def _warning(message, category, filename, lineno, file=None, line=None):
+    """A warning on the command line: one line, ``fasttag: warning: ...``."""
+    print(f"fasttag: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def _error(message):

@@ -195,7 +195,8 @@ OPTIONS = [
            tasks=("seg",)),
     Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
            "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE"),
-    Option("prune", "drop averaged weights smaller than this in absolute value", default=0.0,
+    Option("prune", "drop averaged weights smaller than this in absolute value (MIRA's weights are far "
+           "smaller than the perceptron's; with dev data the pruned model is scored again)", default=0.0,
            tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
     # ---------------------------------------------------------- tokenization
     Option("max_sentences", "train on the first N sentences only", tasks=("tok",),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -157,6 +158,8 @@ class SequenceTask(modelfile.Stored):
                 exc.model = self
             raise
         self._finish(opts, t0, history)
+        if dev_data and opts.get("prune"):
+            self._check_pruned(opts["prune"], dev_data, evaluate, report)
         if init is not None:
             self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
         self.meta.pop("temperature", None)
@@ -176,6 +179,23 @@ class SequenceTask(modelfile.Stored):
 
     def _trained(self, opts):
         """Hook: called once training is over."""
+
+    def _check_pruned(self, threshold, dev_data, evaluate, report):
+        """Score the pruned model on dev: a threshold is in the weights'
+        own units, which differ by algorithm (MIRA's steps are much smaller
+        than the perceptron's), so a threshold right for one can wipe out
+        the other.  The score goes in the model; a loss of more than a
+        point is a warning."""
+        selection = trainer.Selection(self.model, dev_data, evaluate)
+        after = selection.score(self.model.emit, self.model.trans, self.model.decoder == "greedy")
+        scores = [s for s in self.model.training_info.get("dev_scores") or () if s is not None]
+        before = max(scores) if scores else after
+        self.meta["pruned_dev_score"] = after
+        report.line(f"pruned weights below {threshold:g}: dev {100 * before:.2f}% -> {100 * after:.2f}%")
+        if after < before - 0.01:
+            warnings.warn(f"option prune: pruning weights below {threshold:g} lowered the dev score from "
+                          f"{100 * before:.2f}% to {100 * after:.2f}%; try a smaller threshold",
+                          UserWarning, stacklevel=3)
 
     def prune(self, threshold: float) -> int:
         """Drop emission weights with ``|w| < threshold`` (smaller models;

@@ -274,13 +274,16 @@ class Selection:
         avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
         if not self.n:
             return (None, epoch, avg_emit, avg_trans)
-        keys, vocab = _key_arrays(self.keys)
-        ids = self.model.search(avg_emit, avg_trans, self.cands).decode(keys, self.bounds, greedy=greedy,
-                                                                        vocab=vocab)
-        pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
-        score = _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
+        score = self.score(avg_emit, avg_trans, greedy)
         stats["dev_score"] = score
         return (score, epoch, avg_emit, avg_trans) if best is None or score > best[0] else best
+
+    def score(self, emit, trans, greedy):
+        """The dev score of these weights."""
+        keys, vocab = _key_arrays(self.keys)
+        ids = self.model.search(emit, trans, self.cands).decode(keys, self.bounds, greedy=greedy, vocab=vocab)
+        pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
+        return _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
 
 
 def _accuracy(pred, gold):

@@ -219,6 +219,27 @@ def test_pruning_keeps_a_working_model(seg):
     check_valid("我们在北京", seg2.segment("我们在北京"))
 
 
+def test_pruning_with_dev_reports_the_pruned_score():
+    """A threshold is in the weights' own units (MIRA's are far smaller
+    than the perceptron's): with a dev set, the pruned model is scored
+    again, and a threshold that wipes out the model is a warning."""
+    kept = Segmenter.train(SAMPLE, dev=SAMPLE, epochs=3, verbose=False, prune=0.5)
+    assert 0.9 < kept.meta["pruned_dev_score"] <= max(kept.model.training_info["dev_scores"])
+    with pytest.warns(UserWarning, match="option prune: .* lowered the dev score"):
+        wiped = Segmenter.train(SAMPLE, dev=SAMPLE, epochs=3, verbose=False, prune=1e9)
+    assert wiped.meta["pruned_dev_score"] < 0.5
+    check_valid("我们在北京", wiped.segment("我们在北京"))
+
+
+def test_cli_prune_warning_is_one_line(run_cli, tmp_path):
+    model = tmp_path / "seg.ftm"
+    done = run_cli("train", "seg", SAMPLE, "-o", model, "--dev", SAMPLE, "--epochs", "2", "--quiet",
+                   "--prune", "1e9")
+    assert done.returncode == 0 and model.exists()
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fasttag: warning: option prune: "), lines
+
+
 # ---------------------------------------------------------------- scores
 
 def test_dev_scorer_matches_sighan_scorer():
