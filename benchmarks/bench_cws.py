@@ -48,7 +48,7 @@ import harness as H  # noqa: E402
 import anchors  # noqa: E402
 
 
-def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=2.0, model_path=None, clusters=None,
+def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=0.04, model_path=None, clusters=None,
                 unlabeled=None):
     """Train fasttag's segmenter (or load ``model_path``) and segment
     ``test_lines`` (raw lines) one batch of lines at a time.  ``clusters``:
@@ -136,7 +136,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="skip spacy-pkuseg training")
     ap.add_argument("--epochs", type=int, default=12, help="fasttag epochs (default 12; best on dev kept)")
-    ap.add_argument("--prune", type=float, default=2.0, help="fasttag weight pruning threshold (default 2.0)")
+    ap.add_argument("--prune", type=float, default=0.04,
+                    help="fasttag weight pruning threshold (default 0.04, the bundled model's, in 3-best MIRA's units)")
     ap.add_argument("--pkuseg-epochs", type=int, default=2, help="spacy-pkuseg epochs (default 2)")
     ap.add_argument("--crfsuite-epochs", type=int, default=10, help="python-crfsuite 'ap' epochs (default 10)")
     ap.add_argument("--fasttag-only", action="store_true", help="run fasttag's rows only (no anchors)")

@@ -55,7 +55,8 @@ def accuracy(which):
                                                                     task="ner", epochs=15, verbose=False),
                 lambda m: fraction(m.evaluate(p("conll2003", "eng.testb"))["f1"])),
         "pku": ("pku_seg", lambda: fasttag.Segmenter.train(p("zh_pd1998", "train.txt"), p("zh_pd1998", "dev.txt"),
-                                                             epochs=12, prune=2.0, verbose=False),
+                                                             epochs=12, prune=2.0, algorithm="perceptron",
+                                                             verbose=False),
                 lambda m: m.evaluate(p("sighan2005", "pku_test_gold.utf8"),
                                      words=p("sighan2005", "pku_training_words.utf8"))["f1"]),
     }

@@ -307,11 +307,14 @@ CLUSTER_ATTRIBUTES = tuple(f"cl{k}" for k in CLUSTER_PREFIXES) + ("cl",)
 """Attributes of character clusters: bit-string prefixes, then the whole
 string (after :data:`ATTRIBUTES`, only in a featurizer with clusters)."""
 
-CLUSTER_TEMPLATES = ("cl[-1]|cl[0]", "cl[0]|cl[1]")
+CLUSTER_TEMPLATES = tuple(f"{a}[0]" for a in CLUSTER_ATTRIBUTES) + (
+    "cl[-1]", "cl[1]", "cl[-1]|cl[0]", "cl[0]|cl[1]")
 """Templates added to the defaults when a segmenter has character
-clusters: the cluster bigrams around the character.  (Chosen on PD 1998
-dev: the prefixes of c[-1], c[0], c[1] as ten templates did no better,
-and each template costs about 4% of the segmentation speed.)"""
+clusters: every prefix of the character's cluster, its neighbours'
+clusters and the cluster bigrams.  (On PD 1998 dev, these and the two
+bigrams alone tie (97.65 and 97.66 F1 with candidates, 3-best MIRA); on
+UD Chinese GSD dev, another corpus and standard, these are ahead by 0.11
+F1 and 0.33 OOV recall.  Segmentation takes about 1.3 times as long.)"""
 
 
 CANDIDATE_ATTRIBUTES = ("ub", "ue", "um")
@@ -361,9 +364,11 @@ def accessor_variety(lines, lengths=range(2, MAX_WORD + 1)):
 MIN_AV = 4
 """Accessor variety a string needs (on both sides) to be a word candidate."""
 
-CANDIDATE_TEMPLATES = ("ub[0]|ue[0]|um[0]",)
-"""Templates added to the defaults when a segmenter has word candidates
-(the three lengths together; chosen on PD 1998 dev)."""
+CANDIDATE_TEMPLATES = ("ub[0]", "ue[0]", "um[0]", "ub[0]|ue[0]|um[0]", "ue[-1]", "ub[1]")
+"""Templates added to the defaults when a segmenter has word candidates:
+the three lengths alone and together, and the candidates ending just
+before and starting just after the character (chosen with the cluster
+templates above)."""
 
 
 def word_candidates(lines, min_av=MIN_AV):

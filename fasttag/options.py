@@ -136,9 +136,9 @@ OPTIONS = [
            check=_int_at_least(0), metavar="S", tasks=ALL + ("cluster",), phases=("train", "cluster")),
     # NER: 3-best MIRA, chosen on CoNLL-2003 testa (+0.6 F1)
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA",
-           default={**{t: "perceptron" for t in ALL}, "ner": "mira"},
+           default={**{t: "perceptron" for t in ALL}, "ner": "mira", "seg": "mira"},
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
-    Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, "ner": 3},
+    Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, "ner": 3, "seg": 3},
            parse=int, check=_int_at_least(1), metavar="K",
            extra={"needs": ("algorithm", "mira"), "default_without": 1}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
