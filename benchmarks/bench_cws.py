@@ -3,7 +3,7 @@ jieba and THULAC, side by side, in one run.
 
     python benchmarks/bench_cws.py [--quick] [--epochs N] [--pkuseg-epochs N]
                                    [--unlabeled [--n-clusters N] [--clusters FILE] [--no-candidates]]
-                                   [--fasttag-only]
+                                   [--fasttag-only] [--options JSON]
 
 Training: ``zh_pd1998/train.txt`` (People's Daily 1998, PKU standard);
 fasttag keeps its best epoch on ``zh_pd1998/dev.txt``.  Tests:
@@ -12,7 +12,14 @@ fasttag keeps its best epoch on ``zh_pd1998/dev.txt``.  Tests:
   ``pku_test_gold.utf8``, OOV with respect to ``pku_training_words.utf8``;
 * ``zh_pd1998/dev.txt`` (gold words joined as input), OOV with respect to
   the PD 1998 training vocabulary.  fasttag selected its epoch on this set,
-  so its numbers here are slightly optimistic.
+  so its numbers here are slightly optimistic;
+* UD Chinese GSDSimp dev, when present: another corpus and another
+  segmentation standard (every system scores about 80-85), OOV with
+  respect to the PD 1998 training vocabulary: a second opinion where two
+  fasttag settings tie on PD dev.
+
+``--options JSON`` adds training options to both trained fasttag rows
+(for example ``'{"algorithm": "perceptron"}'``).
 
 Every system runs in its own fresh process (``harness.run_isolated``), so
 its peak memory (VmHWM) is its own; times are CPU seconds; speed is
@@ -36,6 +43,7 @@ instead) and adds a row "fasttag + unlabeled" trained with them
 ``--no-candidates``: clusters only).
 """
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -49,11 +57,12 @@ import anchors  # noqa: E402
 
 
 def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=0.04, model_path=None, clusters=None,
-                unlabeled=None):
+                unlabeled=None, options=None):
     """Train fasttag's segmenter (or load ``model_path``) and segment
     ``test_lines`` (raw lines) one batch of lines at a time.  ``clusters``:
     a file of character clusters to train with; ``unlabeled``: a file of
-    raw text for the word candidates."""
+    raw text for the word candidates; ``options``: further training
+    options."""
     from fasttag import load
     from fasttag import Segmenter
 
@@ -61,6 +70,7 @@ def fasttag_cws(train_path, dev_path, test_lines, epochs=12, prune=0.04, model_p
     with tempfile.TemporaryDirectory(prefix="bench_fasttag_") as tmp:
         if model_path is None:
             extra = {k: v for k, v in (("clusters", clusters), ("unlabeled", unlabeled)) if v is not None}
+            extra.update(options or {})
             with H.timer() as train_t:
                 seg = Segmenter.train(train_path, dev_path, epochs=epochs, prune=prune, verbose=False, **extra)
                 path = os.path.join(tmp, "zh.ftm")
@@ -114,6 +124,16 @@ def char_clusters(lines, n_clusters, path):
     return len(clusters), t.cpu
 
 
+def gsd_dev():
+    """UD Chinese GSDSimp dev as word lists, or [] when it is absent."""
+    from fasttag import io as ftio
+    try:
+        path = H.data_path("zh_gsdsimp", "zh_gsdsimp-ud-dev.conllu")
+    except SystemExit:
+        return []
+    return [s.words for s in ftio.read_conllu(path)]
+
+
 def thulac_cws(test_lines):
     """THULAC's bundled model (``thulac.thulac(seg_only=True)``), per line."""
     import thulac
@@ -146,6 +166,8 @@ def main():
     ap.add_argument("--n-clusters", type=int, default=200, metavar="N", help="character clusters (default 200)")
     ap.add_argument("--clusters", metavar="FILE", help="--unlabeled: these character clusters instead")
     ap.add_argument("--no-candidates", action="store_true", help="--unlabeled: clusters only")
+    ap.add_argument("--options", type=json.loads, default={}, metavar="JSON",
+                    help="further fasttag training options, as a JSON object")
     args = ap.parse_args()
 
     try:
@@ -162,14 +184,15 @@ def main():
     dev_raw = ["".join(ws) for ws in dev_gold]
     pd_words = H.vocabulary(train_sents)
     assert len(test_raw) == len(test_gold)
-    inputs = test_raw + dev_raw
-    cut = len(test_raw)
+    gsd_gold = gsd_dev()
+    inputs = test_raw + dev_raw + ["".join(ws) for ws in gsd_gold]
+    cut, cut2 = len(test_raw), len(test_raw) + len(dev_raw)
     print(f"train {len(train_sents)} lines; PKU test {len(test_raw)} lines, "
           f"{sum(map(len, test_raw)):,} chars; PD dev {len(dev_raw)} lines, {sum(map(len, dev_raw)):,} chars",
           flush=True)
 
     jobs = [H.Job("fasttag", fasttag_cws, (str(train_path), str(dev_path), inputs),
-                  {"epochs": args.epochs, "prune": args.prune})]
+                  {"epochs": args.epochs, "prune": args.prune, "options": args.options})]
     tmp = tempfile.TemporaryDirectory(prefix="bench_cws_")
     if args.unlabeled:
         lines, dropped = unlabeled_text(train_sents, test_raw)
@@ -185,7 +208,7 @@ def main():
             print(f"{n_words:,} characters in {args.n_clusters} clusters, {cpu:.1f} CPU s", flush=True)
         jobs.append(H.Job("fasttag + unlabeled", fasttag_cws, (str(train_path), str(dev_path), inputs),
                           {"epochs": args.epochs, "prune": args.prune, "clusters": clusters,
-                           "unlabeled": None if args.no_candidates else raw_path}))
+                           "unlabeled": None if args.no_candidates else raw_path, "options": args.options}))
     bundled = H.REPO_ROOT / "fasttag" / "models" / "zh_pku_seg.ftm"
     if bundled.exists():
         jobs.append(H.Job("fasttag (bundled)", fasttag_cws, (None, None, inputs), {"model_path": str(bundled)}))
@@ -204,9 +227,11 @@ def main():
     for r in rows:
         pred = r.pop("pred")
         pku = H.score_seg(test_gold, pred[:cut], pku_words)
-        dev = H.score_seg(dev_gold, pred[cut:], pd_words)
+        dev = H.score_seg(dev_gold, pred[cut:cut2], pd_words)
         r.update({f"pku_{k}": v for k, v in pku.items()})
         r.update({f"dev_{k}": v for k, v in dev.items()})
+        if gsd_gold:
+            r.update({f"gsd_{k}": v for k, v in H.score_seg(gsd_gold, pred[cut2:], pd_words).items()})
         ep = r.get("epochs")
         r["train_cpu_per_epoch"] = r["train_cpu_s"] / ep if r.get("train_cpu_s") and ep else None
 
@@ -219,6 +244,7 @@ def main():
         ("pku_precision", "PKU P", H.pct), ("pku_recall", "PKU R", H.pct), ("pku_f1", "PKU F1", H.pct),
         ("pku_oov_recall", "PKU OOV R", H.pct), ("pku_iv_recall", "PKU IV R", H.pct),
         ("dev_f1", "PD dev F1", H.pct), ("dev_oov_recall", "PD dev OOV R", H.pct),
+    ] + ([("gsd_f1", "GSD dev F1", H.pct), ("gsd_oov_recall", "GSD dev OOV R", H.pct)] if gsd_gold else []) + [
         ("train_cpu_s", "train CPU s", fmt_s), ("train_cpu_per_epoch", "CPU s/epoch", fmt_s),
         ("tag_chars_per_cpu_s", "chars/s", lambda v: "-" if v is None else f"{v:,.0f}"),
         ("peak_rss_mb", "peak RSS MB", lambda v: "-" if v is None else f"{v:,.0f}"),

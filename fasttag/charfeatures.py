@@ -314,7 +314,8 @@ clusters: every prefix of the character's cluster, its neighbours'
 clusters and the cluster bigrams.  (On PD 1998 dev, these and the two
 bigrams alone tie (97.65 and 97.66 F1 with candidates, 3-best MIRA); on
 UD Chinese GSD dev, another corpus and standard, these are ahead by 0.11
-F1 and 0.33 OOV recall.  Segmentation takes about 1.3 times as long.)"""
+F1 and 0.33 OOV recall.  Segmentation takes 1.2 times as long as with
+the two bigrams, 1.7 times as long as without clusters or candidates.)"""
 
 
 CANDIDATE_ATTRIBUTES = ("ub", "ue", "um")
