@@ -16,8 +16,8 @@ own process:
 * ner: CoNLL-2003, train, best of 15 epochs on testa, test on testb (the
   defaults: 3-best MIRA, document features and ambiguity classes).
 
-``--options`` passes further training options to the span tasks (for
-example ``'{"algorithm": "mira", "k": 3}'``).  ``--chunk-holdout N``
+``--options`` passes further training options to every task (for
+example ``'{"algorithm": "mira", "k": 3}'`` or ``'{"ensemble": 4}'``).  ``--chunk-holdout N``
 chooses on a development set for chunking, which has none: the last N
 training sentences are held out and the chunker trains on the rest (the
 test score is then that of the smaller training set).  The "dev" column
@@ -81,19 +81,21 @@ def make_clusters(path, n_clusters):
             "cluster_cpu_s": t_cluster, "cluster_wall_s": w_cluster}
 
 
-def pos(clusters=None):
+def pos(clusters=None, options=None):
     from fasttag import Tagger
     d = ("en_ewt",)
     train = H.load_conllu(H.data_path(*d, "en_ewt-ud-train.conllu"))
     dev = H.load_conllu(H.data_path(*d, "en_ewt-ud-dev.conllu"))
     test = H.load_conllu(H.data_path(*d, "en_ewt-ud-test.conllu"))
     with H.timer() as t_train:
-        tagger = Tagger.train(train, dev=dev, epochs=10, seed=0, verbose=False, clusters=clusters)
+        tagger = Tagger.train(train, dev=dev, epochs=10, seed=0, verbose=False, clusters=clusters,
+                              **(options or {}))
     with H.timer() as t_tag:
         pred = tagger.tag_sents([w for w, _ in test])
     return H.make_result("pos", train=t_train, tag=t_tag, n_items=sum(len(w) for w, _ in test),
                          model_bytes=len(tagger.to_bytes()), epochs=10,
                          best_epoch=tagger.model.training_info.get("best_epoch"),
+                         dev=tagger.model.training_info.get("dev_score"),
                          score=H.tagging_metrics(test, pred, H.vocabulary(train))["accuracy"],
                          **H.tagging_metrics(test, pred, H.vocabulary(train)))
 
@@ -129,7 +131,7 @@ def spans(task, clusters=None, options=None, holdout=0):
     f1 = H.conll_f1(gold, pred)
     return H.make_result(task, train=t_train, tag=t_tag, n_items=sum(len(s.words) for s in test),
                          model_bytes=size, epochs=info["epochs"], best_epoch=info["best_epoch"],
-                         dev=max(info["dev_scores"]) if info.get("dev_scores") else None,
+                         dev=info.get("dev_score"),            # the kept model's (an ensemble's: its mean's)
                          score=f1["f1"], **f1)
 
 
@@ -145,7 +147,7 @@ def main():
     ap.add_argument("--tasks", default="pos,chunk,ner")
     ap.add_argument("--with-only", action="store_true", help="skip the runs without clusters")
     ap.add_argument("--options", type=json.loads, default={},
-                    help="further training options of the span tasks, as a JSON object")
+                    help="further training options of every task, as a JSON object")
     ap.add_argument("--chunk-holdout", type=int, default=0, metavar="N",
                     help="chunking: hold out the last N training sentences as the development set")
     args = ap.parse_args()
@@ -166,7 +168,8 @@ def main():
         rows = []
         for task in args.tasks.split(","):
             fn, extra, title, target = TASKS[task]
-            more = {"options": args.options, "holdout": args.chunk_holdout} if fn is spans else {}
+            more = {"options": args.options, "holdout": args.chunk_holdout} if fn is spans \
+                else {"options": args.options}
             jobs = [] if args.with_only else [H.Job(f"{task} without", fn, extra, more)]
             jobs.append(H.Job(f"{task} with clusters", fn, extra, {"clusters": path, **more}))
             done, failures = H.run_jobs(jobs)

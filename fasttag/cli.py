@@ -250,7 +250,8 @@ def train_command(args):
     info = model.model.training_info
     score = info.get("dev_score")
     if not args.quiet:
-        print(f"saved {args.output}: best epoch {info.get('best_epoch')}"
+        epochs = info.get("best_epochs") or [info.get("best_epoch")]
+        print(f"saved {args.output}: best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
               + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else ""), file=sys.stderr)
     return 0
 

@@ -149,13 +149,13 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     except KeyboardInterrupt:
         if best is None:
             raise TrainingInterrupted(finished + 1) from None
-        trainer._keep(model, best, history, bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens,
+        trainer._keep(model, best, [history], bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens,
                       n_sentences)
         model.training_info["interrupted_at_epoch"] = finished + 1
         raise TrainingInterrupted(finished + 1, model) from None
     finally:
         client.run(_forget, run)
-    trainer._keep(model, best, history, bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens, n_sentences)
+    trainer._keep(model, best, [history], bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens, n_sentences)
     model.training_info["workers"] = len(ranges)
     return history
 

@@ -146,6 +146,9 @@ OPTIONS = [
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
     Option("threads", "train on N shards at once, one thread each (iterative parameter mixing; "
            "deterministic for a given seed and N)", default=1, parse=int, check=_int_at_least(1), metavar="N"),
+    Option("ensemble", "train N times on different shuffles (seeds S, S+1 ...) and average the N models' "
+           "weights into one: steadier, N times the training time", default=1, parse=int,
+           check=_int_at_least(1), metavar="N"),
     Option("templates", "feature templates (default: the task's)", tasks=TEMPLATE_TASKS),
     Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
     Option("allow_new_tags", "fine-tuning: add the tags of the new data the model does not know",

@@ -1,4 +1,4 @@
-"""Weight tables in and out of model files.
+"""Weight tables in and out of model files, and averaged over training runs.
 
 A table is stored as its canonical arrays (keys ascending, labels ascending
 within a key) with the weights as float32 and zero weights pruned, so a
@@ -9,7 +9,7 @@ import numpy as np
 from ._core import AveragedVector, WeightTable
 from .errors import ModelFormatError
 
-__all__ = ["WeightTable", "AveragedVector", "table_to_arrays", "table_from_arrays"]
+__all__ = ["WeightTable", "AveragedVector", "table_to_arrays", "table_from_arrays", "mean_table"]
 
 
 def table_to_arrays(table, prefix, min_abs=0.0):
@@ -59,3 +59,25 @@ def table_from_arrays(arrays, prefix, n_classes):
                                        n_classes=n_classes)
     except (ValueError, OverflowError) as exc:
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r}: {exc}") from None
+
+
+def mean_table(tables, n_classes):
+    """The entrywise mean of weight tables (an entry missing from a table
+    counts as 0 there): one model from several training runs."""
+    keys, labels, weights = [], [], []
+    for table in tables:
+        arrs = table.to_arrays()
+        keys.append(np.repeat(arrs["keys"], arrs["counts"]))
+        labels.append(arrs["labels"].astype(np.int64))
+        weights.append(arrs["weights"])
+    keys, labels, weights = np.concatenate(keys), np.concatenate(labels), np.concatenate(weights)
+    order = np.lexsort((labels, keys))
+    keys, labels, weights = keys[order], labels[order], weights[order]
+    first = np.ones(len(keys), dtype=bool)      # the first of each (key, label) run
+    first[1:] = (keys[1:] != keys[:-1]) | (labels[1:] != labels[:-1])
+    mean = np.bincount(np.cumsum(first) - 1, weights=weights) / len(tables)
+    keys, labels = keys[first], labels[first]
+    new_key = np.ones(len(keys), dtype=bool)
+    new_key[1:] = keys[1:] != keys[:-1]
+    counts = np.bincount(np.cumsum(new_key) - 1, minlength=int(new_key.sum())).astype(np.uint32)
+    return WeightTable.from_arrays(keys[new_key], counts, labels.astype(np.int32), mean, n_classes=n_classes)

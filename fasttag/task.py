@@ -128,6 +128,8 @@ class SequenceTask(modelfile.Stored):
         if client is not None and opts["threads"] != 1:
             raise InputError("option threads applies to training on this machine: with a Dask client, "
                              "the shards are the workers")
+        if client is not None and opts["ensemble"] != 1:
+            raise InputError("option ensemble applies to training on this machine, not with a Dask client")
         data = self._encode(examples, training=True) if client is None else examples
         dev_data = evaluate = None
         if dev is not None:
@@ -151,7 +153,7 @@ class SequenceTask(modelfile.Stored):
                 history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
                                       algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
                                       evaluate=evaluate, name=task, progress=report, init=init is not None,
-                                      threads=opts["threads"])
+                                      threads=opts["threads"], ensemble=opts["ensemble"])
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)
@@ -188,8 +190,8 @@ class SequenceTask(modelfile.Stored):
         point is a warning."""
         selection = trainer.Selection(self.model, dev_data, evaluate)
         after = selection.score(self.model.emit, self.model.trans, self.model.decoder == "greedy")
-        scores = [s for s in self.model.training_info.get("dev_scores") or () if s is not None]
-        before = max(scores) if scores else after
+        before = self.model.training_info.get("dev_score")
+        before = after if before is None else before
         self.meta["pruned_dev_score"] = after
         report.line(f"pruned weights below {threshold:g}: dev {100 * before:.2f}% -> {100 * after:.2f}%")
         if after < before - 0.01:

@@ -104,6 +104,8 @@ def test_distributed_training_needs_a_path(client):
         fasttag.Tagger.train([(["a", "b"], ["X", "Y"])], epochs=1, verbose=False, client=client)
     with pytest.raises(InputError, match="threads"):
         fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, threads=2, verbose=False, client=client)
+    with pytest.raises(InputError, match="option ensemble applies to training on this machine"):
+        fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, ensemble=2, verbose=False, client=client)
 
 
 def test_cli_dask(run_cli, tmp_path):

@@ -26,7 +26,7 @@ TRAIN_VALUES = {
     "word_column": ["1"], "feature_columns": [""], "scheme": ["bioes"],
     "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
-    "threads": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
+    "threads": ["2"], "ensemble": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
     "ambiguity_classes": {"chunk": ["on"], "ner": ["off"]},
     "unlabeled": [str(DATA / "sample_zh_train.txt")],
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
