@@ -247,6 +247,9 @@ class WordFeaturizer:
     ``capitals_fallback``, a word in capitals that has neither takes the
     cluster of its capitalised form ("JAPAN" that of "Japan"): headlines
     are written in capitals, the clustered text mostly is not.
+
+    ``word_classes`` (name, {word: class}, class of other words) adds the
+    word's class as the last word-type attribute.
     """
 
     ATTRIBUTES = ("word", "lower", "norm",
@@ -256,23 +259,42 @@ class WordFeaturizer:
                   "hyphen_first", "hyphen_last")
     MAX_CACHE = 1_000_000
 
-    def __init__(self, n_columns=0, clusters=None, capitals_fallback=False):
+    def __init__(self, n_columns=0, clusters=None, capitals_fallback=False, word_classes=None):
         self.n_columns = n_columns
         self.clusters = clusters
         self.capitals_fallback = bool(capitals_fallback) and clusters is not None
+        self.word_classes = word_classes
         names = self.ATTRIBUTES + (CLUSTER_ATTRIBUTES if clusters is not None else ())
+        if word_classes is not None:
+            names += (word_classes[0],)
         self.n_type_attributes = len(names)
         self.attribute_names = list(names) + [f"col{i + 1}" for i in range(n_columns)]
         self._table = _TypeTable(len(names))
         self._lock = threading.Lock()      # taken only to add types
         self._seeds = [hash_string(f"attr:{name}") for name in names]
+        if word_classes is not None:
+            self._seeds[-1] = 0             # hashed as the column value "name=class" (see word_classes)
 
     def attribute_values(self, word):
         """The string value of every word-type attribute of this
-        featurizer (:meth:`word_attributes`, then the cluster prefixes)."""
+        featurizer (:meth:`word_attributes`, the cluster prefixes, the
+        word's class)."""
         values = self.word_attributes(word)
         if self.clusters is not None:
             values += prefix_values(self.cluster_of(word))
+        if self.word_classes is not None:
+            _, table, unknown = self.word_classes
+            values += (table.get(word, unknown),)
+        return values
+
+    def _hashed_values(self, word):
+        """:meth:`attribute_values` as they are hashed: the word's class as
+        ``name=class``, the hash of the same value as a feature column
+        (``word_classes``: a span tagger's ambiguity classes, handed over
+        as a column in training, where they are jackknifed)."""
+        values = self.attribute_values(word)
+        if self.word_classes is not None:
+            values = values[:-1] + (f"{self.word_classes[0]}={values[-1]}",)
         return values
 
     def cluster_of(self, word):
@@ -343,7 +365,7 @@ class WordFeaturizer:
         ids that point at them."""
         values = []
         for w in words:
-            values.extend(self.attribute_values(w))
+            values.extend(self._hashed_values(w))
         hashed = hash_texts(values).reshape(len(words), -1)
         # attribute name is part of the hash, so "s" as suffix1 and as
         # prefix1 are different values

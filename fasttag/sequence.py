@@ -134,7 +134,8 @@ class SequenceModel:
         np.cumsum(np.fromiter(map(len, inputs), np.int64, len(inputs)), out=bounds[1:])
         tokens = list(chain.from_iterable(inputs))
         columns = None
-        if getattr(self.featurizer, "n_columns", 0):
+        if getattr(self.featurizer, "n_columns", 0) or (getattr(self.featurizer, "takes_columns", False)
+                                                      and any(c is not None for _, c in examples)):
             columns = [c for _, cols in examples for c in cols]
         return bounds, tokens, columns
 

@@ -54,7 +54,7 @@ def test_bundled_models_record_corpus_and_terms():
     assert tok.kind == "tokenizer" and "EWT" in tok.meta["corpus"] and tok.meta["licence"] == "CC BY-SA 4.0"
     assert ner.kind == "spans" and "CoNLL-2003" in ner.meta["corpus"]
     assert "research use only" in ner.meta["licence"]
-    assert ner.feature_columns == [] and ner.meta.get("extras") == []      # words only
+    assert ner.feature_columns == [] and ner.meta.get("extras") == ["amb"]   # words only (and their classes)
     for name in ("en-tok", "en-ner"):
         assert fasttag.default_model_path(name).stat().st_size < 10 * 1024 * 1024
 

@@ -179,6 +179,31 @@ def test_ner_models_store_the_classes_of_their_training_data():
     assert SpanTagger.train(sents, task="ner", epochs=2, verbose=False).to_bytes() == model.to_bytes()
 
 
+def test_a_words_class_is_the_same_feature_by_type_and_as_a_training_column():
+    """Tagging looks a word's class up once per type; training hands the
+    (jackknifed) class over per token as a column.  Both must give the
+    key the column gave before classes were type attributes, "amb=CLASS"
+    hashed, or models trained then would be misread."""
+    from fasttag.features import hash_texts
+    sents = _ner_data()
+    model = SpanTagger.train(sents, dev=sents, task="ner", epochs=2, verbose=False)
+    featurizer = model.model.featurizer
+    words = ["Paris", "Zed", "said", "Paris", "unseen"]
+    sent = fasttag.io.Sentence(words, None, [[w] for w in words], [], list(range(5)), 1)
+    by_type = model._columns([sent])[0]
+    classes = model.ambiguity.classes
+    as_column = [c + (classes.get(w, "-"),) for c, w in zip(by_type, words)]
+    a = featurizer.attributes(words, by_type)
+    b = featurizer.attributes(words, as_column)
+    assert np.array_equal(a, b)
+    amb = featurizer.attribute_names.index("amb")
+    assert a[:, amb].tolist() == hash_texts([f"amb={classes.get(w, '-')}" for w in words]).tolist()
+    assert classes["Paris"] == "LOC|ORG" and "unseen" not in classes
+    # the dev score of training (every template per token) is the score
+    # of tagging (type templates once per type)
+    assert model.evaluate(sents)["f1"] == pytest.approx(model.model.training_info["dev_score"])
+
+
 def test_without_ambiguity_classes_nothing_is_stored():
     sents = _ner_data(10)
     for opts in ({"task": "chunk"}, {"task": "ner", "ambiguity_classes": False}, {}):

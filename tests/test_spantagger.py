@@ -3,6 +3,8 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+
 import pytest
 
 import fasttag
@@ -48,6 +50,28 @@ def test_from_bioes_matches_convert_and_round_trips():
             out = from_bioes(tags, scheme)
             assert out == ftspans.convert(tags, "bioes", scheme)
             assert ftspans.convert(out, scheme, "bioes") == tags
+
+
+def test_decoded_tags_of_many_sentences_match_the_one_sentence_conversion():
+    """DecodedTags converts a chunk of sentences at once in numpy: the same
+    tags as converting each sentence alone, sentence borders included (an
+    IOB1 B- never follows the previous sentence's chunk)."""
+    rng = random.Random(1)
+    tags = ["O"] + [f"{p}-{t}" for t in "AB" for p in "BIES"]
+    index = {t: i for i, t in enumerate(tags)}
+    for _ in range(300):
+        sents = [_random_bioes(rng, rng.randint(0, 6)) for _ in range(rng.randint(0, 6))]
+        ids = np.array([index[t] for s in sents for t in s], dtype=np.int32)
+        bounds = np.cumsum([0] + [len(s) for s in sents])
+        for scheme in ftspans.SCHEMES:
+            want = [from_bioes(s, scheme) for s in sents]
+            assert ftspans.DecodedTags(tags, "bioes", scheme)(ids, bounds) == want
+    iob2 = ["O", "B-A", "I-A", "B-B", "I-B"]
+    sents = [["B-A", "I-A", "B-A", "O", "B-B"], ["B-A"]]
+    ids = np.array([iob2.index(t) for s in sents for t in s])
+    assert ftspans.DecodedTags(iob2, "iob2", "iob1")(ids, [0, 5, 6]) == \
+        [["I-A", "I-A", "B-A", "O", "I-B"], ["I-A"]]
+    assert ftspans.DecodedTags(iob2, "iob2", "iob2")(ids, [0, 5, 6]) == sents
 
 
 def test_conlleval_semantics_by_hand():

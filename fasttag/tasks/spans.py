@@ -69,19 +69,33 @@ class SpanFeaturizer:
     """Word attributes (cached per word type, as the POS tagger's) plus
     per-token attributes handed over as columns: the input's feature
     columns ``c1 .. cN``, then the derived ``extras`` (``doc``, ``headline``,
-    ``docrun``, ``caprole``, ``gaz``, ``amb``), in that order."""
+    ``docrun``, ``caprole``, ``gaz``), in that order.
+
+    The ambiguity class ``amb`` (``ambiguity``) depends on the word alone
+    once trained, so it is a word-type attribute, the last of them: looked
+    up once per type, and its offset-0 templates scored once per type.
+    In training, where a sentence sees the classes of the other folds
+    (jackknifing), each token's class comes as one more column, the last,
+    and takes the type's place.  Either way it hashes as the column value
+    ``amb=CLASS``, so the keys do not depend on the route."""
 
     MAX_CACHE = 100_000        # values per column cache before it starts over
+    takes_columns = True       # a training token's class comes as a column, even with no others
 
-    def __init__(self, n_input_columns=0, extras=(), clusters=None, capitals_fallback=False):
-        self.words = WordFeaturizer(clusters=clusters, capitals_fallback=capitals_fallback)
+    def __init__(self, n_input_columns=0, extras=(), clusters=None, capitals_fallback=False, ambiguity=None):
+        if ("amb" in extras) != (ambiguity is not None):
+            raise ValueError("the amb extra and the ambiguity classes go together")
+        classes = None if ambiguity is None else ("amb", ambiguity.classes, UNKNOWN)
+        self.words = WordFeaturizer(clusters=clusters, capitals_fallback=capitals_fallback, word_classes=classes)
         self.n_input_columns = int(n_input_columns)
         self.extras = tuple(extras)
-        self.column_names = [f"c{j + 1}" for j in range(self.n_input_columns)] + list(self.extras)
+        self.column_names = [f"c{j + 1}" for j in range(self.n_input_columns)] + \
+            [e for e in self.extras if e != "amb"]
         self.n_columns = len(self.column_names)
         self.attribute_names = self.words.attribute_names + self.column_names
-        self._caches = [{} for _ in self.column_names]
-        self._seeds = [f"{name}=" for name in self.column_names]
+        given = self.column_names + (["amb"] if classes else [])    # a training token's columns
+        self._caches = [{} for _ in given]
+        self._seeds = [f"{name}=" for name in given]
         # the word attributes come first and depend on the word type alone:
         # the sequence model scores their offset-0 templates once per type
         self.n_type_attributes = self.words.n_type_attributes
@@ -97,20 +111,26 @@ class SpanFeaturizer:
 
     def attributes(self, words, columns=None, ids=None, rows=None):
         rows = self.words.attributes(words, ids=ids, rows=rows)
-        if not self.n_columns:
-            return rows
         if columns is None or len(columns) != len(words):
+            if not self.n_columns:
+                return rows
             raise ValueError(f"this featurizer needs {self.n_columns} columns per token")
-        n_word = rows.shape[1]
-        out = np.empty((len(words), n_word + self.n_columns), dtype=np.uint64)
-        out[:, :n_word] = rows
         if type(columns) is not list:
             columns = list(columns)
+        # training hands each token's jackknifed class over as a last column
+        jackknifed = self.words.word_classes is not None and bool(columns) \
+            and len(columns[0]) == self.n_columns + 1
+        n_given = self.n_columns + jackknifed
+        if not n_given:
+            return rows
+        n_word = rows.shape[1]
+        out = np.empty((len(words), n_word + n_given), dtype=np.uint64)
+        out[:, :n_word] = rows
         # a cache is never cleared while in use, only replaced (other
         # threads may be reading it); entries only ever get added
-        caches = list(self._caches)
+        caches = self._caches[:n_given]
         if column_values(columns, caches, out, n_word):
-            for j in range(self.n_columns):
+            for j in range(n_given):
                 cache = caches[j]
                 values = {c[j] for c in columns}
                 missing = [v for v in values if v not in cache]
@@ -118,7 +138,7 @@ class SpanFeaturizer:
                     continue
                 for v in missing:
                     if not isinstance(v, str):
-                        raise TypeError(f"feature column {self.column_names[j]}: a value must "
+                        raise TypeError(f"feature column {self._seeds[j][:-1]}: a value must "
                                         f"be a str, not {type(v).__name__}")
                 if len(cache) > self.MAX_CACHE:
                     cache = self._caches[j] = {}
@@ -128,6 +148,9 @@ class SpanFeaturizer:
                 caches[j] = cache
             if column_values(columns, caches, out, n_word):
                 raise RuntimeError("column values missing from their caches")
+        if jackknifed:
+            out[:, n_word - 1] = out[:, -1]         # the class attribute is the last word attribute
+            out = np.ascontiguousarray(out[:, :-1])
         return out
 
 
@@ -485,7 +508,8 @@ class SpanTagger(SequenceTask):
         # a cluster for words in capitals too, beside the document features (which
         # know headlines): +0.1 on CoNLL-2003 testa; none on CoNLL-2000 (no headlines)
         fallback = bool(opts["document_features"])
-        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=fallback),
+        model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=fallback,
+                                                   ambiguity=ambiguity),
                               templates,
                               allowed=schemes.allowed_mask(tags, internal_scheme), decoder=opts["decoder"])
         task = opts["task"]
@@ -575,9 +599,12 @@ class SpanTagger(SequenceTask):
 
     def _columns(self, sents, doc_ids=None, columns=None, jackknifed=False):
         """Per sentence, per token: the featurizer's column values
-        (``jackknifed``: the ambiguity classes of the training folds)."""
+        (``jackknifed``: the ambiguity classes of the training folds, as a
+        last column); None per sentence when the model takes none."""
         extras = self.meta.get("extras", [])
         feats = self.feature_columns
+        if columns is None and not feats and (not extras or (extras == ["amb"] and not jackknifed)):
+            return [None] * len(sents)      # the words are all (their classes: the featurizer's)
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         if columns is None:
             if feats:
@@ -604,13 +631,14 @@ class SpanTagger(SequenceTask):
             return columns
         if doc_ids is None:
             doc_ids = list(range(len(words)))
-        gets = None                 # per sentence: the lookup of its ambiguity classes
+        gets = None                 # training: per sentence, the lookup of its ambiguity classes
         if "amb" in extras:
             if self.ambiguity is None:
                 raise ModelFormatError("corrupt fasttag model: ambiguity class features without the classes")
-            folds = self._fold_ambiguity if jackknifed else None
-            gets = [self.ambiguity.classes.get] * len(words) if folds is None \
-                else [folds[d % FOLDS].classes.get for d in doc_ids]
+            if jackknifed:          # else the featurizer derives them from the words (use_classes)
+                folds = self._fold_ambiguity
+                gets = [self.ambiguity.classes.get] * len(words) if folds is None \
+                    else [folds[d % FOLDS].classes.get for d in doc_ids]
         doc_extras = [e for e in extras if e in DOCUMENT_EXTRAS]
         if doc_extras:
             derived = _document_extras(words, doc_ids, doc_extras)
@@ -675,18 +703,17 @@ class SpanTagger(SequenceTask):
         50,000 tokens on that many threads (0: every core), with the same
         output as one thread (:mod:`fasttag.parallel`); the document and
         column features are computed first, in the calling thread."""
-        names = self.model.tags
         n_threads = parallel.check_threads(n_threads)
+        decoded = schemes.DecodedTags(self.model.tags, self.internal_scheme, self.scheme)
 
         def out_tags(ids):
-            return schemes.to_scheme([names[i] for i in ids.tolist()], self.internal_scheme, self.scheme)
+            return decoded(ids, [0, len(ids)])[0]
         if n_best is None:
             def predict(inputs):
                 # each chunk's tags are converted while the threads decode the next ones
                 out = []
                 for ids, bounds, _ in self.model.predict_chunks(inputs, n_threads=n_threads):
-                    b = bounds.tolist()
-                    out.extend(out_tags(ids[i:j]) for i, j in zip(b[:-1], b[1:]))
+                    out.extend(decoded(ids, bounds))
                 return out
             pred = self._for_sentences(sentences, columns, documents, predict)
             return [[] if p is None else p for p in pred]
@@ -902,7 +929,10 @@ class SpanTagger(SequenceTask):
         fallback = spec.get("capitals_fallback", False)
         if type(fallback) is not bool or (fallback and clusters is None):
             raise ModelFormatError("corrupt fasttag model: capitals_fallback without clusters or not a bool")
-        return SpanFeaturizer(n_in, extras, clusters, capitals_fallback=fallback)
+        if ("amb" in extras) != ("ambiguity" in arrays):
+            raise ModelFormatError("corrupt fasttag model: the ambiguity classes and the features do not agree")
+        ambiguity = AmbiguityClasses.from_array(arrays["ambiguity"]) if "ambiguity" in arrays else None
+        return SpanFeaturizer(n_in, extras, clusters, capitals_fallback=fallback, ambiguity=ambiguity)
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -910,9 +940,8 @@ class SpanTagger(SequenceTask):
         gaz = Gazetteer({str(t): [str(e) for e in v] for t, v in lists.items()}) if lists else None
         if "gaz" in meta.get("extras", []) and gaz is None:
             raise ModelFormatError("corrupt fasttag model: gazetteer features without a gazetteer")
-        if ("amb" in meta.get("extras", [])) != ("ambiguity" in arrays):
-            raise ModelFormatError("corrupt fasttag model: the ambiguity classes and the features do not agree")
-        ambiguity = AmbiguityClasses.from_array(arrays["ambiguity"]) if "ambiguity" in arrays else None
+        classes = model.featurizer.words.word_classes        # read with the featurizer
+        ambiguity = None if classes is None else AmbiguityClasses(classes[1])
         internal = meta.get("internal_scheme", INTERNAL_SCHEME)
         for t in model.tags:
             p, _ = schemes.split_tag(t)
