@@ -36,13 +36,14 @@ class SequenceTagger(BaseEstimator):
     Parameters are those of :meth:`fasttag.Tagger.train`: ``epochs``,
     ``seed``, ``algorithm`` ("perceptron" or "mira"), ``k`` and ``C`` (MIRA),
     ``decoder`` ("viterbi" or "greedy"), ``tagdict_min_count`` and
-    ``prune_k`` (None: chosen from the tag count).  ``calibrate``: fit the
+    ``prune_k`` (None: chosen from the tag count), ``ensemble`` (runs
+    averaged into one model).  ``calibrate``: fit the
     marginals' temperature on this fraction of the training sentences,
     held out while choosing it (0: temperature 1).
     """
 
     def __init__(self, epochs=10, seed=0, algorithm="perceptron", k=None, C=None,
-                 decoder="viterbi", tagdict_min_count=None, prune_k=None, calibrate=0.0):
+                 decoder="viterbi", tagdict_min_count=None, prune_k=None, calibrate=0.0, ensemble=1):
         self.epochs = epochs
         self.seed = seed
         self.algorithm = algorithm
@@ -52,10 +53,11 @@ class SequenceTagger(BaseEstimator):
         self.tagdict_min_count = tagdict_min_count
         self.prune_k = prune_k
         self.calibrate = calibrate
+        self.ensemble = ensemble
 
     def _options(self):
         opts = {"epochs": self.epochs, "seed": self.seed, "algorithm": self.algorithm,
-                "decoder": self.decoder, "verbose": False}
+                "decoder": self.decoder, "ensemble": self.ensemble, "verbose": False}
         for name in ("k", "C", "tagdict_min_count", "prune_k"):
             if getattr(self, name) is not None:
                 opts[name] = getattr(self, name)
@@ -90,14 +92,15 @@ class SequenceTagger(BaseEstimator):
         memory, or dask-ml's ``Incremental``): the first call builds the
         model from its batch (``classes``: every tag the later batches may
         use, when the first batch lacks some), later calls continue its
-        weights and average.  ``epochs`` and ``calibrate`` do not apply.
+        weights and average.  ``epochs``, ``ensemble`` and ``calibrate`` do
+        not apply.
         A pickled estimator keeps its model; the next call then starts a
         new average from it."""
         pairs = _pairs(X, y, "X", "y")
         if not hasattr(self, "model_"):
             opts = self._options()
-            opts.pop("epochs")
-            opts.pop("verbose")
+            for name in ("epochs", "ensemble", "verbose"):
+                opts.pop(name)
             self.model_ = _task(pairs).untrained(pairs, **opts)
             extra = sorted(set(classes or ()) - set(self.model_.tags))
             if extra:

@@ -82,6 +82,16 @@ def test_set_params_takes_effect(data):
     assert b.model_.model.training_info["epochs"] == 4
 
 
+def test_ensemble_is_the_taggers_ensemble(data):
+    import fasttag
+    X, y = data
+    est = SequenceTagger(epochs=2, seed=3, ensemble=3).fit(X, y)
+    ref = fasttag.Tagger.train(list(zip(X, y)), epochs=2, seed=3, ensemble=3, verbose=False)
+    assert est.model_.to_bytes() == ref.to_bytes()
+    assert est.model_.model.training_info["best_epochs"] == [2, 2, 2]
+    assert clone(est).get_params()["ensemble"] == 3
+
+
 def test_pickle_joblib_deepcopy_through_bytes(data, tmp_path):
     X, y = data
     est = SequenceTagger(epochs=2).fit(X, y)
