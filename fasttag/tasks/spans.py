@@ -635,7 +635,7 @@ class SpanTagger(SequenceTask):
         if "amb" in extras:
             if self.ambiguity is None:
                 raise ModelFormatError("corrupt fasttag model: ambiguity class features without the classes")
-            if jackknifed:          # else the featurizer derives them from the words (use_classes)
+            if jackknifed:          # else they are the featurizer's word-type attribute
                 folds = self._fold_ambiguity
                 gets = [self.ambiguity.classes.get] * len(words) if folds is None \
                     else [folds[d % FOLDS].classes.get for d in doc_ids]
