@@ -71,3 +71,32 @@ def run_cli(cli_command):
         return subprocess.run(command + [str(a) for a in args], input=input, capture_output=True,
                               cwd=cwd or package_root, env=env, timeout=300)
     return run
+
+
+@pytest.fixture
+def interrupted_fit():
+    """``fit(at_call, **options) -> (task model, TrainingInterrupted)``:
+    a POS model of ``data/sample.conllu`` trained again through
+    :func:`fasttag.trainer.fit`, with a dev scorer that raises
+    KeyboardInterrupt (Ctrl-C) on its ``at_call``-th call (once per
+    epoch) and scores 0.5 before."""
+    from fasttag import Tagger, trainer
+    from fasttag.errors import TrainingInterrupted
+
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample.conllu"
+
+    def fit(at_call, **options):
+        model = Tagger.train(sample, epochs=1, verbose=False)
+        data = model._encode(model._read(sample, {"format": None, "column": None, "word_column": 0},
+                                         "training data"), training=True)
+        calls = []
+
+        def evaluate(pred):
+            calls.append(1)
+            if len(calls) == at_call:
+                raise KeyboardInterrupt
+            return 0.5
+        with pytest.raises(TrainingInterrupted) as info:
+            trainer.fit(model.model, data, data, evaluate=evaluate, verbose=False, **options)
+        return model, info.value
+    return fit

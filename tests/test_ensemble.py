@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag import trainer
 from fasttag._core import WeightTable
-from fasttag.errors import InputError, TrainingInterrupted
+from fasttag.errors import InputError
 from fasttag.tables import mean_table
 from fasttag.tasks import task_class
 
@@ -137,20 +136,9 @@ def test_bad_ensemble_refused(value):
         train("pos", epochs=1, ensemble=value)
 
 
-def test_ctrl_c_in_a_later_run_keeps_the_completed_runs():
-    model = train("pos", epochs=1)
-    data = model._encode(model._read(SAMPLES["pos"], {"format": None, "column": None, "word_column": 0},
-                                     "training data"), training=True)
-    calls = []
-
-    def evaluate(pred):
-        calls.append(1)
-        if len(calls) == 3:          # run 2, epoch 1
-            raise KeyboardInterrupt
-        return 0.5
-    with pytest.raises(TrainingInterrupted) as info:
-        trainer.fit(model.model, data, data, epochs=2, ensemble=3, evaluate=evaluate, verbose=False)
-    assert info.value.model is model.model
+def test_ctrl_c_in_a_later_run_keeps_the_completed_runs(interrupted_fit):
+    model, stop = interrupted_fit(3, epochs=2, ensemble=3)      # call 3: run 2, epoch 1
+    assert stop.model is model.model
     assert model.model.training_info["best_epoch"] == 1
     assert model.model.training_info["interrupted_at_epoch"] == 1
     assert "ensemble" not in model.model.training_info       # one run completed: its own model

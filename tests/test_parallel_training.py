@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 import fasttag
 from fasttag import mixing, trainer
 from fasttag._core import AveragedVector, WeightTable
-from fasttag.errors import InputError, TrainingInterrupted
+from fasttag.errors import InputError
 from fasttag.tasks import task_class
 from fasttag.tasks.features import FeatureTagger
 
@@ -212,20 +212,9 @@ def test_fine_tuning_with_threads(tmp_path):
     assert a.evaluate(SAMPLES["pos"])["accuracy"] >= base.evaluate(SAMPLES["pos"])["accuracy"] - 0.02
 
 
-def test_ctrl_c_with_threads_keeps_the_best_completed_epoch():
-    model = train("pos", epochs=1)          # a built model to train again through the trainer
-    data = model._encode(model._read(SAMPLES["pos"], {"format": None, "column": None, "word_column": 0},
-                                     "training data"), training=True)
-    calls = []
-
-    def evaluate(pred):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return 0.5
-    with pytest.raises(TrainingInterrupted) as info:
-        trainer.fit(model.model, data, data, epochs=4, threads=2, evaluate=evaluate, verbose=False)
-    assert info.value.model is model.model
+def test_ctrl_c_with_threads_keeps_the_best_completed_epoch(interrupted_fit):
+    model, stop = interrupted_fit(2, epochs=4, threads=2)
+    assert stop.model is model.model
     assert model.model.training_info["best_epoch"] == 1
     assert model.model.training_info["interrupted_at_epoch"] == 2
 
