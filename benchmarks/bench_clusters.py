@@ -17,7 +17,8 @@ own process:
   defaults: 3-best MIRA, document features and ambiguity classes).
 
 ``--options`` passes further training options to every task (for
-example ``'{"algorithm": "mira", "k": 3}'`` or ``'{"ensemble": 4}'``).  ``--chunk-holdout N``
+example ``'{"algorithm": "mira", "k": 3}'``, ``'{"ensemble": 4}'`` or
+``'{"seed": 1}'``).  ``--chunk-holdout N``
 chooses on a development set for chunking, which has none: the last N
 training sentences are held out and the chunker trains on the rest (the
 test score is then that of the smaller training set).  The "dev" column
@@ -88,8 +89,8 @@ def pos(clusters=None, options=None):
     dev = H.load_conllu(H.data_path(*d, "en_ewt-ud-dev.conllu"))
     test = H.load_conllu(H.data_path(*d, "en_ewt-ud-test.conllu"))
     with H.timer() as t_train:
-        tagger = Tagger.train(train, dev=dev, epochs=10, seed=0, verbose=False, clusters=clusters,
-                              **(options or {}))
+        tagger = Tagger.train(train, dev=dev, epochs=10, verbose=False, clusters=clusters,
+                              **{"seed": 0, **(options or {})})
     with H.timer() as t_tag:
         pred = tagger.tag_sents([w for w, _ in test])
     return H.make_result("pos", train=t_train, tag=t_tag, n_items=sum(len(w) for w, _ in test),
@@ -117,8 +118,8 @@ def spans(task, clusters=None, options=None, holdout=0):
     test = list(ftio.read_conll(test_path))
     with tempfile.TemporaryDirectory(prefix="bench_clusters_") as tmp:
         with H.timer() as t_train:
-            tagger = SpanTagger.train(train, dev=dev, task=task, seed=0, verbose=False, clusters=clusters,
-                                      **(options or {}))
+            tagger = SpanTagger.train(train, dev=dev, task=task, verbose=False, clusters=clusters,
+                                      **{"seed": 0, **(options or {})})
         path = os.path.join(tmp, "model.ftm")
         tagger.save(path)
         size = os.path.getsize(path)
