@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._core import AveragedVector, WeightTable
+from ._core import WeightTable
 
 
 @dataclass
