@@ -1,11 +1,13 @@
-"""Would a token column learned from other data help the chunker?  CoNLL-2000.
+"""Would a token column learned from other data help span tagging?  CoNLL-2000, CoNLL-2003.
 
-    python benchmarks/bench_chunk_columns.py --clusters CLUSTERS [--columns vectors,xpos]
-        [--cv-seeds 0,1,2] [--test-seeds 0,1,2,3,4,5] [--ensemble-seeds 0] [--processes 2]
+    python benchmarks/bench_span_columns.py --clusters CLUSTERS [--task chunk|ner]
+        [--columns vectors,xpos] [--cv-seeds 0,1,2] [--test-seeds 0,1,2,3,4,5]
+        [--ensemble-seeds 0] [--processes 2]
 
-Each candidate is one more feature column beside CoNLL-2000's POS tags,
-given to the chunker (``SpanTagger``, the task's default templates with
-Brown clusters, 8 epochs) with a few templates of its own:
+Each candidate is one or more feature columns after the corpus's own (the
+POS tags of CoNLL-2000; the POS and chunk tags of CoNLL-2003), given to
+``SpanTagger`` (the task's default options and templates with Brown
+clusters) with a few templates of its own:
 
 * ``vectors``: distributional word classes, the other way to learn from
   unlabeled text than Brown clusters (issue 13 names both).  Each
@@ -19,13 +21,14 @@ Brown clusters, 8 epochs) with a few templates of its own:
 * ``xpos``: a second opinion on the POS tags: the Penn Treebank tags of a
   fasttag ``Tagger`` trained on EWT's XPOS column (with the same
   clusters), a different tagger trained on a different corpus from the
-  Brill tagger that wrote CoNLL-2000's tags.
+  tagger that wrote the corpus's POS tags.
 
-Each is scored by 4-fold cross-validation of CoNLL-2000 train (single
-runs: every training sentence tagged once, by the model trained on the
-other folds) and on CoNLL-2000 test (single runs, and ``--ensemble 4``),
-against the chunker without the column on the same seeds.  Needs
-``../shared/data`` and scikit-learn.
+Each is scored against the tagger without the column on the same seeds:
+by k-fold cross-validation of the training set (single runs: every
+training sentence tagged once, by the model trained on the other folds;
+chunking only, NER has its own dev set: testa, whose score of the kept
+epoch is printed too) and on the test set (CoNLL-2003 testb; single
+runs, and ``--ensemble 4``).  Needs ``../shared/data`` and scikit-learn.
 """
 import argparse
 import multiprocessing
@@ -44,14 +47,22 @@ import bench_clusters  # noqa: E402
 import harness as H  # noqa: E402
 
 CLASSES = (64, 256, 1024)
-TEMPLATES = {
-    "none": [],
-    # the classes at 0, the coarsest and finest at +-1, the middle one with the POS tag and its bigrams
-    "vectors": ["c2[0]", "c3[0]", "c4[0]", "c2[-1]", "c2[1]", "c4[-1]", "c4[1]",
-                "c1[0]|c3[0]", "c3[-1]|c3[0]", "c3[0]|c3[1]"],
-    "xpos": ["c2[0]", "c2[-1]", "c2[1]", "c1[0]|c2[0]", "c2[-1]|c2[0]", "c2[0]|c2[1]"],
-}
-SPLITS = {}          # name -> {"train": [Sentence], "test": [Sentence]}: the workers fork after it is set
+CORPORA = {"chunk": ("conll2000", "train.txt", None, "test.txt"),
+           "ner": ("conll2003", "eng.train", "eng.testa", "eng.testb")}
+SPLITS = {}          # name -> {"train", "dev", "test": [Sentence]}: the workers fork after it is set
+
+
+def column_templates(name, k):
+    """The templates of candidate ``name`` whose first column is ``ck``."""
+    if name == "vectors":
+        # the classes at 0, the coarsest and finest at +-1, the middle one with the POS tag and its bigrams
+        a, b, c = f"c{k}", f"c{k + 1}", f"c{k + 2}"
+        return [f"{a}[0]", f"{b}[0]", f"{c}[0]", f"{a}[-1]", f"{a}[1]", f"{c}[-1]", f"{c}[1]",
+                f"c1[0]|{b}[0]", f"{b}[-1]|{b}[0]", f"{b}[0]|{b}[1]"]
+    if name == "xpos":
+        a = f"c{k}"
+        return [f"{a}[0]", f"{a}[-1]", f"{a}[1]", f"c1[0]|{a}[0]", f"{a}[-1]|{a}[0]", f"{a}[0]|{a}[1]"]
+    return []
 
 
 def word_classes(min_count=3, n_context=2000, dims=100):
@@ -98,36 +109,40 @@ def xpos_tagger(clusters):
 
 def with_columns(sentences, columns):
     """The sentences with ``columns`` (per sentence, per token, a tuple)
-    between the POS tag and the chunk tag."""
+    before the tag column; their other lines (``-DOCSTART-``) kept."""
     from fasttag.io import Sentence
     out = []
     for s, extra in zip(sentences, columns):
-        rows = [[r[0], r[1], *x, r[-1]] for r, x in zip(s.rows, extra)]
-        out.append(Sentence(list(s.words), list(s.tags), rows, [], [], 0))
+        rows = [[*r[:-1], *x, r[-1]] for r, x in zip(s.rows, extra)]
+        out.append(Sentence(list(s.words), list(s.tags), rows, list(s.lines), list(s.word_lines), s.start_line))
     return out
 
 
 def predict(job):
-    """(job, predicted tags) of the chunker with column ``name``: trained on
-    the folds other than ``fold`` and tagging it, or (fold None) trained
-    on train and tagging test."""
-    name, seed, fold, folds, ensemble, clusters = job
+    """(job, predicted tags, dev score or None) of the tagger with column
+    ``name``: trained on the folds other than ``fold`` and tagging it, or
+    (fold None) trained on train and tagging test."""
+    task, name, seed, fold, folds, ensemble, clusters = job
     from fasttag import SpanTagger
-    from fasttag.features import CLUSTER_TEMPLATES
-    from fasttag.tasks.spans import span_templates
-    train, test = SPLITS[name]["train"], SPLITS[name]["test"]
+    train, dev, test = (SPLITS[name][part] for part in ("train", "dev", "test"))
+    dev = dev or None
     if fold is not None:
         lo, hi = fold * len(train) // folds, (fold + 1) * len(train) // folds
         train, test = train[:lo] + train[hi:], train[lo:hi]
-    templates = span_templates(1) + list(CLUSTER_TEMPLATES) + TEMPLATES[name]
-    model = SpanTagger.train(train, task="chunk", seed=seed, verbose=False, clusters=clusters,
+    # the task's default templates (a one-epoch model of a few sentences holds them), then the column's
+    plain = SPLITS["none"]["train"][:200]
+    defaults = SpanTagger.train(plain, task=task, epochs=1, verbose=False, clusters=clusters)
+    first = len(plain[0].rows[0]) - 1           # the first added column's number: c1 .. are the corpus's
+    templates = list(defaults.model.templates.names) + column_templates(name, first)
+    model = SpanTagger.train(train, dev=dev, task=task, seed=seed, verbose=False, clusters=clusters,
                              templates=templates, ensemble=ensemble)
-    return job, model.tag_sents(test)
+    return job, model.tag_sents(test), model.model.training_info.get("dev_score")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--clusters", required=True, help="a clusters file (as bench_clusters.py uses)")
+    ap.add_argument("--task", choices=sorted(CORPORA), default="chunk")
     ap.add_argument("--columns", default="vectors,xpos")
     ap.add_argument("--cv-seeds", default="0,1,2")
     ap.add_argument("--test-seeds", default="0,1,2,3,4,5")
@@ -139,8 +154,12 @@ def main():
     names = ["none"] + args.columns.split(",")
     seeds = {k: [int(x) for x in v.split(",") if x] for k, v in
              (("cv", args.cv_seeds), ("test", args.test_seeds), ("ensemble", args.ensemble_seeds))}
-    plain = {part: list(ftio.read_conll(H.data_path("conll2000", f"{part}.txt"))) for part in ("train", "test")}
+    corpus, *files = CORPORA[args.task]
+    plain = {part: [] if f is None else list(ftio.read_conll(H.data_path(corpus, f)))
+             for part, f in zip(("train", "dev", "test"), files)}
     SPLITS["none"] = plain
+    if plain["dev"]:
+        seeds["cv"] = []                    # cross-validation only where there is no dev set
     t0 = time.process_time()
     if "vectors" in names:
         classes = word_classes()
@@ -152,21 +171,28 @@ def main():
         SPLITS["xpos"] = {}
         tagger = xpos_tagger(args.clusters)
         for part, s in plain.items():
+            if not s:
+                SPLITS["xpos"][part] = s
+                continue
             tags = tagger.tag_sents([x.words for x in s])
             agree = np.mean([t == r[1] for x, ts in zip(s, tags) for t, r in zip(ts, x.rows)])
             SPLITS["xpos"][part] = with_columns(s, [[(t,) for t in ts] for ts in tags])
-            print(f"xpos on {part}: agrees with the CoNLL-2000 tags on {100 * agree:.2f}% of tokens", flush=True)
-    gold = {part: [s.tags for s in sents] for part, sents in plain.items()}
+            print(f"xpos on {part}: agrees with the corpus's POS tags on {100 * agree:.2f}% of tokens", flush=True)
+    gold = {part: [H.iob1_to_iob2(s.tags) for s in sents] for part, sents in plain.items()}
     n = len(plain["train"])
-    jobs = [(name, seed, f, args.folds, 1, args.clusters) for seed in seeds["cv"] for name in names
+    jobs = [(args.task, name, seed, f, args.folds, 1, args.clusters) for seed in seeds["cv"] for name in names
             for f in range(args.folds)]
-    jobs += [(name, seed, None, args.folds, 1, args.clusters) for seed in seeds["test"] for name in names]
-    jobs += [(name, seed, None, args.folds, 4, args.clusters) for seed in seeds["ensemble"] for name in names]
+    jobs += [(args.task, name, seed, None, args.folds, 1, args.clusters) for seed in seeds["test"] for name in names]
+    jobs += [(args.task, name, seed, None, args.folds, 4, args.clusters)
+             for seed in seeds["ensemble"] for name in names]
     cv_pred, scores = {}, {}
     with ProcessPoolExecutor(args.processes, mp_context=multiprocessing.get_context("fork")) as pool:
-        for (name, seed, fold, folds, ensemble, _), tags in pool.map(predict, jobs):
+        for (_, name, seed, fold, folds, ensemble, _), tags, dev in pool.map(predict, jobs):
+            tags = [H.iob1_to_iob2(t) for t in tags]
             if fold is None:
                 scores["test", ensemble, name, seed] = 100 * H.conll_f1(gold["test"], tags)["f1"]
+                if dev is not None:
+                    scores["dev", ensemble, name, seed] = 100 * dev
                 continue
             pred = cv_pred.setdefault((name, seed), [None] * n)
             pred[fold * n // folds:(fold + 1) * n // folds] = tags
@@ -174,7 +200,9 @@ def main():
                 scores["cv", 1, name, seed] = 100 * H.conll_f1(gold["train"], pred)["f1"]
     print()
     for kind, ensemble, label in (("cv", 1, f"{args.folds}-fold CV of train, single runs"),
-                                  ("test", 1, "test, single runs"), ("test", 4, "test, 4-run ensembles")):
+                                  ("dev", 1, "dev, single runs (the kept epoch's)"),
+                                  ("test", 1, "test, single runs"),
+                                  ("dev", 4, "dev, 4-run ensembles"), ("test", 4, "test, 4-run ensembles")):
         rows = sorted({k[3] for k in scores if k[:2] == (kind, ensemble)})
         if not rows:
             continue
