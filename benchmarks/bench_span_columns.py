@@ -122,18 +122,13 @@ def predict(job):
     """(job, predicted tags, dev score or None) of the tagger with column
     ``name``: trained on the folds other than ``fold`` and tagging it, or
     (fold None) trained on train and tagging test."""
-    task, name, seed, fold, folds, ensemble, clusters = job
+    task, name, seed, fold, folds, ensemble, clusters, templates = job
     from fasttag import SpanTagger
     train, dev, test = (SPLITS[name][part] for part in ("train", "dev", "test"))
     dev = dev or None
     if fold is not None:
         lo, hi = fold * len(train) // folds, (fold + 1) * len(train) // folds
         train, test = train[:lo] + train[hi:], train[lo:hi]
-    # the task's default templates (a one-epoch model of a few sentences holds them), then the column's
-    plain = SPLITS["none"]["train"][:200]
-    defaults = SpanTagger.train(plain, task=task, epochs=1, verbose=False, clusters=clusters)
-    first = len(plain[0].rows[0]) - 1           # the first added column's number: c1 .. are the corpus's
-    templates = list(defaults.model.templates.names) + column_templates(name, first)
     model = SpanTagger.train(train, dev=dev, task=task, seed=seed, verbose=False, clusters=clusters,
                              templates=templates, ensemble=ensemble)
     return job, model.tag_sents(test), model.model.training_info.get("dev_score")
@@ -180,14 +175,21 @@ def main():
             print(f"xpos on {part}: agrees with the corpus's POS tags on {100 * agree:.2f}% of tokens", flush=True)
     gold = {part: [H.iob1_to_iob2(s.tags) for s in sents] for part, sents in plain.items()}
     n = len(plain["train"])
-    jobs = [(args.task, name, seed, f, args.folds, 1, args.clusters) for seed in seeds["cv"] for name in names
-            for f in range(args.folds)]
-    jobs += [(args.task, name, seed, None, args.folds, 1, args.clusters) for seed in seeds["test"] for name in names]
-    jobs += [(args.task, name, seed, None, args.folds, 4, args.clusters)
+    # the task's default templates (a one-epoch model of a few sentences holds them), then each column's
+    from fasttag import SpanTagger
+    defaults = SpanTagger.train(plain["train"][:200], task=args.task, epochs=1, verbose=False,
+                                clusters=args.clusters).model.templates.names
+    first = len(plain["train"][0].rows[0]) - 1      # the first added column's number: c1 .. are the corpus's
+    templates = {name: list(defaults) + column_templates(name, first) for name in names}
+    jobs = [(args.task, name, seed, f, args.folds, 1, args.clusters, templates[name])
+            for seed in seeds["cv"] for name in names for f in range(args.folds)]
+    jobs += [(args.task, name, seed, None, args.folds, 1, args.clusters, templates[name])
+             for seed in seeds["test"] for name in names]
+    jobs += [(args.task, name, seed, None, args.folds, 4, args.clusters, templates[name])
              for seed in seeds["ensemble"] for name in names]
     cv_pred, scores = {}, {}
     with ProcessPoolExecutor(args.processes, mp_context=multiprocessing.get_context("fork")) as pool:
-        for (_, name, seed, fold, folds, ensemble, _), tags, dev in pool.map(predict, jobs):
+        for (_, name, seed, fold, folds, ensemble, *_), tags, dev in pool.map(predict, jobs):
             tags = [H.iob1_to_iob2(t) for t in tags]
             if fold is None:
                 scores["test", ensemble, name, seed] = 100 * H.conll_f1(gold["test"], tags)["f1"]
