@@ -27,10 +27,12 @@ from pathlib import Path
 
 from . import __version__, options
 from . import io as ftio
+from .confidence import MAX_NBEST
 from .errors import FasttagError, InputError, TrainingInterrupted
 from .modelfile import atomic_file
 from .parallel import MAX_THREADS, check_threads
 from .store import BUNDLED, default_model_path, load
+from .task import SequenceTask
 from .tasks import TASKS, task_class
 
 #: The model kinds each tagging command reads, its bundled default, its help.
@@ -131,7 +133,8 @@ def build_parser():
                        help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
         if command in ("tag", "ner"):
             p.add_argument("--nbest", type=int, metavar="K",
-                           help="with --json: the K best tag sequences of each sentence, with their scores")
+                           help=f"with --json: the K best tag sequences of each sentence, with their scores "
+                                f"(K from 1 to {MAX_NBEST})")
         if command in ("tag", "ner"):
             p.add_argument("--pretokenized", action="store_true",
                            help="one sentence per line, tokens separated by whitespace")
@@ -202,9 +205,9 @@ def train_command(args):
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
-    _check_output(args.output, "-o")
+    _check_output(args.output, "-o", (args.train, args.dev))
     if args.plot:
-        _check_output(args.plot, "--plot")
+        _check_output(args.plot, "--plot", (args.train, args.dev, args.output))
     if "gazetteers" in given:
         lists = {}
         for item in given["gazetteers"]:
@@ -307,11 +310,17 @@ def _model_path(path, what):
     return _input_path(path, what)
 
 
-def _check_output(path, what):
+def _check_output(path, what, inputs=()):
     """Refuse, before any work, an output ``path`` that cannot be written:
-    a folder, in a folder that does not exist or cannot be written to."""
+    a folder, in a folder that does not exist or cannot be written to, or
+    one of the command's ``inputs``, which writing would destroy."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
+    for source in inputs:
+        if isinstance(source, str) and source != "-" and os.path.exists(path) and os.path.exists(source) \
+                and os.path.samefile(path, source):
+            raise InputError(f"{what} names an input of the command: writing it would destroy that file",
+                             path=path)
     if os.path.isdir(path):
         raise InputError(f"{what} is a folder: give a file name", path=path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -326,6 +335,16 @@ def _check_output(path, what):
     os.unlink(tmp)
 
 
+def _load_sequence_model(path, command):
+    """The model at ``path``, refused in one line when it is a linear
+    estimator (``fasttag.linear``), which tags no sequences."""
+    model = load(path)
+    if not isinstance(model, SequenceTask):
+        raise InputError(f"{path} holds the estimator {type(model).__name__}, not a sequence model: "
+                         f"'fasttag {command}' cannot use it (load it in Python)")
+    return model
+
+
 def _read_gazetteer(path):
     from .tasks.spans import read_gazetteer
     return read_gazetteer(path)
@@ -334,15 +353,16 @@ def _read_gazetteer(path):
 def tag_command(args):
     kinds, bundled, _ = TAG_COMMANDS[args.command]
     nbest = getattr(args, "nbest", None)
-    if nbest is not None and nbest < 1:
-        raise InputError(f"--nbest must be at least 1, not {nbest}")
+    if nbest is not None and not 1 <= nbest <= MAX_NBEST:
+        raise InputError(f"--nbest must be from 1 to {MAX_NBEST}, not {nbest}")
     if nbest is not None and not args.json:
         raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
-        _check_output(args.output, "-o")
+        _check_output(args.output, "-o", (args.input, args.model, getattr(args, "dict", None),
+                                          getattr(args, "tokenizer", None)))
     path = _model_path(args.model, "-m") if args.model else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input else sys.stdin.buffer
-    model = load(path)
+    model = _load_sequence_model(path, args.command)
     if model.kind not in kinds:
         use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
             if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
@@ -411,7 +431,7 @@ def _output(path):
 
 def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
-    model = load(_model_path(args.model, "MODEL"))
+    model = _load_sequence_model(_model_path(args.model, "MODEL"), "eval")
     given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
     options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:

@@ -185,12 +185,19 @@ def _lockstep(lat, Es, tau):
     return out
 
 
+#: The most sequences ``n_best`` asks for: the decoder keeps k of them per
+#: tag and position, so an unbounded k is unbounded memory.
+MAX_NBEST = 1000
+
+
 def nbest_ids(model, examples, k):
     """Per example the ``k`` best tag-id sequences as ``(score, ids)``,
     best first (fewer when there are fewer valid sequences), from the
     exact k-best Viterbi of the compiled decoder."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"n_best must be a positive integer, not {k!r}")
+    if k > MAX_NBEST:
+        raise ValueError(f"n_best must be at most {MAX_NBEST}, not {k}")
     out = []
     for chunk in _chunks(examples, BATCH_TOKENS):
         keys, bounds, cands, _ = model.featurize(chunk)

@@ -232,9 +232,13 @@ def _strip_text(f, name):
             if not isinstance(line, str):
                 raise TypeError(f"{name}: the stream yielded {type(line).__name__}, not str")
             yield _line(line, lineno, name)
-    except UnicodeDecodeError as exc:
-        # The text layer decodes ahead, so the bad byte is on this line or a later one.
-        err = InputError(f"cannot decode the input as {exc.encoding} ({exc.reason}) "
+    except UnicodeError as exc:
+        # The text layer decodes ahead, so the bad byte is on this line or a
+        # later one.  A plain UnicodeError is the codec's own complaint (UTF-16
+        # without a byte order mark) and names no byte.
+        encoding = getattr(exc, "encoding", None) or getattr(f, "encoding", "the encoding")
+        reason = getattr(exc, "reason", None) or str(exc)
+        err = InputError(f"cannot decode the input as {encoding} ({reason}) "
                          f"on this line or soon after", name, lineno + 1)
         err.undecodable = True
         raise err from None
@@ -306,7 +310,8 @@ def _is_blank(line):
 # CoNLL-U
 
 
-def _conllu_column(column):
+def conllu_field(column):
+    """The field number (0-9) of a CoNLL-U ``column`` given by name or number."""
     if isinstance(column, str):
         key = column.upper()
         if key in CONLLU_FIELDS:
@@ -328,7 +333,7 @@ def read_conllu(source, column="upos") -> Iterator[Sentence]:
     index.  Multiword-token lines ("3-4") and empty nodes ("8.1") are kept in
     ``lines`` but are not words.  Malformed lines raise :class:`InputError`
     naming the file and line."""
-    col = _conllu_column(column)
+    col = conllu_field(column)
     return _reader(source, _parse_conllu, col)
 
 
@@ -457,6 +462,9 @@ def _parse_conll(lines, name, word_column, tag_column):
     wi %= ncols
     if ti is not None:
         ti %= ncols
+        if ti == wi:
+            raise InputError(f"the word column and the tag column are both column {wi}: "
+                             f"tags would be learned from the words themselves", name, ref_lineno)
     with_tags = ti is not None
 
     buf, words, tags, rows, word_lines = [], [], [], [], []
@@ -757,7 +765,7 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
     if format == "conllu":
-        _conllu_column("upos" if column is None else column)
+        conllu_field("upos" if column is None else column)
     elif format == "conll":
         if isinstance(column, str):
             raise InputError(f"for column files, the tag column must be an integer index, not {column!r}",
@@ -788,7 +796,7 @@ def parse_lines(lines, name, format, column=None, word_column=0, tags=True) -> I
         if word_column:
             raise InputError(f"the file is CoNLL-U, whose words are its FORM column: a word column "
                              f"({word_column}) applies to column files only", name)
-        parsed = _parse_conllu(lines, name, _conllu_column("upos" if column is None else column))
+        parsed = _parse_conllu(lines, name, conllu_field("upos" if column is None else column))
     elif format == "conll":
         if isinstance(column, str):
             raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
@@ -836,7 +844,7 @@ def write_conllu(sentence, tags, out, column="upos"):
     """Write ``sentence`` as CoNLL-U: its lines verbatim, except that the
     ``column`` field of each word is replaced by ``tags[i]`` (None: unchanged),
     then a blank line."""
-    col = _conllu_column(column)
+    col = conllu_field(column)
     tags = _check_tags(sentence, tags, ("\t", "\n", "\r"))
     lines = sentence.lines
     if tags is not None:

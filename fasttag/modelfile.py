@@ -189,20 +189,27 @@ def atomic_file(path, mode="wb", **open_kwargs):
     renamed; removed on any error.  Every output fasttag writes (models,
     tagged text, figures) goes through here.
 
+    An existing file keeps its permissions, and a symbolic link its target
+    (which is what gets replaced).
+
     SIGTERM during the block removes the temporary file as SIGINT does
     (when no handler of the program's own is installed).  A kill -9 cannot
     be caught: the temporary files it leaves (named with the writer's
     process id) are removed by the next write into the same folder.
     """
-    path = _fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(_fspath(path))     # through a symbolic link: its target is replaced
+    folder = os.path.dirname(path)
     _remove_stale_temporaries(folder)
     with _terminate_as_exception():
         fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
         try:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600: give the usual mode
+            try:
+                file_mode = os.stat(path).st_mode & 0o777        # a file replaced keeps its mode
+            except OSError:
+                umask = os.umask(0)
+                os.umask(umask)
+                file_mode = 0o666 & ~umask      # mkstemp makes 0600: give the usual mode
+            os.chmod(tmp, file_mode)
             with os.fdopen(fd, mode, **open_kwargs) as f:
                 yield f
                 f.flush()

@@ -75,7 +75,9 @@ def tokenizer_of(tokenizer):
     if ftio.is_path(tokenizer):
         model = load(tokenizer)
         if not isinstance(model, Tokenizer):
-            raise InputError(f"{tokenizer}: a {model.kind} model, not a tokenizer")
+            kind = getattr(model, "kind", None)
+            what = f"a {kind} model" if kind else f"the estimator {type(model).__name__}"
+            raise InputError(f"{tokenizer}: {what}, not a tokenizer")
         return model
     if not isinstance(tokenizer, Tokenizer):
         raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")

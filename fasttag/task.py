@@ -138,6 +138,7 @@ class SequenceTask(modelfile.Stored):
             if not dev_examples:
                 raise InputError("no dev sentences", path=_path_of(dev))
             try:
+                self._check_gold(dev_examples)
                 dev_data = self._encode(dev_examples)
                 evaluate = self._dev_scorer(dev_examples)
             except InputError as exc:
@@ -296,6 +297,11 @@ class SequenceTask(modelfile.Stored):
 
     def _tags_added(self):
         """Hook: the model's tag set grew (a task may rebuild its masks)."""
+
+    def _check_gold(self, examples):
+        """Hook: an InputError when the gold ``examples`` (dev or test data)
+        cannot be scored against this model: no tags, or tags of another
+        tag set (a score near 0 would hide the wrong file or column)."""
 
     def _dev_scorer(self, examples):
         """``score(predicted id arrays) -> float`` on dev ``examples``: the
@@ -464,10 +470,11 @@ def tag_set(examples, missing):
     has no tags."""
     if any(tags is None for _, tags in examples):
         raise InputError(missing)
-    tags = sorted({t for _, ts in examples for t in ts})
-    if not all(isinstance(t, str) for t in tags):
-        raise TypeError("tags must be str")
-    return tags
+    tags = {t for _, ts in examples for t in ts}
+    bad = [t for t in tags if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
+    return sorted(tags)
 
 
 def check_fixed_labels(header, arrays, what, tags, classes, allowed):

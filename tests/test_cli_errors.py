@@ -38,6 +38,13 @@ def files(tmp_path_factory):
     Tokenizer.train(str(TOK), epochs=1, verbose=False).save(d / "tok.ftm")
     for kind in ("pos", "seg", "ner", "tok"):
         f[kind] = d / f"{kind}.ftm"
+    from fasttag.linear import AveragedPerceptron
+    AveragedPerceptron().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1]).save(d / "linear.ftm")
+    f["linear"] = d / "linear.ftm"
+    (d / "u16_nobom.txt").write_bytes("我爱北京天安门\n".encode("utf-16-le"))
+    f["u16_nobom"] = d / "u16_nobom.txt"
+    f["e2"] = d / "e2.conllu"
+    f["e2"].write_bytes(CONLLU.read_bytes())
     pos_bytes = f["pos"].read_bytes()
     (d / "garbage.ftm").write_bytes(bytes(range(256)) * 40)
     (d / "truncated.ftm").write_bytes(pos_bytes[: len(pos_bytes) // 2])
@@ -95,6 +102,13 @@ MISTAKES = [
     ("train-epochs-negative", "train pos {conllu} -o {out} --epochs -3", "--epochs"),
     ("train-epochs-zero", "train pos {conllu} -o {out} --epochs 0", "--epochs"),
     ("train-epochs-not-int", "train pos {conllu} -o {out} --epochs ten", "--epochs"),
+    ("train-word-column-is-tag-column", "train pos {conll} -o {out} --column 1 --word-column 1",
+     "sample_ner.conll:3"),
+    ("train-conllu-column-deprel", "train pos {conllu} -o {out} --column 7", "(DEPREL)"),
+    ("train-conllu-column-form", "train pos {conllu} -o {out} --column 1", "(FORM)"),
+    ("train-ner-dev-of-other-task", "train ner {conll} -o {out} --dev {conllu} --epochs 1", "sample.conllu"),
+    ("train-pos-dev-of-other-tag-set", "train pos {conll} -o {out} --column 1 --dev {conllu}", "sample.conllu"),
+    ("train-out-is-train", "train pos {e2} -o {e2}", "e2.conllu"),
     ("train-C-negative", "train pos {conllu} -o {out} --algorithm mira --C -1", "--C"),
     ("train-C-nan", "train pos {conllu} -o {out} --algorithm mira --C nan", "--C"),
     ("train-k-negative", "train pos {conllu} -o {out} --algorithm mira --k -2", "--k"),
@@ -124,7 +138,13 @@ MISTAKES = [
     ("tag-input-folder", "tag -m {pos} {dir} -o {out}", "folder"),
     ("tag-input-not-utf8", "tag -m {pos} {gbk} -o {out}", "gbk.txt:1"),
     ("tag-bad-format", "tag -m {pos} {conllu} -o {out} --format xml", "--format"),
-    ("tag-column-number-on-conllu", "tag -m {pos} {conllu} -o {out} --column 3", "column"),
+    ("tag-with-linear-model", "tag -m {linear} {conllu} -o {out}", "AveragedPerceptron"),
+    ("tag-tokenizer-linear-model", "tag -m {pos} {plain} -o {out} --tokenizer {linear}", "AveragedPerceptron"),
+    ("tag-nbest-huge", "tag -m {pos} {plain} -o {out} --json --nbest 1000000", "--nbest"),
+    ("tag-nbest-overflow", "tag -m {pos} {plain} -o {out} --json --nbest 3000000000", "--nbest"),
+    ("tag-out-is-input", "tag -m {pos} {e2} -o {e2}", "e2.conllu"),
+    ("tag-raw-text-with-column-model", "tag -m {ner} {plain} -o {out}", "--format conll"),
+    ("tag-column-number-on-conllu", "tag -m {pos} {conllu} -o {out} --column 2", "(LEMMA)"),
     ("tag-column-on-span-model", "tag -m {ner} {conll} -o {out} --column xpos", "--column"),
     ("tag-out-nodir", "tag -m {pos} {conllu} -o {nodir_out}", "nodir"),
     ("tag-out-folder", "tag -m {pos} {conllu} -o {dir}", "folder"),
@@ -138,6 +158,8 @@ MISTAKES = [
     ("segment-wrong-encoding", "segment -m {seg} {zh} -o {out} --encoding ascii", "sample_zh_train.txt:1"),
     ("segment-dict-missing", "segment -m {seg} {zh} -o {out} --dict {missing}", "missing.conllu"),
     ("segment-dict-bad-weight", "segment -m {seg} {zh} -o {out} --dict {bad_weight}", "bad_weight.txt:1"),
+    ("segment-utf16-without-bom", "segment -m {seg} {u16_nobom} -o {out} --encoding utf-16", "u16_nobom.txt:1"),
+    ("segment-with-linear-model", "segment -m {linear} {zh} -o {out}", "AveragedPerceptron"),
     ("segment-out-nodir", "segment -m {seg} {zh} -o {nodir_out}", "nodir"),
     # ------------------------------------------------------------ tokenize
     ("tokenize-unknown-model", "tokenize -m nope.ftm {zh} -o {out}", "nope.ftm"),
@@ -155,6 +177,8 @@ MISTAKES = [
     ("eval-column-file-for-conllu-model", "eval {pos} {conll} --column upos", "sample_ner.conll:1"),
     ("eval-option-of-other-task", "eval {pos} {conllu} --scheme iob1", "--scheme"),
     ("eval-test-not-utf8", "eval {seg} {gbk}", "gbk.txt:1"),
+    ("eval-linear-model", "eval {linear} {conllu}", "AveragedPerceptron"),
+    ("eval-segmenter-on-empty-file", "eval {seg} {empty}", "empty.txt"),
     ("eval-words-missing", "eval {seg} {zh} --words {missing}", "missing.conllu"),
     # ------------------------------------------------------------ no command
     ("no-command", "", "command"),
@@ -326,3 +350,9 @@ def test_ctrl_c_before_any_epoch_saves_nothing():
     with pytest.raises(TrainingInterrupted) as info:
         trainer.fit(t.model, data, data, epochs=3, evaluate=evaluate, verbose=False)
     assert info.value.model is None and info.value.epoch == 1
+
+
+def test_an_output_named_as_an_input_is_left_alone(outcomes, files):
+    assert outcomes["train-out-is-train"][0].returncode == 2
+    assert outcomes["tag-out-is-input"][0].returncode == 2
+    assert files["e2"].read_bytes() == CONLLU.read_bytes()

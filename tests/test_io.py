@@ -294,7 +294,9 @@ def test_conll_tag_column_out_of_range(tmp_path):
     path = write(tmp_path, "two.conll", "-DOCSTART- O\n\na DT\n")
     with pytest.raises(InputError, match=r"two\.conll:3: tag column 5 is out of range"):
         list(ftio.read_conll(path, tag_column=5))
-    assert list(ftio.read_conll(path, tag_column=-2))[0].tags == ["a"]
+    assert list(ftio.read_conll(path, tag_column=-1))[0].tags == ["DT"]
+    with pytest.raises(InputError, match=r"two\.conll:3: the word column and the tag column are both column 0"):
+        list(ftio.read_conll(path, tag_column=-2))
 
 
 def test_conll_trailing_docstart_and_crlf_bom(tmp_path):

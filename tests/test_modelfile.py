@@ -48,6 +48,23 @@ def test_save_is_atomic_when_serialising_fails(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.ftm"]
 
 
+def test_a_replaced_file_keeps_its_mode_and_a_link_its_target(tmp_path):
+    data, table = model_bytes()
+    header, arrays = modelfile.loads(data)
+    private = tmp_path / "private.ftm"
+    private.write_bytes(b"old")
+    private.chmod(0o600)
+    modelfile.write(private, header, arrays)
+    assert private.read_bytes() == data and private.stat().st_mode & 0o777 == 0o600
+    target, link = tmp_path / "models" / "real.ftm", tmp_path / "current.ftm"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    modelfile.write(link, header, arrays)
+    assert link.is_symlink() and target.read_bytes() == data
+    assert sorted(p.name for p in target.parent.iterdir()) == ["real.ftm"]     # no temporary left behind
+
+
 def reseal(body):
     """Recompute the trailing checksum so that only the header lies."""
     import zlib

@@ -342,3 +342,17 @@ def test_a_long_raw_line_is_tokenized_as_the_tokenizer_does_in_one_piece(tok):
     assert [list(zip(s.words, (a for a, _ in s.offsets), (b for _, b in s.offsets))) for s in sents] == \
         [[tuple(w) for w in s] for s in expected]
     assert all(s.line == 1 and s.text is line for s in sents)
+
+
+def test_conllu_tag_columns_by_number(run_cli, tmp_path):
+    """--column 4 is XPOS: the model trained on it fills XPOS, as one
+    trained with --column xpos does; 3 and 4 name UPOS and XPOS when tagging."""
+    model = tmp_path / "x4.ftm"
+    ok(run_cli("train", "pos", SAMPLE, "-o", model, "--column", "4", "--epochs", "10", "--quiet"))
+    assert fasttag.load(model).output_column() == "xpos"
+    assert fasttag.load(model).output_column(3) == "upos"
+    original = _fields(SAMPLE.read_text(encoding="utf-8"))
+    tagged = _fields(ok(run_cli("tag", "-m", model, SAMPLE)))
+    assert [f[:4] + f[5:] for f in tagged] == [f[:4] + f[5:] for f in original]     # only XPOS written
+    upos = _fields(ok(run_cli("tag", "-m", model, SAMPLE, "--column", "3")))
+    assert [f[4] for f in upos] == [f[4] for f in original] and upos != original

@@ -321,3 +321,20 @@ def test_lone_surrogates_in_words_and_columns_are_tagged(ner_tagger):
     assert len(tags) == len(words)
     assert ftspans.convert(tags, "iob1", "iob1") == tags
     assert SpanTagger.from_bytes(ner_tagger.to_bytes()).tag(words, cols) == tags
+
+
+def test_eval_reads_gold_in_its_own_scheme(tmp_path):
+    """A model trained on IOB2 and scored on IOB1 gold (the same chunks)
+    compares tags in IOB1: the same accuracy as on the IOB2 copy, where
+    reading the IOB1 gold as IOB2 would count every I- chunk start wrong."""
+    sents = list(fasttag.io.read_conll(NER))
+    iob2 = tmp_path / "iob2.conll"
+    with open(iob2, "w", encoding="utf-8") as out:
+        for s in sents:
+            fasttag.io.write_conll(s, ftspans.convert(s.tags, "iob1", "iob2"), out, mode="replace")
+    model = SpanTagger.train(iob2, task="ner", epochs=3, verbose=False, ambiguity_classes=False)
+    assert model.scheme == "iob2"
+    on_iob1, on_iob2 = model.evaluate(NER), model.evaluate(iob2)
+    assert (on_iob1["scheme"], on_iob2["scheme"]) == ("iob1", "iob2")
+    assert on_iob1["f1"] == on_iob2["f1"]
+    assert on_iob1["accuracy"] == on_iob2["accuracy"]

@@ -40,6 +40,21 @@ def _auto_tagdict(n_tags):
     return 30 if n_tags <= 64 else 5
 
 
+def conllu_tag_column(column):
+    """"upos" or "xpos" for a CoNLL-U ``column`` given by name or field
+    number: the columns a tagger reads its tags from and fills.  Any other
+    field (the words, lemmas, heads ...) is an InputError."""
+    try:
+        field = ftio.CONLLU_FIELDS[ftio.conllu_field(column)]
+    except ValueError:
+        field = None
+    if field in ("UPOS", "XPOS"):
+        return field.lower()
+    named = f" ({field})" if field else ""
+    raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
+                     f"tagger reads and fills is upos or xpos")
+
+
 def read_pairs(data, format=None, column=None, word_column=0, what="data"):
     """(words, tags) pairs, empty sentences dropped, from a path or file,
     from :class:`fasttag.io.Sentence` objects, from (words, tags) pairs or
@@ -98,9 +113,13 @@ class Tagger(SequenceTask):
 
     @classmethod
     def _read(cls, data, opts, what):
-        if what == "training data" and ftio.is_path(data) \
-                and opts.get("format") is None:
-            opts["format"] = ftio.guess_format(data)     # stored: evaluation reads the same way
+        fmt = opts.get("format")
+        if fmt is None and ftio.is_path(data):
+            fmt = ftio.guess_format(data)
+            if what == "training data":
+                opts["format"] = fmt         # stored: evaluation reads the same way
+        if fmt == "conllu" and opts.get("column") is not None:
+            opts["column"] = conllu_tag_column(opts["column"])
         return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
 
     @classmethod
@@ -156,12 +175,15 @@ class Tagger(SequenceTask):
                 out[key] = self.meta.get(key, 0 if key == "word_column" else None)
         return out
 
-    def _score(self, examples, outputs, opts):
-        if not examples:
-            raise InputError("the evaluation data holds no sentences")
+    def _check_gold(self, examples):
         if any(tags is None for _, tags in examples):
             raise InputError("the evaluation data has no tag column")
         foreign_tags(Counter(t for _, ts in examples for t in ts), self.model.tags)
+
+    def _score(self, examples, outputs, opts):
+        if not examples:
+            raise InputError("the evaluation data holds no sentences")
+        self._check_gold(examples)
         words = [w for ws, _ in examples for w in ws]
         if opts.get("words") is not None:
             vocab = opts["words"]
@@ -245,23 +267,18 @@ class Tagger(SequenceTask):
 
     def output_column(self, column=None):
         """The CoNLL-U column :meth:`tag_file` fills: ``column`` ("upos" or
-        "xpos"), else the column the model was trained on (XPOS for a
-        model trained with ``column="xpos"``), else UPOS."""
+        "xpos", or their field numbers 3 and 4), else the column the model
+        was trained on (XPOS for a model trained with ``column="xpos"``),
+        else UPOS."""
         if column is None:
             trained = self.meta.get("column")
-            if self.meta.get("format") == "conllu" and isinstance(trained, str) \
-                    and trained.lower() in ("upos", "xpos"):
-                return trained.lower()
+            if self.meta.get("format") == "conllu" and trained is not None:
+                try:
+                    return conllu_tag_column(trained)
+                except (InputError, ValueError):     # a model from before columns were checked
+                    pass
             return "upos"
-        if isinstance(column, str) and column.lower() in ("upos", "xpos"):
-            return column.lower()
-        named = ""
-        if isinstance(column, int) and -10 <= column < 10:
-            named = f" ({ftio.CONLLU_FIELDS[column]})"
-        elif isinstance(column, str) and column.upper() in ftio.CONLLU_FIELDS:
-            named = f" ({column.upper()})"
-        raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
-                         f"tagger fills is upos or xpos")
+        return conllu_tag_column(column)
 
     def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False, nbest=None,
                  n_threads=1):

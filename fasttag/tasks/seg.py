@@ -359,6 +359,8 @@ class Segmenter(SequenceTask):
         return list(self.segment_lines(["".join(ws) for ws in examples], n_threads))
 
     def _score(self, examples, outputs, opts):
+        if not any(examples):
+            raise InputError("the evaluation data holds no words")
         words = opts.get("words")
         if words is None:
             vocab = self.vocabulary()

@@ -579,15 +579,18 @@ class SpanTagger(SequenceTask):
         gold data's scheme."""
         return self._predict_internal([s for s, _ in examples], [d for _, d in examples], n_threads=n_threads)
 
+    def _check_gold(self, examples):
+        if any(s.tags is None for s, _ in examples):
+            raise InputError("the evaluation data has no tag column")
+        from .pos import foreign_tags
+        foreign_tags(Counter(schemes.split_tag(t)[1] for s, _ in examples for t in s.tags if t != "O"),
+                     self.types, "span type")
+
     def _score(self, examples, outputs, opts):
         if not examples:
             raise InputError("the evaluation data holds no sentences")
-        if any(s.tags is None for s, _ in examples):
-            raise InputError("the evaluation data has no tag column")
+        self._check_gold(examples)
         gold = [list(s.tags) for s, _ in examples]
-        from .pos import foreign_tags
-        foreign_tags(Counter(schemes.split_tag(t)[1] for ts in gold for t in ts if t != "O"), self.types,
-                     "span type")
         scheme = opts.get("scheme") or _scoring_scheme(gold, self.scheme)
         pred = [schemes.to_scheme(p, self.internal_scheme, scheme) for p in outputs]
         result = metrics.score_spans(gold, pred, scheme)
@@ -848,6 +851,10 @@ class SpanTagger(SequenceTask):
                                              tags=False)
                 self._tag_columns(sentences, out, json, n_threads)
                 return
+            if self.feature_columns:
+                n = len(self.feature_columns)
+                raise InputError(f"the model reads {n} feature column{'s' if n > 1 else ''} beside the words "
+                                 f"(it was trained on a column file): give one with --format conll", name)
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads)
             tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
             for sent, result in rawtext.tag_batches(tag, sentences, n_threads):
@@ -986,10 +993,12 @@ def _check_tags(sents, scheme):
 
 
 def _scoring_scheme(gold, trained):
-    """The scheme to read gold tags in: conlleval reads IOB1 and IOB2 alike,
-    so only BIOES differs."""
+    """The scheme to read gold tags in: the one they are written in, or,
+    for gold without a chunk to tell IOB1 from IOB2 by, the one the model
+    was trained on.  (Span F1 is the same either way; the token accuracy
+    compares tags in this scheme.)"""
     detected = schemes.detect_scheme(gold)
-    if detected == "bioes":
-        return "bioes"
+    if detected != "iob2" or any(t != "O" for ts in gold for t in ts):
+        return detected
     return trained if trained in ("iob1", "iob2") else detected
 
