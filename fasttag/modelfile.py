@@ -19,6 +19,7 @@ Pickle is never used.  Saves are atomic: a temporary file in the same folder,
 fsync, then rename.
 """
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -198,6 +199,8 @@ def atomic_file(path, mode="wb", **open_kwargs):
     process id) are removed by the next write into the same folder.
     """
     path = os.path.realpath(_fspath(path))     # through a symbolic link: its target is replaced
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file: give a file name", path)
     folder = os.path.dirname(path)
     _remove_stale_temporaries(folder)
     with _terminate_as_exception():

@@ -65,6 +65,14 @@ def test_a_replaced_file_keeps_its_mode_and_a_link_its_target(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["real.ftm"]     # no temporary left behind
 
 
+def test_saving_to_a_folder_names_it_and_writes_nothing(tmp_path):
+    header, arrays = modelfile.loads(model_bytes()[0])
+    (tmp_path / "models").mkdir()
+    with pytest.raises(IsADirectoryError, match="a folder, not a file"):
+        modelfile.write(tmp_path / "models", header, arrays)
+    assert [p.name for p in tmp_path.iterdir()] == ["models"] and not any((tmp_path / "models").iterdir())
+
+
 def reseal(body):
     """Recompute the trailing checksum so that only the header lies."""
     import zlib
