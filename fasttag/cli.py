@@ -27,12 +27,11 @@ from pathlib import Path
 
 from . import __version__, options
 from . import io as ftio
-from .confidence import MAX_NBEST
 from .errors import FasttagError, InputError, TrainingInterrupted
 from .modelfile import atomic_file
+from .output import MAX_NBEST
 from .parallel import MAX_THREADS, check_threads
 from .store import BUNDLED, default_model_path, load
-from .task import SequenceTask
 from .tasks import TASKS, task_class
 
 #: The model kinds each tagging command reads, its bundled default, its help.
@@ -338,6 +337,7 @@ def _check_output(path, what, inputs=()):
 def _load_sequence_model(path, command):
     """The model at ``path``, refused in one line when it is a linear
     estimator (``fasttag.linear``), which tags no sequences."""
+    from .task import SequenceTask
     model = load(path)
     if not isinstance(model, SequenceTask):
         raise InputError(f"{path} holds the estimator {type(model).__name__}, not a sequence model: "

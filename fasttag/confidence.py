@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ._kbest import kbest
+from .output import MAX_NBEST
 from .sequence import BATCH_TOKENS, _chunks
 
 ECE_BINS = 15
@@ -183,11 +184,6 @@ def _lockstep(lat, Es, tau):
                 p = np.exp(alpha[b, :m] + beta[b, :m] - log_z[b])
             out.append(np.nan_to_num(p, nan=0.0))
     return out
-
-
-#: The most sequences ``n_best`` asks for: the decoder keeps k of them per
-#: tag and position, so an unbounded k is unbounded memory.
-MAX_NBEST = 1000
 
 
 def nbest_ids(model, examples, k):

@@ -45,6 +45,12 @@ def record(words, tags=None, line=None, offsets=None, spans=None, text=None):
     return out
 
 
+#: The most sequences an n-best request may ask for (``n_best``, ``--nbest``):
+#: the decoder keeps that many per tag and position, so an unbounded number
+#: is unbounded memory.
+MAX_NBEST = 1000
+
+
 def alternatives(best, spans_of=None):
     """The ``nbest`` entry of a record: ``best`` is a list of (tags, score)
     pairs; ``spans_of(tags)`` gives the (label, start, end) spans of a

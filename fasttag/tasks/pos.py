@@ -118,7 +118,7 @@ class Tagger(SequenceTask):
             fmt = ftio.guess_format(data)
             if what == "training data":
                 opts["format"] = fmt         # stored: evaluation reads the same way
-        if fmt == "conllu" and opts.get("column") is not None:
+        if fmt == "conllu" and opts.get("column") is not None and ftio.is_source(data):
             opts["column"] = conllu_tag_column(opts["column"])
         return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
 
