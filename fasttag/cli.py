@@ -315,11 +315,9 @@ def _check_output(path, what, inputs=()):
     one of the command's ``inputs``, which writing would destroy."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
-    for source in inputs:
-        if isinstance(source, str) and source != "-" and os.path.exists(path) and os.path.exists(source) \
-                and os.path.samefile(path, source):
-            raise InputError(f"{what} names an input of the command: writing it would destroy that file",
-                             path=path)
+    if os.path.isfile(path) and any(isinstance(source, str) and os.path.isfile(source)
+                                    and os.path.samefile(path, source) for source in inputs):
+        raise InputError(f"{what} names an input of the command: writing it would destroy that file", path=path)
     if os.path.isdir(path):
         raise InputError(f"{what} is a folder: give a file name", path=path)
     folder = os.path.dirname(os.path.abspath(path))

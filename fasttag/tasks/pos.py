@@ -275,7 +275,7 @@ class Tagger(SequenceTask):
             if self.meta.get("format") == "conllu" and trained is not None:
                 try:
                     return conllu_tag_column(trained)
-                except (InputError, ValueError):     # a model from before columns were checked
+                except InputError:                  # a model from before columns were checked
                     pass
             return "upos"
         return conllu_tag_column(column)
