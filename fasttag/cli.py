@@ -458,6 +458,10 @@ def inspect_command(args):
         desc = inspection.describe(model, args.data, args.top)
     except TypeError as exc:
         raise InputError(f"--data: {exc}") from None
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        raise InputError(str(exc), path=args.data) from None       # name the file at fault
     print(json.dumps(desc, ensure_ascii=False) if args.json else inspection.report(desc))
 
 

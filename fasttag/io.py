@@ -76,6 +76,7 @@ __all__ = [
     "read_word_list",
     "input_encoding",
     "read",
+    "read_all",
     "guess_format",
     "tagging_format",
     "open_tagging_input",
@@ -762,6 +763,24 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
     (default), "xpos", a field name or index; for column files the 0-based tag
     column (default: the last; negative counts from the end), with
     ``word_column`` the word column; ignored for text."""
+    _check_reading(source, format, column, word_column)
+    return _read_any(source, format, column, word_column)
+
+
+def read_all(source, format=None, column=None, word_column=0):
+    """``(format, sentences)``: the list of :func:`read`'s sentences and
+    the format they were read in, given or guessed (a model trained on a
+    pipe reads later input, and fills CoNLL-U columns, as it was trained)."""
+    _check_reading(source, format, column, word_column)
+    name, lines, close = _open_lines(source)
+    try:
+        format, lines = _guessed(format, lines)
+        return format, list(parse_lines(lines, name, format, column, word_column))
+    finally:
+        close()
+
+
+def _check_reading(source, format, column, word_column):
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
     if format == "conllu":
@@ -773,16 +792,22 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
         _column_index(column, "column")
     if _column_index(word_column, "word_column") is None:
         raise ValueError("word_column must be an integer column index, not None")
-    return _read_any(source, format, column, word_column)
+
+
+def _guessed(format, lines):
+    """``(format, lines)``: ``format`` guessed from the first ``lines`` when
+    None, and lines that still start with those."""
+    if format is None:
+        prefix = _guess_prefix(lines)
+        format = _guess_from_lines(prefix)
+        lines = itertools.chain(prefix, lines)
+    return format, lines
 
 
 def _read_any(source, format, column, word_column):
     name, lines, close = _open_lines(source)
     try:
-        if format is None:
-            prefix = _guess_prefix(lines)
-            format = _guess_from_lines(prefix)
-            lines = itertools.chain(prefix, lines)
+        format, lines = _guessed(format, lines)
         yield from parse_lines(lines, name, format, column, word_column)
     finally:
         close()

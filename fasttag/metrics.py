@@ -39,8 +39,9 @@ def score_tagging(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
                   known: Optional[Sequence[bool]] = None) -> dict:
     """Token accuracy of predicted against gold tag lists; with ``known``
     (a flag per token: seen in training) the accuracy of known and unknown
-    tokens.  Per-tag precision, recall, f1 and support; the 20 most
-    frequent confusions as [gold, predicted, count]."""
+    tokens (None where there are none).  Per-tag precision, recall, f1
+    and support; the 20 most frequent confusions as [gold, predicted,
+    count]."""
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
         raise InputError("the gold and predicted tags differ in length")
     gold_flat = [t for ts in gold for t in ts]
@@ -71,8 +72,8 @@ def score_tagging(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
         known = np.asarray(known, dtype=bool)
         if known.shape != (n,):
             raise InputError(f"{len(known)} known-word flags for {n} tokens")
-        result["known_accuracy"] = float(correct[known].mean()) if known.any() else 0.0
-        result["unknown_accuracy"] = float(correct[~known].mean()) if (~known).any() else 0.0
+        result["known_accuracy"] = float(correct[known].mean()) if known.any() else None
+        result["unknown_accuracy"] = float(correct[~known].mean()) if (~known).any() else None
         result["unknown_tokens"] = int((~known).sum())
     return result
 
@@ -196,7 +197,8 @@ def score_segmentation(
     f1, oov_rate (share of gold word tokens not in `words`), oov_recall (share
     of OOV gold tokens predicted exactly), iv_recall (the same for the other
     gold tokens); and counts: gold_words, pred_words, correct_words, lines.
-    A division by zero gives 0.0.
+    A division by zero gives 0.0, except that a recall over no OOV (or no
+    IV) token is None: undefined, not a failure.
 
     Raises InputError (naming the 1-based line number) when a line's words do
     not concatenate to the same characters on both sides (whitespace
@@ -243,8 +245,8 @@ def score_segmentation(
     }
     if words is not None:
         result["oov_rate"] = _ratio(oov, gold_words)
-        result["oov_recall"] = _ratio(oov_correct, oov)
-        result["iv_recall"] = _ratio(correct - oov_correct, gold_words - oov)
+        result["oov_recall"] = oov_correct / oov if oov else None
+        result["iv_recall"] = (correct - oov_correct) / (gold_words - oov) if gold_words > oov else None
     return result
 
 

@@ -70,10 +70,11 @@ def write_json(out, obj):
     out.write("\n")
 
 
-def write_tagged(out, words, tags):
-    """``word/TAG word/TAG ...`` on one line."""
+def write_tagged(out, words, tags, end="\n"):
+    """``word/TAG word/TAG ...``, then ``end``: the line end, or a space
+    before the next piece of the same line."""
     out.write(" ".join(f"{w}/{t}" for w, t in zip(words, tags)))
-    out.write("\n")
+    out.write(end)
 
 
 def write_entities(out, line, spans):

@@ -10,7 +10,8 @@ output can point back into the input.
 Memory stays bounded whatever the length of a line: a long line is cut
 into the pieces the tokenizer decodes one at a time anyway (so its tokens
 are the same), and a pretokenized line of more than :data:`MAX_TOKENS`
-tokens is tagged in pieces of that many.  Ordinary lines are untouched.
+tokens is tagged in pieces of that many, written back on one line.
+Ordinary lines are untouched.
 """
 import re
 import threading
@@ -48,12 +49,15 @@ class Span(NamedTuple):
 
 class TextSentence(NamedTuple):
     """A sentence of text input: ``line``, the 1-based number of its line;
-    ``text``, that line; ``words``; and ``offsets``, the (start, end) of
-    each word in ``text``."""
+    ``text``, that line; ``words``; ``offsets``, the (start, end) of
+    each word in ``text``; and ``ends_line``, False for a piece of a long
+    pretokenized line that more pieces of the same sentence follow (its
+    output goes on the same line as theirs)."""
     line: int
     text: str
     words: list
     offsets: list
+    ends_line: bool = True
 
 
 # ---------------------------------------------------------------- tokenizers
@@ -88,8 +92,9 @@ def tokenizer_of(tokenizer):
 
 def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
     """:class:`TextSentence` of str ``lines``: one per non-blank line, words
-    split at whitespace; a line of more than ``max_tokens`` words gives
-    one sentence per ``max_tokens`` words."""
+    split at whitespace; a line of more than ``max_tokens`` words is
+    tagged in pieces of ``max_tokens`` words, all but the last with
+    ``ends_line`` False."""
     for number, line in enumerate(lines, start=1):
         if len(line) <= max_tokens:                 # at most max_tokens words: split at once
             words = line.split()
@@ -103,11 +108,11 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
             continue
         words, offsets = [], []                     # a long line: its words a few at a time
         for m in _TOKEN.finditer(line):
+            if len(words) == max_tokens:            # a full piece, and more words follow
+                yield TextSentence(number, line, words, offsets, False)
+                words, offsets = [], []
             words.append(m.group())
             offsets.append(m.span())
-            if len(words) == max_tokens:
-                yield TextSentence(number, line, words, offsets)
-                words, offsets = [], []
         if words:
             yield TextSentence(number, line, words, offsets)
 

@@ -114,7 +114,10 @@ class SequenceTask(modelfile.Stored):
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
         report.line(f"reading {_data_name(train)}")
-        examples = cls._read(train, opts, "training data")
+        try:
+            examples = cls._read(train, opts, "training data")
+        except InputError as exc:
+            raise _naming(exc, train) from None
         if not examples:
             raise InputError("no training sentences", path=_path_of(train))
         try:
@@ -134,7 +137,10 @@ class SequenceTask(modelfile.Stored):
         dev_data = evaluate = None
         if dev is not None:
             report.line(f"reading {_data_name(dev)}")
-            dev_examples = cls._read(dev, opts, "dev data")
+            try:
+                dev_examples = cls._read(dev, opts, "dev data")
+            except InputError as exc:
+                raise _naming(exc, dev) from None
             if not dev_examples:
                 raise InputError("no dev sentences", path=_path_of(dev))
             try:

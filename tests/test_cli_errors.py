@@ -180,6 +180,11 @@ MISTAKES = [
     ("eval-linear-model", "eval {linear} {conllu}", "AveragedPerceptron"),
     ("eval-segmenter-on-empty-file", "eval {seg} {empty}", "empty.txt"),
     ("eval-words-missing", "eval {seg} {zh} --words {missing}", "missing.conllu"),
+    ("inspect-data-of-another-task", "inspect {ner} --data {conllu}", "sample.conllu"),
+    ("train-ner-on-conllu", "train ner {conllu} -o {out}", "sample.conllu"),
+    ("train-ner-dev-conllu", "train ner {conll} --dev {conllu} -o {out}", "sample.conllu"),
+    ("eval-ner-on-conllu", "eval {ner} {conllu}", "sample.conllu"),
+    ("inspect-data-in-another-format", "inspect {pos} --data {conll}", "sample_ner.conll:1"),
     # ------------------------------------------------------------ no command
     ("no-command", "", "command"),
     ("unknown-command", "parse {conllu}", "parse"),

@@ -49,7 +49,8 @@ def test_completely_wrong_segmentation():
     r = score_segmentation(gold, pred, words=set())
     assert r["correct_words"] == 0
     assert r["precision"] == r["recall"] == r["f1"] == 0.0
-    assert r["oov_rate"] == 1.0 and r["oov_recall"] == 0.0 and r["iv_recall"] == 0.0
+    assert r["oov_rate"] == 1.0 and r["oov_recall"] == 0.0
+    assert r["iv_recall"] is None                  # no in-vocabulary word to recall
 
 
 def test_no_word_list_gives_none():
@@ -111,7 +112,8 @@ def test_self_score_is_perfect(gold, words):
     assert r["gold_words"] == r["pred_words"] == r["correct_words"] == n
     if n:
         assert r["precision"] == r["recall"] == r["f1"] == 1.0
-        assert r["oov_recall"] == (1.0 if r["oov_rate"] > 0 else 0.0)
+        assert r["oov_recall"] == (1.0 if r["oov_rate"] > 0 else None)
+        assert r["iv_recall"] == (1.0 if r["oov_rate"] < 1 else None)
 
 
 @settings(max_examples=100, deadline=None)

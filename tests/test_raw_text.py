@@ -321,6 +321,7 @@ def test_pretokenized_pieces_are_the_words_of_each_line(lines, max_tokens):
         assert [w for s in mine for w in s.words] == line.split()
         assert all(1 <= len(s.words) <= max_tokens for s in mine)
         assert all(line[a:b] == w for s in mine for w, (a, b) in zip(s.words, s.offsets))
+        assert [s.ends_line for s in mine] == [False] * (len(mine) - 1) + [True] * bool(mine)
 
 
 def test_long_pretokenized_lines_are_tagged_in_pieces(run_cli, tagger):
@@ -331,7 +332,16 @@ def test_long_pretokenized_lines_are_tagged_in_pieces(run_cli, tagger):
     words = ("the dog saw a cat and the cat saw a dog " * 300).split()         # 3,300 words on one line
     out = ok(run_cli("tag", "--pretokenized", input=(" ".join(words) + "\n").encode()))
     pieces = [words[i:i + rawtext.MAX_TOKENS] for i in range(0, len(words), rawtext.MAX_TOKENS)]
-    assert [[t for _, t in word_tags(line)] for line in out.splitlines()] == tagger.tag_sents(pieces)
+    assert len(pieces) == 4
+    lines = out.splitlines()
+    assert len(lines) == 1                       # one sentence in, one line out, whatever its length
+    assert [w for w, _ in word_tags(lines[0])] == words
+    assert [t for _, t in word_tags(lines[0])] == [t for p in tagger.tag_sents(pieces) for t in p]
+    two = " ".join(words) + "\nI saw her duck .\n"
+    out = ok(run_cli("tag", "--pretokenized", input=two.encode()))
+    assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
+    out = ok(run_cli("tag", "-m", "en-ner", "--pretokenized", input=two.encode()))     # a span tagger too
+    assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
 
 
 def test_a_long_raw_line_is_tokenized_as_the_tokenizer_does_in_one_piece(tok):
@@ -354,5 +364,10 @@ def test_conllu_tag_columns_by_number(run_cli, tmp_path):
     original = _fields(SAMPLE.read_text(encoding="utf-8"))
     tagged = _fields(ok(run_cli("tag", "-m", model, SAMPLE)))
     assert [f[:4] + f[5:] for f in tagged] == [f[:4] + f[5:] for f in original]     # only XPOS written
+    piped = tmp_path / "x4_piped.ftm"                # the same training data through a pipe
+    ok(run_cli("train", "pos", "-", "-o", piped, "--column", "4", "--epochs", "10", "--quiet",
+               input=SAMPLE.read_bytes()))
+    assert fasttag.load(piped).output_column() == "xpos"
+    assert _fields(ok(run_cli("tag", "-m", piped, SAMPLE))) == tagged
     upos = _fields(ok(run_cli("tag", "-m", model, SAMPLE, "--column", "3")))
     assert [f[4] for f in upos] == [f[4] for f in original] and upos != original

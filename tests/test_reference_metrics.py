@@ -3,7 +3,8 @@ references, and Segmenter.prune against the stored weights.
 
 Every hand example has precision != recall (and known != unknown accuracy,
 OOV != IV recall), so a swap of the two shows.  The scores are fractions in
-[0, 1]; a ratio with a zero denominator is 0.0.
+[0, 1]; a ratio with a zero denominator is 0.0, except the accuracy or
+recall of a subset with no member (no unknown word, no OOV word): None.
 """
 from fractions import Fraction
 from pathlib import Path
@@ -265,8 +266,8 @@ def test_segmentation_equals_span_reference(corpus):
     assert (s["precision"], s["recall"], s["f1"]) == (approx(p), approx(r), approx(f))
     ratio = lambda a, b: a / b if b else 0.0
     assert s["oov_rate"] == approx(ratio(oov, n_gold))
-    assert s["oov_recall"] == approx(ratio(oov_hit, oov))
-    assert s["iv_recall"] == approx(ratio(correct - oov_hit, n_gold - oov))
+    assert s["oov_recall"] == (approx(oov_hit / oov) if oov else None)        # no OOV word: undefined
+    assert s["iv_recall"] == (approx((correct - oov_hit) / (n_gold - oov)) if n_gold > oov else None)
 
 
 # ---------------------------------------------------------------- tagging
@@ -304,9 +305,11 @@ def test_tagging_equals_count_reference(lengths, data):
     right = [a == b for a, b in zip(g, p)]
     ratio = lambda a, b: a / b if b else 0.0
     assert s["accuracy"] == approx(ratio(sum(right), N))
-    assert s["known_accuracy"] == approx(ratio(sum(r for r, k in zip(right, known) if k), sum(known)))
-    assert s["unknown_accuracy"] == approx(
-        ratio(sum(r for r, k in zip(right, known) if not k), N - sum(known)))
+    n_known = sum(known)
+    assert s["known_accuracy"] == (approx(sum(r for r, k in zip(right, known) if k) / n_known)
+                                   if n_known else None)
+    assert s["unknown_accuracy"] == (approx(sum(r for r, k in zip(right, known) if not k) / (N - n_known))
+                                     if N > n_known else None)
     assert set(s["per_tag"]) == set(g) | set(p)
     for t in set(g) | set(p):
         tp = sum(a == b == t for a, b in zip(g, p))

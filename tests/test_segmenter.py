@@ -292,6 +292,10 @@ def test_evaluate_hand_computed(seg, tmp_path):
     n = sum(map(len, pred))
     assert r["oov_rate"] == pytest.approx((n - 1) / n)
     assert r["oov_recall"] == r["iv_recall"] == 1.0
+    # every gold word in the word list: no OOV word, so no OOV recall (not 0%)
+    r = seg.evaluate(gold, words=[w for ws in pred for w in ws])
+    assert r["oov_rate"] == 0.0 and r["oov_recall"] is None and r["iv_recall"] == 1.0
+    assert "OOV recall        n/a" in Segmenter.report(r)
     # completely wrong: every gold word joined with its neighbour
     wrong = tmp_path / "wrong.txt"
     wrong.write_text("甲乙 丙丁\n", encoding="utf-8")

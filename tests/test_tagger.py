@@ -58,6 +58,9 @@ def test_evaluate_reports_known_and_unknown(tiny):
     assert set(result) >= {"accuracy", "known_accuracy", "unknown_accuracy", "tokens", "tokens_per_second"}
     assert result["per_tag"]["PUNCT"]["recall"] == 1.0
     assert result["per_tag"]["PUNCT"]["support"] == 5
+    seen = tiny.evaluate(SENTENCES)                 # every word known: no unknown-word accuracy, not 0%
+    assert seen["unknown_tokens"] == 0 and seen["unknown_accuracy"] is None
+    assert "unknown words     n/a   (0 tokens)" in Tagger.report(seen)
 
 
 def test_foreign_and_corrupt_models_raise(tmp_path, tiny):

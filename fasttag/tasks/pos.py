@@ -113,14 +113,17 @@ class Tagger(SequenceTask):
 
     @classmethod
     def _read(cls, data, opts, what):
-        fmt = opts.get("format")
-        if fmt is None and ftio.is_path(data):
-            fmt = ftio.guess_format(data)
-            if what == "training data":
-                opts["format"] = fmt         # stored: evaluation reads the same way
-        if fmt == "conllu" and opts.get("column") is not None and ftio.is_source(data):
-            opts["column"] = conllu_tag_column(opts["column"])
-        return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
+        if not ftio.is_source(data):
+            return read_pairs(data, opts.get("format"), opts.get("column"), opts.get("word_column", 0), what)
+        column = opts.get("column")
+        if opts.get("format") == "conllu" and column is not None:
+            column = conllu_tag_column(column)          # refused before reading
+        fmt, sentences = ftio.read_all(data, opts.get("format"), column, opts.get("word_column", 0))
+        if what == "training data":
+            opts["format"] = fmt             # stored, as guessed from a file or a pipe: later input reads the same way
+        if fmt == "conllu" and column is not None:
+            opts["column"] = conllu_tag_column(column)
+        return [(s.words, s.tags) for s in sentences if s.words]
 
     @classmethod
     def _build(cls, examples, opts):
@@ -197,9 +200,11 @@ class Tagger(SequenceTask):
     @staticmethod
     def report(result):
         """The human-readable text of an :meth:`evaluate` result."""
+        def pct(x):
+            return "n/a" if x is None else f"{100 * x:.2f}%"
         lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)",
-                 f"known words       {100 * result['known_accuracy']:.2f}%",
-                 f"unknown words     {100 * result['unknown_accuracy']:.2f}%   "
+                 f"known words       {pct(result['known_accuracy'])}",
+                 f"unknown words     {pct(result['unknown_accuracy'])}   "
                  f"({result['unknown_tokens']} tokens)",
                  f"speed             {result['tokens_per_second']:,.0f} tokens/s", "",
                  f"{'tag':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
@@ -337,7 +342,7 @@ class Tagger(SequenceTask):
                 if json:
                     output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
                 else:
-                    output.write_tagged(out, sent.words, tags)
+                    output.write_tagged(out, sent.words, tags, "\n" if sent.ends_line else " ")
         finally:
             close()
 

@@ -37,6 +37,7 @@ feature column unless ``feature_columns`` is given.
 """
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from operator import itemgetter, methodcaller
 from typing import Iterable
@@ -352,6 +353,9 @@ def _read_sentences(data, word_column=0, tag_column=-1):
     tagged sentences (each then a document of its own)."""
     if ftio.is_source(data):
         sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
+        if _numbered(sents):
+            raise InputError(f"column {word_column} numbers the tokens (1, 2, 3 ...), as CoNLL-U's ID column "
+                             f"does: a span tagger reads column files, the word column first (--word-column)")
     else:
         sents = list(data)
         if not all(isinstance(s, ftio.Sentence) for s in sents):
@@ -369,6 +373,18 @@ def _read_sentences(data, word_column=0, tag_column=-1):
             doc = i
         doc_ids.append(doc)
     return sents, doc_ids
+
+
+def _numbered(sents):
+    """Whether the words read are token numbers: the first sentences of
+    three tokens or more count 1, 2, 3 ... (multiword ranges and empty
+    nodes aside), so the word column is an ID column (CoNLL-U, CoNLL-X)."""
+    long = [s.words for s in itertools.islice((s for s in sents if len(s.words) >= 3), 5)]
+    for words in long:
+        ids = [w for w in words if "-" not in w and "." not in w]
+        if ids != [str(i) for i in range(1, len(ids) + 1)] or 2 * len(ids) < len(words):
+            return False
+    return bool(long)
 
 
 def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
@@ -583,7 +599,8 @@ class SpanTagger(SequenceTask):
         if any(s.tags is None for s, _ in examples):
             raise InputError("the evaluation data has no tag column")
         from .pos import foreign_tags
-        foreign_tags(Counter(schemes.split_tag(t)[1] for s, _ in examples for t in s.tags if t != "O"),
+        # a tag with no type (PRON in a POS column) is counted as itself
+        foreign_tags(Counter(schemes.split_tag(t)[1] or t for s, _ in examples for t in s.tags if t != "O"),
                      self.types, "span type")
 
     def _score(self, examples, outputs, opts):
@@ -868,7 +885,7 @@ class SpanTagger(SequenceTask):
                 elif entities:
                     output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
                 else:
-                    output.write_tagged(out, sent.words, tags)
+                    output.write_tagged(out, sent.words, tags, "\n" if sent.ends_line else " ")
         finally:
             close()
 
