@@ -191,14 +191,23 @@ def atomic_file(path, mode="wb", **open_kwargs):
     tagged text, figures) goes through here.
 
     An existing file keeps its permissions, and a symbolic link its target
-    (which is what gets replaced).
+    (which is what gets replaced).  What is not a regular file (a device,
+    a pipe, ``/dev/stdout``) is written directly: replacing it would put a
+    file in its place.
 
     SIGTERM during the block removes the temporary file as SIGINT does
     (when no handler of the program's own is installed).  A kill -9 cannot
     be caught: the temporary files it leaves (named with the writer's
     process id) are removed by the next write into the same folder.
     """
-    path = os.path.realpath(_fspath(path))     # through a symbolic link: its target is replaced
+    given = _fspath(path)
+    if _not_a_regular_file(given):
+        with open(given, mode, **open_kwargs) as f:
+            yield f
+        return
+    path = os.path.realpath(os.fsdecode(given))     # through a symbolic link: its target is replaced
+    if not given:
+        raise FileNotFoundError(errno.ENOENT, "an empty file name", given)
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "a folder, not a file: give a file name", path)
     folder = os.path.dirname(path)
@@ -224,6 +233,19 @@ def atomic_file(path, mode="wb", **open_kwargs):
             except OSError:
                 pass
             raise
+
+
+def _not_a_regular_file(path):
+    """Whether ``path`` is an existing device, pipe or socket, or names a
+    file descriptor (``/dev/stdout``, ``/dev/fd/3``): written in place."""
+    name = os.fsdecode(path)
+    if name.startswith(("/dev/", "/proc/")):
+        return not os.path.isdir(name)
+    try:
+        st = os.stat(name)
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
 
 
 def _remove_stale_temporaries(folder):

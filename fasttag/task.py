@@ -173,9 +173,12 @@ class SequenceTask(modelfile.Stored):
             self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
         self.meta.pop("temperature", None)
         if dev_data:
-            self.meta["temperature"] = confidence.fit_temperature(
-                self.model, [(x, c) for x, c, _ in dev_data], [g for _, _, g in dev_data])
+            self.meta["temperature"] = self._fit_temperature(dev_data)
         return self
+
+    def _fit_temperature(self, encoded):
+        """The temperature fitted on ``_encode``'s triples of gold data."""
+        return confidence.fit_temperature(self.model, [(x, c) for x, c, _ in encoded], [g for _, _, g in encoded])
 
     def _finish(self, opts, t0, history):
         self.meta["train_seconds"] = time.perf_counter() - t0
@@ -367,6 +370,23 @@ class SequenceTask(modelfile.Stored):
             if unit in result:
                 result[f"{unit}_per_second"] = result[unit] / seconds if seconds > 0 else 0.0
         return result
+
+    def calibrate(self, data, **options_) -> float:
+        """Fit the temperature of :meth:`marginals` and the confidences to
+        gold ``data`` (read as :meth:`evaluate` reads it) and keep it; the
+        weights and the predictions do not change.  Training with ``dev``
+        does this on the dev set; this serves a model trained without one,
+        or one used on another domain.  Returns the temperature."""
+        opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.calibrate")
+        try:
+            examples = self._read(data, self._reading_options(opts, options_), "calibration data")
+            if not examples:
+                raise InputError("the calibration data holds no sentences")
+            self._check_gold(examples)
+        except InputError as exc:
+            raise _naming(exc, data) from None
+        self.meta["temperature"] = self._fit_temperature(self._encode(examples))
+        return self.temperature
 
     def _eval_task(self):
         return self.task

@@ -4,6 +4,7 @@ import itertools
 import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -301,3 +302,76 @@ def test_cli_nbest_json(run_cli, tmp_path):
         r = run_cli("tag", text, *args)
         err = r.stderr.decode()
         assert r.returncode == 2 and "--nbest" in err and len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- calibrate
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _write_scheme(sentences, scheme, path):
+    """The NER sample's sentences with their tags in ``scheme``."""
+    from fasttag import schemes
+    with open(path, "w", encoding="utf-8") as f:
+        for s in sentences:
+            tags = schemes.convert(s.tags, "iob1", scheme)
+            for row, t in zip(s.rows, tags):
+                f.write(" ".join(row[:-1] + [t]) + "\n")
+            f.write("\n")
+    return path
+
+
+def test_span_temperature_is_fitted_on_gold_of_the_learned_scheme(tmp_path):
+    """The temperature of a span tagger is fitted on gold in its internal
+    BIOES tags, whatever scheme the dev file is written in: the same
+    value from IOB1, IOB2 and BIOES files, and the one a reference
+    computes from BIOES gold ids by hand."""
+    sents = [s for s in fasttag.io.read_conll(DATA / "sample_ner.conll") if s.words]
+    half = len(sents) // 2
+    train = _write_scheme(sents[:half], "iob1", tmp_path / "train.iob1")
+    ner = SpanTagger.train(str(train), task="ner", epochs=2, feature_columns=[], verbose=False)
+    dev = sents[half:]
+
+    def reference(model):
+        from fasttag import schemes
+        index = model.model.tag_index
+        gold = [np.array([index[t] for t in schemes.convert(s.tags, "iob1", "bioes")]) for s in dev]
+        inputs = list(zip([s.words for s in dev], model._columns([s.words for s in dev])))
+        return confidence.fit_temperature(model.model, inputs, gold)
+    expected = reference(ner)
+    assert 0.05 * 1.05 < expected < 50 / 1.05
+    for scheme in ("iob1", "iob2", "bioes"):
+        assert ner.calibrate(str(_write_scheme(dev, scheme, tmp_path / f"dev.{scheme}"))) == \
+            pytest.approx(expected), scheme
+    trained = SpanTagger.train(str(train), task="ner", epochs=2, feature_columns=[], verbose=False,
+                               dev=str(_write_scheme(dev, "iob2", tmp_path / "dev2.iob2")))
+    assert trained.temperature == pytest.approx(reference(trained))
+
+
+def test_tokenizer_temperature_is_fitted_on_its_gold_labels():
+    """Gold of all "O" (outside any token) would push the temperature to
+    the top of the search range, 50: the character labels of the dev
+    tokens keep it well inside."""
+    tok = fasttag.Tokenizer.train(str(DATA / "sample_tok.conllu"), dev=str(DATA / "sample_tok.conllu"), epochs=5,
+                                  verbose=False)
+    assert 0.05 < tok.temperature < 20
+    assert tok.calibrate(str(DATA / "sample_tok.conllu")) == pytest.approx(tok.temperature)
+
+
+def test_calibrate_changes_only_the_temperature(tmp_path):
+    rng = random.Random(12)
+    train, held = _noisy_pairs(rng, 60), _noisy_pairs(rng, 30)
+    tagger = Tagger.train(train, epochs=2, verbose=False)
+    sents = [w for w, _ in held]
+    before_tags, before_bytes = tagger.tag_sents(sents), tagger.to_bytes()
+    tau = tagger.calibrate(held)
+    gold = [np.array([tagger.model.tag_index[t] for t in ts]) for _, ts in held]
+    assert tau == tagger.temperature == pytest.approx(
+        confidence.fit_temperature(tagger.model, [(w, None) for w in sents], gold))
+    assert tau != 1.0 and tagger.tag_sents(sents) == before_tags
+    assert fasttag.loads(tagger.to_bytes()).temperature == tau
+    assert fasttag.loads(before_bytes).temperature == 1.0
+    with pytest.raises(fasttag.InputError, match="no sentences"):
+        tagger.calibrate([])
+    with pytest.raises(fasttag.InputError, match="tag set"):
+        tagger.calibrate([(["the", "dog"], ["NN", "VB"])])

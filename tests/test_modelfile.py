@@ -1,5 +1,8 @@
 """Model files: round trips, and the corrupt-file ladder."""
+import os
+import stat
 import struct
+import threading
 
 import numpy as np
 import pytest
@@ -71,6 +74,40 @@ def test_saving_to_a_folder_names_it_and_writes_nothing(tmp_path):
     with pytest.raises(IsADirectoryError, match="a folder, not a file"):
         modelfile.write(tmp_path / "models", header, arrays)
     assert [p.name for p in tmp_path.iterdir()] == ["models"] and not any((tmp_path / "models").iterdir())
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.isdir("/dev/fd"), reason="needs FIFOs and /dev/fd")
+def test_a_pipe_or_a_descriptor_is_written_in_place(tmp_path):
+    """Replacing a FIFO, a device or /dev/stdout with a file would destroy
+    it (as root, /dev/null): they are written directly."""
+    data, _ = model_bytes()
+    header, arrays = modelfile.loads(data)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    modelfile.write(fifo, header, arrays)
+    reader.join(10)
+    assert got == [data] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+    r, w = os.pipe()
+    try:
+        with modelfile.atomic_file(f"/dev/fd/{w}", "w", encoding="utf-8") as f:
+            f.write("tagged\n")
+        assert os.read(r, 100) == b"tagged\n"
+    finally:
+        os.close(r)
+        os.close(w)
+    with pytest.raises(FileNotFoundError, match="empty file name"):
+        modelfile.write("", header, arrays)
+
+
+def test_bytes_paths_are_paths(tmp_path):
+    data, _ = model_bytes()
+    header, arrays = modelfile.loads(data)
+    modelfile.write(os.fsencode(tmp_path / "m.ftm"), header, arrays)
+    assert (tmp_path / "m.ftm").read_bytes() == data
 
 
 def reseal(body):

@@ -2,6 +2,7 @@
 the command line and from Python, --json, CoNLL-U columns, eval sanity,
 and long lines in pieces."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -342,6 +343,12 @@ def test_long_pretokenized_lines_are_tagged_in_pieces(run_cli, tagger):
     assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
     out = ok(run_cli("tag", "-m", "en-ner", "--pretokenized", input=two.encode()))     # a span tagger too
     assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
+def test_output_to_dev_stdout_goes_to_standard_output(run_cli):
+    out = ok(run_cli("tag", "--pretokenized", "-o", "/dev/stdout", input=b"I saw her duck .\n"))
+    assert [w for w, _ in word_tags(out)] == ["I", "saw", "her", "duck", "."]
 
 
 def test_a_long_raw_line_is_tokenized_as_the_tokenizer_does_in_one_piece(tok):

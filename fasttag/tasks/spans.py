@@ -546,12 +546,15 @@ class SpanTagger(SequenceTask):
         sents = [s for s, _ in examples]
         columns = self._columns(sents, [d for _, d in examples], jackknifed=training)
         index = self.model.tag_index
+        tagged = [s.tags for s in sents if s.tags is not None]
+        # gold ids are of the internal scheme's tags, from the scheme the
+        # tags are written in (dev or test data may use another one)
+        scheme = self.scheme if training or not tagged else _scoring_scheme(tagged, self.scheme)
         out = []
         for s, cols in zip(sents, columns):
             gold = None
             if s.tags is not None:
-                internal = schemes.convert(s.tags, self.scheme, self.internal_scheme) if training else s.tags
-                gold = [index.get(t, -1) for t in internal]
+                gold = [index.get(t, -1) for t in schemes.convert(s.tags, scheme, self.internal_scheme)]
             out.append((s.words, cols, gold))
         return out
 

@@ -786,13 +786,15 @@ class Tokenizer(SequenceTask):
 
     def _encode(self, examples, training=False):
         """Training texts in pieces with their gold labels; other texts in
-        the pieces they are decoded in (labels unused)."""
+        the pieces they are decoded in, with their gold labels when they
+        have tokens (dev data: the temperature is fitted on them)."""
         out = []
         for gold in examples:
             if training:
                 out.extend((text, None, lab) for text, lab in _train_pieces(gold, _gold_labels(gold)))
             else:
-                out.extend((gold.text[a:b], None, np.zeros(b - a, np.int32)) for a, b in _cuts(gold.text))
+                labels = _gold_labels(gold) if gold.tokens else np.zeros(len(gold.text), np.int32)
+                out.extend((gold.text[a:b], None, labels[a:b]) for a, b in _cuts(gold.text))
         return out
 
     def _dev_scorer(self, examples):
