@@ -3,9 +3,12 @@
     PYTHONPATH=. python benchmarks/bench_confidence.py [--finetune-sentences 300] [--seed 0]
 
 1. Calibration: the bundled EWT UPOS tagger's per-token marginals on EWT
-   test, at temperature 1 and at the temperature fitted on EWT dev:
-   expected calibration error (15 bins), negative log-likelihood of the
-   gold tags, and the accuracy of the most probable tag.
+   test, at temperature 1 (and the one stored in the model, when another)
+   and at the temperature fitted on EWT dev: expected calibration error
+   (15 bins), negative log-likelihood of the gold tags, and the accuracy
+   of the most probable tag.  Then the bundled NER model's span
+   confidences on CoNLL-2003 testb, with the stored temperature and one
+   fitted on testa: ECE against whether each predicted span is right.
 2. Fine-tuning (domain adaptation news -> web, one tag set): a Penn
    Treebank tagger trained on WSJ (CoNLL-2000 train, POS column) is
    fine-tuned on the first N sentences of EWT train (XPOS column) and
@@ -22,11 +25,12 @@ import numpy as np
 from harness import DATA_ROOT
 
 import fasttag
-from fasttag import Tagger, confidence
+from fasttag import Tagger, confidence, schemes
 from fasttag import io as ftio
 
 EWT = DATA_ROOT / "en_ewt"
 WSJ = DATA_ROOT / "conll2000"
+CONLL = DATA_ROOT / "conll2003"
 
 
 def _conllu(path, column):
@@ -37,27 +41,54 @@ def calibration(tagger):
     dev = _conllu(EWT / "en_ewt-ud-dev.conllu", "upos")
     test = _conllu(EWT / "en_ewt-ud-test.conllu", "upos")
     index = tagger.model.tag_index
-
-    def gold(data):
-        return [np.array([index.get(t, -1) for t in ts]) for _, ts in data]
+    stored = tagger.temperature
+    refit = fasttag.loads(tagger.to_bytes())
     t0 = time.perf_counter()
-    tau = confidence.fit_temperature(tagger.model, [(w, None) for w, _ in dev], gold(dev))
+    tau = refit.calibrate(dev)
     fit_seconds = time.perf_counter() - t0
     rows = []
-    for name, t in (("temperature 1", 1.0), (f"fitted on dev ({tau:.2f})", tau)):
+    temperatures = [("temperature 1", 1.0), (f"fitted on dev ({tau:.2f})", tau)]
+    if round(stored, 2) not in (1.0, round(tau, 2)):
+        temperatures.insert(1, (f"stored in the model ({stored:.2f})", stored))
+    for name, t in temperatures:
         probs = confidence.marginals(tagger.model, [(w, None) for w, _ in test], t)
-        g = np.concatenate(gold(test))
+        g = np.concatenate([np.array([index.get(x, -1) for x in ts]) for _, ts in test])
         p = np.concatenate(probs)
         best = p.argmax(axis=1)
         ece = confidence.expected_calibration_error(p.max(axis=1), best == g)
         nll = -np.mean(np.log(np.maximum(p[np.arange(len(g)), g], 1e-12)))
         rows.append((name, ece, nll, float(np.mean(best == g))))
     print(f"## Calibration: bundled EWT UPOS tagger, EWT test ({len(g):,} tokens)\n")
-    print(f"Temperature fitted on EWT dev in {fit_seconds:.1f} s.\n")
+    print(f"Temperature fitted on EWT dev (`calibrate`) in {fit_seconds:.1f} s.\n")
     print("| marginals | ECE (15 bins) | NLL of gold | accuracy of argmax |")
     print("|---|---:|---:|---:|")
     for name, ece, nll, acc in rows:
         print(f"| {name} | {100 * ece:.2f}% | {nll:.3f} | {100 * acc:.2f}% |")
+    print()
+
+
+def span_calibration(ner):
+    """Span confidences of the bundled NER model on CoNLL-2003 testb: the
+    probability of each predicted span against whether it is right."""
+    gold = [(s.words, set(schemes.spans(s.tags, "iob1")))
+            for s in ftio.read_conll(CONLL / "eng.testb") if s.words and s.words[0] != "-DOCSTART-"]
+    stored = ner.temperature
+    refit = fasttag.loads(ner.to_bytes())
+    t0 = time.perf_counter()
+    tau = refit.calibrate(CONLL / "eng.testa")
+    fit_seconds = time.perf_counter() - t0
+    print(f"## Calibration: bundled CoNLL-2003 NER model, testb ({len(gold):,} sentences)\n")
+    print(f"Temperature fitted on testa (`calibrate`) in {fit_seconds:.1f} s.\n")
+    print("| span confidences | ECE (15 bins) | mean confidence | precision of the spans |")
+    print("|---|---:|---:|---:|")
+    for name, model in ((f"stored in the model ({stored:.2f})", ner), (f"fitted on testa ({tau:.2f})", refit)):
+        conf, right = [], []
+        for words, spans in gold:
+            for typ, a, b, p in model.spans(words, with_confidence=True):
+                conf.append(p)
+                right.append((typ, a, b) in spans)
+        ece = confidence.expected_calibration_error(conf, right)
+        print(f"| {name} | {100 * ece:.2f}% | {100 * np.mean(conf):.2f}% | {100 * np.mean(right):.2f}% |")
     print()
 
 
@@ -89,6 +120,8 @@ def main(argv=None):
     if not EWT.exists() or not WSJ.exists():
         sys.exit("the EWT and CoNLL-2000 corpora are needed (../shared/data)")
     calibration(fasttag.load())
+    if CONLL.exists():
+        span_calibration(fasttag.load("en-ner"))
     finetuning(args.finetune_sentences, args.seed, args.epochs)
 
 

@@ -55,6 +55,8 @@ def main():
     if args.prune:
         kept = ner.prune(args.prune)
         print(f"pruned below {args.prune}: {kept} weights kept", file=sys.stderr)
+        # the temperature fitted in training was for the weights before pruning
+        print(f"temperature refitted on testa: {ner.calibrate(conll / 'eng.testa'):.4g}", file=sys.stderr)
     scores = {}
     for split in ("testa", "testb"):
         r = ner.evaluate(conll / f"eng.{split}")
