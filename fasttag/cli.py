@@ -253,8 +253,10 @@ def train_command(args):
     score = info.get("dev_score")
     if not args.quiet:
         epochs = info.get("best_epochs") or [info.get("best_epoch")]
+        pruned = model.meta.get("pruned_dev_score")      # the score of the model saved, when pruned
         print(f"saved {args.output}: best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
-              + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else ""), file=sys.stderr)
+              + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else "")
+              + (f", {100 * pruned:.2f}% after pruning" if pruned is not None else ""), file=sys.stderr)
     return 0
 
 
@@ -466,12 +468,15 @@ def inspect_command(args):
 
 
 def plot_command(args):
-    from .plot import _matplotlib, learning_curves
+    from .plot import _matplotlib, history, learning_curves
     _matplotlib()
     labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
     if len(labels) != len(args.models):
         raise InputError(f"--labels names {len(labels)} curves for {len(args.models)} models")
     models = [load(m) for m in args.models]
+    for model, path in zip(models, args.models):         # what is wrong with a model names its file
+        if history(model, path)["updates_per_epoch"] is None and args.x == "updates":
+            raise InputError("the model does not record its number of updates (--x updates)", path=path)
     learning_curves(*models, labels=labels, x=args.x, path=args.output)
     return 0
 

@@ -270,11 +270,19 @@ def tag_bag(model, bag, method=None):
     order: token lists (``tag_sents``) or, for a segmenter, lines
     (``segment_lines``); ``method`` names another batch method.  The model
     travels to the workers as its file bytes, loaded once per worker."""
-    dd = require_dask()
+    require_dask()
     import dask
+    import dask.bag as db
+    from .task import SequenceTask
+    if not isinstance(model, SequenceTask):
+        raise TypeError(f"tag_bag() takes a fasttag model (fasttag.load), not {type(model).__name__}")
+    if not isinstance(bag, db.Bag):
+        raise TypeError(f"tag_bag() takes a dask.bag.Bag (dask.bag.from_sequence(items)), not "
+                        f"{type(bag).__name__}; fasttag.distributed.tag takes a list")
+    if method is not None and not callable(getattr(model, method, None)):
+        raise ValueError(f"a {type(model).__name__} has no method {method!r}")
     token = uuid.uuid4().hex
     data = dask.delayed(model.to_bytes(), pure=True)
-    del dd
     return bag.map_partitions(_tag_partition, token, data, method)
 
 

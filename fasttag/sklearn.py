@@ -136,7 +136,7 @@ class SequenceTagger(BaseEstimator):
     def score(self, X, y):
         """Token accuracy of :meth:`predict` on ``X`` against ``y``."""
         pred = self.predict(X)
-        gold = [list(t) for t in y]
+        gold = _sentences(y, "y")
         if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
             raise ValueError("X and y differ in sentence count or sentence lengths")
         total = sum(map(len, gold))

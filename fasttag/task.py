@@ -500,6 +500,10 @@ def tag_set(examples, missing):
     bad = [t for t in tags if not isinstance(t, str)]
     if bad:
         raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
+    blank = sorted(t for t in tags if not t or t != "".join(t.split()))
+    if blank:
+        # text output writes word/TAG separated by spaces, column files a tag per field
+        raise InputError(f"a tag must be a non-empty string without whitespace, not {blank[0]!r}")
     return sorted(tags)
 
 

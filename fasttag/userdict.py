@@ -31,8 +31,10 @@ from .io import is_path, read_lines
 
 
 def read_userdict(source, str_is="path"):
-    """{word: weight} from a path, an iterable of lines, a dict (returned as
-    floats) or an iterable of words.  ``str_is``: what a bare str is, "path"
+    """{word: weight} from a path (a dictionary file's lines), a dict
+    (weights returned as floats) or an iterable of words (each item one
+    word, checked as a dict's keys are: "充满 希望" is refused, not read as
+    the word 充满 with a tag).  ``str_is``: what a bare str is, "path"
     or "word" (as for ``add_words``).  Raises InputError for unreadable
     files, bad weights and words that are empty or hold whitespace,
     TypeError for anything that is not one of those forms."""
@@ -55,7 +57,10 @@ def read_userdict(source, str_is="path"):
     except TypeError:
         raise TypeError(f"user words must be a word, an iterable of words, a {{word: weight}} dict or "
                         f"a pathlib.Path of a dictionary file, not {type(source).__name__}") from None
-    return _parse(items, None)
+    words = {}
+    for w in items:
+        words[_dict_word(w)] = 1.0
+    return words
 
 
 def _dict_word(word):

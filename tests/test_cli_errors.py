@@ -179,6 +179,8 @@ MISTAKES = [
     ("eval-test-not-utf8", "eval {seg} {gbk}", "gbk.txt:1"),
     ("eval-linear-model", "eval {linear} {conllu}", "AveragedPerceptron"),
     ("eval-segmenter-on-empty-file", "eval {seg} {empty}", "empty.txt"),
+    ("eval-tokenizer-on-empty-file", "eval {tok} {empty}", "empty.txt"),
+    ("eval-word-column-is-a-feature-column", "eval {ner} {conll} --word-column 1", "feature columns"),
     ("eval-words-missing", "eval {seg} {zh} --words {missing}", "missing.conllu"),
     ("inspect-data-of-another-task", "inspect {ner} --data {conllu}", "sample.conllu"),
     ("train-ner-on-conllu", "train ner {conllu} -o {out}", "sample.conllu"),

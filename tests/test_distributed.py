@@ -80,6 +80,19 @@ def test_distributed_training_of_a_segmenter_with_dev(client, tmp_path):
     assert got == list(model.segment_lines(lines))
 
 
+def test_tag_bag_mistakes_are_clear_errors():
+    import dask.bag as db
+    model = fasttag.load()
+    with pytest.raises(TypeError, match="dask.bag.Bag.*distributed.tag takes a list"):
+        distributed.tag_bag(model, [["I", "run"]])
+    with pytest.raises(TypeError, match="a fasttag model.*NoneType"):
+        distributed.tag_bag(None, db.from_sequence([["I", "run"]]))
+    with pytest.raises(ValueError, match="no method 'tag_everything'"):
+        distributed.tag_bag(model, db.from_sequence([["I", "run"]]), method="tag_everything")
+    assert distributed.tag_bag(model, db.from_sequence([["I", "run"]])).compute(scheduler="sync") == \
+        [model.tag(["I", "run"])]
+
+
 def test_jackknifed_features_off_on_dask(client):
     """Jackknifed features need the whole training set, which no worker
     reads: off by default with a client (and so recorded in the model),

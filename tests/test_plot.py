@@ -89,6 +89,11 @@ def test_train_plot_and_plot_command(tmp_path, run_cli, learners):
     assert r.returncode == 2 and ".png" in r.stderr.decode() and not (tmp_path / "x.gif").exists()
     r = run_cli("plot", tmp_path / "missing.ftm", "-o", tmp_path / "x.png")
     assert r.returncode == 2 and "missing.ftm" in r.stderr.decode()
+    old = fasttag.default_model_path("en")            # built before learning curves were recorded
+    for x in ("epochs", "updates"):
+        r = run_cli("plot", old, "-o", tmp_path / "x.png", "--labels", "mine", "--x", x)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and old.name in err and "mine" not in err, err     # the file, not the label
     assert not list(tmp_path.glob(".fasttag-plot-*"))
 
 

@@ -240,6 +240,10 @@ def test_cli_prune_warning_is_one_line(run_cli, tmp_path):
     assert done.returncode == 0 and model.exists()
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fasttag: warning: option prune: "), lines
+    done = run_cli("train", "seg", SAMPLE, "-o", model, "--dev", SAMPLE, "--epochs", "2", "--prune", "1e9")
+    last = done.stderr.decode().strip().splitlines()[-1]     # the score of the model saved, not the unpruned one
+    pruned = fasttag.load(model).meta["pruned_dev_score"]
+    assert last.startswith("saved ") and last.endswith(f", {100 * pruned:.2f}% after pruning"), last
 
 
 # ---------------------------------------------------------------- scores

@@ -70,6 +70,9 @@ def test_params_clone_and_grid_search(data):
     grid.fit(X, y)
     assert grid.best_params_["epochs"] in (1, 3)
     assert grid.best_score_ == pytest.approx(1.0)
+    grid = GridSearchCV(SequenceTagger(), {"epochs": np.arange(1, 3), "C": np.array([0.5]),
+                                           "algorithm": ["mira"]}, cv=2).fit(X, y)   # numpy's numbers
+    assert grid.best_params_["epochs"] in (1, 2) and grid.best_estimator_.model_.to_bytes()
     res = cross_validate(SequenceTagger(epochs=2), X, y, cv=KFold(3))
     assert len(res["test_score"]) == 3 and np.all(res["test_score"] > 0.9)
 
@@ -116,9 +119,15 @@ def test_mistakes_are_clear_errors(data):
         SequenceTagger().fit("the dog runs", y[:1])
     with pytest.raises(ValueError):
         SequenceTagger(calibrate=1.5).fit(X, y)
+    with pytest.raises(TypeError, match="token 1: a token must be a str, not dict"):
+        SequenceTagger().fit([["a", {"w": "b"}]], [["X", "Y"]])
+    with pytest.raises(ValueError, match="without whitespace"):
+        SequenceTagger().fit([["a", "b"]], [["X", "Y Z"]])
     est = SequenceTagger(epochs=1).fit(X, y)
     with pytest.raises(TypeError):
         est.predict(["the", "dog"])         # a list of str is one sentence mistaken for many
+    with pytest.raises(TypeError, match="y\\[0\\]"):
+        est.score(X[:1], ["".join(y[0])])   # a str of one-letter tags is not a tag list
 
 
 def test_partial_fit_streams_batches(data):

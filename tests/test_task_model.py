@@ -19,7 +19,7 @@ SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "
 # the flag needs beside it
 TRAIN_VALUES = {
     "epochs": ["3"], "seed": ["7"],
-    "algorithm": {"pos": ["mira"], "seg": ["perceptron"], "tok": ["mira"], "chunk": ["mira"], "ner": ["perceptron"]},
+    "algorithm": {"pos": ["mira"], "seg": ["perceptron"], "tok": ["mira"], "chunk": ["perceptron"], "ner": ["perceptron"]},
     "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
     "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],
     "format": ["conll"], "column": {"pos": ["xpos"], "chunk": ["1"], "ner": ["1"]},
@@ -119,7 +119,7 @@ def test_python_options_are_checked_before_reading():
     with pytest.raises(TypeError, match="unexpected keyword argument 'epoch'"):
         fasttag.Tagger.train("no such file.conllu", epoch=3)
     with pytest.raises(InputError, match="applies to algorithm mira"):
-        fasttag.SpanTagger.train("no such file", task="chunk", C=0.5)
+        fasttag.SpanTagger.train("no such file", task="chunk", algorithm="perceptron", C=0.5)
 
 
 # ---------------------------------------------------------------- evaluation

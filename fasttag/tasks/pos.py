@@ -130,12 +130,15 @@ class Tagger(SequenceTask):
         tags = tag_set(examples, "training data has no tag column")
         index = {t: i for i, t in enumerate(tags)}
         word_tags = defaultdict(Counter)
-        for words, ts in examples:
-            for w, t in zip(words, ts):
-                word_tags[w][index[t]] += 1
-        bad = bad_token([list(word_tags)])
+        try:
+            for words, ts in examples:
+                for w, t in zip(words, ts):
+                    word_tags[w][index[t]] += 1
+        except TypeError:                   # an unhashable token: named below
+            pass
+        bad = bad_token([w for w, _ in examples])
         if bad is not None:
-            raise TypeError(f"training data: a word must be a str ({str(bad).split(': ', 1)[-1]})")
+            raise TypeError(f"training data: {bad}")
         min_count = opts["tagdict_min_count"]
         if min_count is None:
             min_count = _auto_tagdict(len(tags))

@@ -811,6 +811,8 @@ class Tokenizer(SequenceTask):
         return [self._analyze([gold.text], n_threads)[0] for gold in examples]
 
     def _score(self, examples, outputs, opts):
+        if not examples:
+            raise InputError("the evaluation data holds no sentences")
         gold_sents = [s for gold in examples for s in gold.sentences]
         system = [s for sents in outputs for s in sents]
         if len(examples) > 1:
