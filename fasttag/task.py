@@ -114,12 +114,7 @@ class SequenceTask(modelfile.Stored):
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
         report.line(f"reading {_data_name(train)}")
-        try:
-            examples = cls._read(train, opts, "training data")
-        except InputError as exc:
-            raise _naming(exc, train) from None
-        if not examples:
-            raise InputError("no training sentences", path=_path_of(train))
+        examples = cls._read_named(train, opts, "training data", "no training sentences")
         try:
             if init is None:
                 self = cls._build(examples, opts)
@@ -137,12 +132,7 @@ class SequenceTask(modelfile.Stored):
         dev_data = evaluate = None
         if dev is not None:
             report.line(f"reading {_data_name(dev)}")
-            try:
-                dev_examples = cls._read(dev, opts, "dev data")
-            except InputError as exc:
-                raise _naming(exc, dev) from None
-            if not dev_examples:
-                raise InputError("no dev sentences", path=_path_of(dev))
+            dev_examples = cls._read_named(dev, opts, "dev data", "no dev sentences")
             try:
                 self._check_gold(dev_examples)
                 dev_data = self._encode(dev_examples)
@@ -175,6 +165,18 @@ class SequenceTask(modelfile.Stored):
         if dev_data:
             self.meta["temperature"] = self._fit_temperature(dev_data)
         return self
+
+    @classmethod
+    def _read_named(cls, data, opts, what, empty):
+        """:meth:`_read`'s examples of ``data``, its errors naming the file;
+        ``empty``: the error's text when there are none."""
+        try:
+            examples = cls._read(data, opts, what)
+        except InputError as exc:
+            raise _naming(exc, data) from None
+        if not examples:
+            raise InputError(empty, path=_path_of(data))
+        return examples
 
     def _fit_temperature(self, encoded):
         """The temperature fitted on ``_encode``'s triples of gold data."""
@@ -378,10 +380,9 @@ class SequenceTask(modelfile.Stored):
         does this on the dev set; this serves a model trained without one,
         or one used on another domain.  Returns the temperature."""
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.calibrate")
+        examples = self._read_named(data, self._reading_options(opts, options_), "calibration data",
+                                    "the calibration data holds no sentences")
         try:
-            examples = self._read(data, self._reading_options(opts, options_), "calibration data")
-            if not examples:
-                raise InputError("the calibration data holds no sentences")
             self._check_gold(examples)
         except InputError as exc:
             raise _naming(exc, data) from None
