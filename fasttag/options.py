@@ -262,7 +262,7 @@ def resolve(task, phase, given, what=None, cli=False):
                 and out.get(needs[0]) != needs[1]:
             out[opt.name] = opt.extra["default_without"]     # k of NER trained without MIRA
         if needs and opt.name in given and given[opt.name] is not None \
-                and given[opt.name] != opt.default_for(task) \
+                and given[opt.name] not in (opt.default_for(task), opt.extra.get("default_without")) \
                 and not (out.get(needs[0]) is not None if needs[1] is ... else out.get(needs[0]) == needs[1]):
             need = needs[0] if needs[1] is ... else f"{needs[0]} {needs[1]}"
             raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{need} only")

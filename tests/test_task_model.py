@@ -122,6 +122,14 @@ def test_python_options_are_checked_before_reading():
         fasttag.SpanTagger.train("no such file", task="chunk", algorithm="perceptron", C=0.5)
 
 
+def test_k_1_is_what_the_perceptron_uses():
+    """The chunk task defaults to 3-best MIRA: asking for the perceptron
+    with k=1 (a caller spelling out every option) is consistent, not an error."""
+    model = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="chunk", algorithm="perceptron", k=1,
+                                     epochs=1, verbose=False)
+    assert (model.model.training_info["algorithm"], model.model.training_info["k"]) == ("perceptron", 1)
+
+
 # ---------------------------------------------------------------- evaluation
 
 @pytest.fixture(scope="module")
