@@ -209,6 +209,27 @@ def test_templates_cover_columns():
     assert len(names) == len(set(names))
 
 
+def test_chunk_defaults_are_mira_with_the_chunk_templates():
+    """A chunker learns with 3-best MIRA and the POS-context templates (with
+    clusters, POS with clusters too); with the perceptron, without them;
+    a NER model never has them."""
+    from fasttag.tasks.spans import CHUNK_CLUSTER_TEMPLATES, CHUNK_TEMPLATES
+    from fasttag.features import CLUSTER_TEMPLATES
+    clusters = DATA / "sample_clusters.txt"
+    mira = SpanTagger.train(CHUNK, task="chunk", epochs=1, verbose=False)
+    info = mira.model.training_info
+    assert (info["algorithm"], info["k"]) == ("mira", 3)
+    assert mira.model.templates.names == span_templates(1, []) + list(CHUNK_TEMPLATES)
+    with_clusters = SpanTagger.train(CHUNK, task="chunk", epochs=1, verbose=False, clusters=clusters)
+    assert with_clusters.model.templates.names == \
+        span_templates(1, []) + list(CLUSTER_TEMPLATES) + list(CHUNK_CLUSTER_TEMPLATES) + list(CHUNK_TEMPLATES)
+    perceptron = SpanTagger.train(CHUNK, task="chunk", algorithm="perceptron", epochs=1, verbose=False)
+    assert perceptron.model.templates.names == span_templates(1, [])
+    ner = SpanTagger.train(CHUNK, task="ner", epochs=1, verbose=False, ambiguity_classes=False,
+                           document_features=False)
+    assert not set(CHUNK_TEMPLATES) & set(ner.model.templates.names)
+
+
 def test_cli_train_tag_eval(tmp_path, capsys):
     model = tmp_path / "ner.ftm"
     assert main(["train", "ner", str(NER), "-o", str(model), "--dev", str(NER),
