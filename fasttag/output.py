@@ -77,11 +77,16 @@ def write_tagged(out, words, tags, end="\n"):
     out.write(end)
 
 
+_ONE_FIELD = str.maketrans({c: " " for c in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
 def write_entities(out, line, spans):
     """One ``LINE START END TYPE TEXT`` line (tab-separated) per span of
-    a sentence (:class:`fasttag.rawtext.Span` items)."""
+    a sentence (:class:`fasttag.rawtext.Span` items).  TEXT is the line's
+    characters START to END as they are, except that tabs and line
+    breaks, which would end the field or the line, are written as spaces."""
     for s in spans:
-        out.write(f"{line}\t{s.start}\t{s.end}\t{s.label}\t{' '.join(s.text.split())}\n")
+        out.write(f"{line}\t{s.start}\t{s.end}\t{s.label}\t{s.text.translate(_ONE_FIELD)}\n")
 
 
 def offsets_in(text, words):

@@ -151,6 +151,11 @@ def test_ner_prints_entities_of_raw_text(run_cli):
     assert ["1", "22", "27", "LOC", "Paris"] in rows
     for _, a, b, _, found in rows:
         assert text[int(a):int(b)] == found
+    odd = "New  York met John\u00a0Smith and Angela\tMerkel .\n"       # spacing inside entities
+    rows = [line.split("\t") for line in ok(run_cli("ner", "--pretokenized", input=odd.encode())).splitlines()]
+    assert len(rows) == 3 and all(len(r) == 5 for r in rows), rows
+    for _, a, b, _, found in rows:
+        assert odd[int(a):int(b)].replace("\t", " ") == found           # as written; a tab would end the field
     # the same model through tag: word/TAG, IOB tags of the training files
     pairs = dict(word_tags(ok(run_cli("tag", "-m", "en-ner", input=text.encode()))))
     assert pairs["Merkel"].endswith("-PER") and pairs["Paris"].endswith("-LOC") and pairs["visited"] == "O"

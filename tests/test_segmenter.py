@@ -382,3 +382,21 @@ def test_a_very_long_line_is_segmented_in_pieces():
     assert list(seg.segment_lines(short)) == seg._segment_batch(short)
     no_breaks = "的" * (segmod.LONG_LINE + 17)
     assert "".join(seg.segment(no_breaks)) == no_breaks
+
+
+@pytest.mark.parametrize("protected", ["1,000", "12:30", "https://example.com/path?q=1,2:3", "ＡＢ，ＣＤ"])
+@pytest.mark.parametrize("at", [-7, -3, -1, 0, 1, 2])
+def test_a_long_line_is_never_cut_inside_a_run_or_a_force_word(protected, at):
+    """Whatever break character falls at the cut of a long line, a number,
+    a URL or a word of the force dictionary stays whole, as in a short
+    line (the cut used to fall after its comma or colon)."""
+    from fasttag.tasks import seg as segmod
+    seg = fasttag.load("zh")
+    seg.add_words(["ＡＢ，ＣＤ"])
+    filler = "我们今天去北京看看天安门" * (segmod.LONG_LINE // 10)
+    head = filler[:segmod.LONG_LINE - len(protected) // 2 + at]      # the protected text straddles the cut
+    line = head + "是" + protected + "了" + filler[:3000]
+    assert len(line) > segmod.LONG_LINE
+    words = seg.segment(line)
+    assert "".join(words) == line and protected in words
+    assert protected in seg.segment("是" + protected + "了")

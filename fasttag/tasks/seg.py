@@ -98,6 +98,7 @@ from ..charfeatures import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMP
                             word_hashes)
 from ..clusters import as_clusters
 from ..errors import InputError, ModelFormatError
+from ..normalize import atomic_runs, normalize_text
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
@@ -106,6 +107,7 @@ from .pos import stored_clusters
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
 LONG_LINE = 10_000         # longer lines are segmented in pieces cut after a break
+CUT_WINDOW = 1_000         # characters around a cut searched for a run or word it would split
 _BREAKS = frozenset("。！？；，、：!?;,:…\n \t\u3000")     # a word never spans them
 _BREAK = re.compile("[" + "".join(sorted(_BREAKS)) + "]")
 
@@ -182,6 +184,7 @@ class Segmenter(SequenceTask):
         self._runs = None
         self._feature_words = {}
         self._force_words = {}
+        self._folded_force = None          # (the force words, folded, their lengths) for _cut_is_safe
         self._vocab_set = None
         _tables()                             # character tables: build them at load time
         self.runs = True if runs is None else runs
@@ -450,13 +453,36 @@ class Segmenter(SequenceTask):
                     line_ends.append(True)
                     yield line
                     continue
-                for piece, last in _pieces(line):
+                for piece, last in _pieces(line, self._cut_is_safe):
                     line_ends.append(last)
                     yield piece
         batches = ftio.text_batches(pieces(), "segment_lines(): line", BATCH_CHARS)
         for segmented in parallel.ordered_map(self._segment_batch, batches, n_threads):
             for piece_words in segmented:
                 yield piece_words, line_ends.popleft()
+
+    def _cut_is_safe(self, line, at):
+        """Whether a long line may be cut before ``at``: its pieces are
+        segmented alone, so the cut is a word boundary, and it must not
+        fall inside a protected run (a number, Latin run, URL, e-mail
+        address) or a word of the force dictionary."""
+        force = self._force_words
+        cached = self._folded_force
+        if cached is None or cached[0] is not force:
+            folded = {normalize_text(w) for w in force}
+            cached = self._folded_force = (force, folded, sorted({len(w) for w in folded if len(w) > 1}))
+        _, folded_words, lengths = cached
+        reach = max([CUT_WINDOW] + lengths)
+        lo = max(0, at - reach)
+        window, at = line[lo:at + reach], at - lo
+        if self._runs is not None and any(a < at < b for a, b in atomic_runs(window, **self._runs)):
+            return False
+        if lengths:
+            text = normalize_text(window)
+            for n in lengths:
+                if any(text[a:a + n] in folded_words for a in range(max(0, at - n + 1), at)):
+                    return False
+        return True
 
     def tag_file(self, source, out, *, json=False, n_threads=1):
         """Segment a text file (a path or binary stream), one line in, one
@@ -652,24 +678,24 @@ def _unpack_words(arr, name):
     return words
 
 
-def _pieces(line):
+def _pieces(line, safe=None):
     """(piece, last piece of the line?) of one line: the line itself when it
     has at most LONG_LINE characters, else pieces cut after a sentence end,
-    comma or whitespace (never inside a word, so words forced by a user
-    dictionary stay whole): the last such break of each piece's second
-    half, or else the first one after it."""
+    comma or whitespace where ``safe(line, cut)`` allows (a cut is a word
+    boundary: it must not split a number, a URL or a force word): the last
+    such break of each piece's second half, or else the first one after it."""
     start = 0
     while len(line) - start > LONG_LINE:
         cut = None
         for i in range(start + LONG_LINE - 1, start + LONG_LINE // 2, -1):
-            if line[i] in _BREAKS:
+            if line[i] in _BREAKS and (safe is None or safe(line, i + 1)):
                 cut = i + 1
                 break
         else:
-            found = _BREAK.search(line, start + LONG_LINE)
-            if found is None:
+            cut = next((m.end() for m in _BREAK.finditer(line, start + LONG_LINE)
+                        if safe is None or safe(line, m.end())), None)
+            if cut is None:
                 break
-            cut = found.end()
         yield line[start:cut], False
         start = cut
     yield line[start:], True
