@@ -37,6 +37,7 @@ possible: whitespace in the input is a word boundary; runs of Latin
 letters, digits, URLs and e-mail addresses (:func:`fasttag.normalize.atomic_runs`)
 are never split inside; words of a *force* dictionary are kept whole.
 """
+import unicodedata
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -596,6 +597,7 @@ class CharFeaturizer:
                 s = kept_index[sp[:, 0]]
                 e = kept_index[sp[:, 1] - 1] + 1
                 bnd[_interior(s, e, n)] = -1
+        bnd[:n][attached_marks(folded) & (idx > sent_start)] = -1
         bnd[:n][gap] = 1
         if self.force is not None and len(self.force):
             self._force_words(folded, sent_end, gap, bnd)
@@ -671,6 +673,28 @@ def _runs(joined, options):
     np.cumsum((ends - starts + 1)[:-1], out=piece_start[1:])
     which = np.searchsorted(piece_start, sp[:, 0], side="right") - 1
     return sp + (starts[which] - piece_start[which])[:, None]
+
+
+_ZWJ = 0x200D
+_ATTACH_TABLE = []    # whether each BMP code point attaches to the one before, built once
+
+
+def _attaches(c):
+    return (unicodedata.category(chr(c)) in ("Mn", "Mc", "Me") or c == _ZWJ
+            or 0xFE00 <= c <= 0xFE0F or 0xE0100 <= c <= 0xE01EF       # variation selectors
+            or 0x1F3FB <= c <= 0x1F3FF)                               # emoji skin tones
+
+
+def attached_marks(cp):
+    """Per character of the codepoints ``cp``: whether it belongs to the
+    one before it, so that no word may begin there: a combining mark
+    ("e" + U+0301), a variation selector or skin tone, a zero-width joiner
+    and the character after it (the parts of one emoji).  In any script."""
+    if not _ATTACH_TABLE:
+        _ATTACH_TABLE.append(np.array([_attaches(c) for c in range(0x10000)], dtype=bool))
+    out = bmp_lookup(_ATTACH_TABLE[0], cp, lambda rest: np.array([_attaches(int(c)) for c in rest], dtype=bool))
+    out[1:] |= cp[:-1] == _ZWJ
+    return out
 
 
 def _interior(starts, ends, n):

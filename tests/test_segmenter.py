@@ -384,6 +384,16 @@ def test_a_very_long_line_is_segmented_in_pieces():
     assert "".join(seg.segment(no_breaks)) == no_breaks
 
 
+def test_a_mark_stays_with_its_letter():
+    """A combining accent, an emoji's joiners and skin tone never begin a
+    word: they belong to the character before them."""
+    seg = fasttag.load("zh")
+    for text, word in [("咖啡Cafe\u0301很好", "Cafe\u0301"), ("我e\u0301你", "e\u0301"),
+                       ("家庭👨\u200d👩\u200d👧很好", "👨\u200d👩\u200d👧"), ("好👍\U0001F3FD的", "👍\U0001F3FD")]:
+        words = seg.segment(text)
+        assert "".join(words) == text and word in words, words
+
+
 @pytest.mark.parametrize("protected", ["1,000", "12:30", "https://example.com/path?q=1,2:3", "ＡＢ，ＣＤ"])
 @pytest.mark.parametrize("at", [-7, -3, -1, 0, 1, 2])
 def test_a_long_line_is_never_cut_inside_a_run_or_a_force_word(protected, at):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import fasttag
 from fasttag import modelfile
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.tasks import tok as tok_module
@@ -171,6 +172,34 @@ def test_any_text_gives_well_formed_tokens(tok, text):
     check_well_formed(text, spans)
     words = tok.tokenize(text)
     assert words == [[w for t in s for w in t.words] for s in spans]
+
+
+MARKS = "\u0301\u0308\u200d\ufe0f\U0001F3FD"     # combining marks, joiner, variation selector, skin tone
+
+
+def _attaches_reference(text, i):
+    """Slow reference: character i belongs to the one before it."""
+    import unicodedata
+    c = text[i]
+    return (unicodedata.category(c) in ("Mn", "Mc", "Me") or c in "\u200d\ufe0f\U0001F3FD"
+            or (i > 0 and text[i - 1] == "\u200d"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ae .中😀👍\u00a0") + list(MARKS)), max_size=40))
+def test_no_token_starts_at_a_mark_after_a_token_character(tok, text):
+    """A combining mark, joiner, variation selector or skin tone right after
+    a token's character never begins a token (the bundled tokenizer made a
+    token of the accent of "Cafe" + U+0301): the same for any model."""
+    from fasttag.charfeatures import attached_marks, codepoints
+    assert attached_marks(codepoints(text)).tolist() == [_attaches_reference(text, i) for i in range(len(text))]
+    for model in (tok, fasttag.load("en-tok")):
+        spans = model.spans(text)
+        check_well_formed(text, spans)
+        for t in (t for s in spans for t in s):
+            if t.start > 0 and not text[t.start - 1].isspace():
+                assert not _attaches_reference(text, t.start), (text, t)
+    assert fasttag.load("en-tok").tokenize("I like the Cafe\u0301 here.")[0][3] == "Cafe\u0301"
 
 
 def test_to_conllu_reads_back(tok, tmp_path):

@@ -125,7 +125,7 @@ import numpy as np
 
 from .. import io as ftio
 from .. import parallel
-from ..charfeatures import _P, _P_INV, Batch, _powers, bmp_lookup, codepoints, mix
+from ..charfeatures import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
 from ..errors import InputError, ModelFormatError
 from ..io import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
 from ..metrics import score_tokenization
@@ -736,6 +736,32 @@ def _decode(labels):
     return starts, ends, sent, splits
 
 
+_CONTINUED = {U: B, SU: SB, E: I, W: W, I: I, B: B, SB: SB}     # a token's label when more of it follows
+_GOES_ON = {U: E, SU: E, B: I, SB: I}                            # a start label that now continues a token
+
+
+def _attach_marks(text, labels):
+    """``labels`` with no token starting at a combining mark, variation
+    selector, skin tone or zero-width joiner (or the character after a
+    joiner) that follows a token character: it belongs to the character
+    before it (:func:`fasttag.charfeatures.attached_marks`), whatever the
+    model says of a mark it rarely saw in training."""
+    labels = np.asarray(labels)
+    if not len(labels):
+        return labels
+    cp = codepoints(text)[:len(labels)]
+    at = np.flatnonzero(attached_marks(cp) & np.isin(labels, _STARTS))
+    at = at[at > 0]
+    if not len(at):
+        return labels
+    labels = labels.copy()
+    for p in at.tolist():
+        if labels[p - 1] in _CONTINUED and labels[p] in _GOES_ON:    # not after whitespace
+            labels[p - 1] = _CONTINUED[labels[p - 1]]
+            labels[p] = _GOES_ON[labels[p]]
+    return labels
+
+
 # ---------------------------------------------------------------- the tokenizer
 
 class Tokenizer(SequenceTask):
@@ -934,7 +960,7 @@ class Tokenizer(SequenceTask):
         text."""
         # each piece is decoded alone, and its first token begins a sentence
         labels = np.concatenate([np.asarray(p) for p in pred]) if len(pred) != 1 else np.asarray(pred[0])
-        starts, ends, sent, splits = _decode(labels)
+        starts, ends, sent, splits = _decode(_attach_marks(text, labels))
         if not len(starts):
             return []
         expand = self._expand
