@@ -108,9 +108,7 @@ class SequenceTask(modelfile.Stored):
         init = opts.pop("init", None)
         if init is not None:
             init = cls._init_model(init, options_)
-            for key in ("format", "column", "word_column"):      # read new data as the model was trained
-                if options_.get(key) is None and key in init.meta and key in opts:
-                    opts[key] = init.meta[key]
+            opts = init._reading_options(opts, options_)         # read new data as the model was trained
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
         report.line(f"reading {_data_name(train)}")
@@ -129,6 +127,8 @@ class SequenceTask(modelfile.Stored):
         if client is not None and opts["ensemble"] != 1:
             raise InputError("option ensemble applies to training on this machine, not with a Dask client")
         data = self._encode(examples, training=True) if client is None else examples
+        if init is not None:
+            self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
         dev_data = evaluate = None
         if dev is not None:
             report.line(f"reading {_data_name(dev)}")
@@ -154,6 +154,11 @@ class SequenceTask(modelfile.Stored):
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)
+                if dev_data:
+                    try:
+                        self.meta["temperature"] = self._fit_temperature(dev_data)
+                    except KeyboardInterrupt:       # a second Ctrl-C: saved without one
+                        self.meta.pop("temperature", None)
                 exc.model = self
             raise
         self._finish(opts, t0, history)
@@ -262,6 +267,7 @@ class SequenceTask(modelfile.Stored):
             online = self._online = trainer.Online(self.model, settings.get("algorithm", "perceptron"),
                                                    settings.get("k", 1), settings.get("C", 1.0))
         data_ = self._encode(examples, training=True)
+        self._open_tag_dictionary(data_)
         wrong = online.update(data_)
         return wrong / max(1, sum(len(g) for _, _, g in data_))
 
@@ -270,7 +276,7 @@ class SequenceTask(modelfile.Stored):
     #: Options that fix a model's structure: a fine-tuned model keeps its own.
     STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
                  "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns",
-                 "clusters")
+                 "clusters", "ambiguity_classes")
 
     @classmethod
     def _init_model(cls, init, given):
@@ -308,6 +314,20 @@ class SequenceTask(modelfile.Stored):
 
     def _tags_added(self):
         """Hook: the model's tag set grew (a task may rebuild its masks)."""
+
+    def _open_tag_dictionary(self, encoded):
+        """Fine-tuning: a word whose new gold tag lies outside its class in
+        the tag dictionary loses its entry (every tag open to it), or the
+        model could never tag it so (dog/PROPN where the base knew only
+        NOUN)."""
+        entries, classes = self.model.tagdict, self.model.tagdict_classes
+        if not entries:
+            return
+        for tokens, _, gold in encoded:
+            for token, tag in zip(tokens, gold):
+                c = entries.get(token)
+                if c is not None and tag not in classes[c]:
+                    del entries[token]
 
     def _check_gold(self, examples):
         """Hook: an InputError when the gold ``examples`` (dev or test data)

@@ -375,3 +375,30 @@ def test_calibrate_changes_only_the_temperature(tmp_path):
         tagger.calibrate([])
     with pytest.raises(fasttag.InputError, match="tag set"):
         tagger.calibrate([(["the", "dog"], ["NN", "VB"])])
+
+
+def test_ctrl_c_with_a_dev_set_still_fits_the_temperature(monkeypatch):
+    """A model saved after Ctrl-C is the best completed epoch's, and its
+    temperature is fitted on dev as a finished model's is."""
+    from fasttag.errors import TrainingInterrupted
+    rng = random.Random(13)
+    train, dev = _noisy_pairs(rng, 60), _noisy_pairs(rng, 30)
+    real = Tagger._dev_scorer
+
+    def interrupting(self, examples):
+        score, calls = real(self, examples), []
+
+        def scored(ids):
+            calls.append(1)
+            if len(calls) == 2:              # Ctrl-C during the second epoch's dev scoring
+                raise KeyboardInterrupt
+            return score(ids)
+        return scored
+    monkeypatch.setattr(Tagger, "_dev_scorer", interrupting)
+    with pytest.raises(TrainingInterrupted) as info:
+        Tagger.train(train, dev=dev, epochs=5, verbose=False)
+    model = info.value.model
+    ex = [(w, None) for w, _ in dev]
+    gold = [np.array([model.model.tag_index[t] for t in ts]) for _, ts in dev]
+    assert model.temperature != 1.0
+    assert model.temperature == pytest.approx(confidence.fit_temperature(model.model, ex, gold))

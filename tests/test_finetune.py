@@ -75,6 +75,42 @@ def test_structure_options_and_wrong_models_are_refused(base, tmp_path):
     assert tuned.tags == base.tags
 
 
+def test_a_tag_dictionary_word_can_learn_a_new_tag():
+    """A word closed to its training tags in the base model's tag
+    dictionary is opened when the new data gives it another: the tuned
+    model tags the new data as taught (it used to keep "dog" a NOUN while
+    reporting 100% training accuracy)."""
+    old = [(["the", "dog", "runs"], ["DET", "NOUN", "VERB"]), (["the", "cat", "sleeps"], ["DET", "NOUN", "VERB"])] * 10
+    base = Tagger.train(old, tagdict_min_count=2, epochs=3, verbose=False)
+    assert "dog" in base.model.tagdict
+    new = [(["the", "dog", "runs"], ["DET", "PROPN", "VERB"])] * 20
+    tuned = Tagger.train(new, init=base, allow_new_tags=True, epochs=5, verbose=False)
+    assert tuned.tag(["the", "dog", "runs"]) == ["DET", "PROPN", "VERB"]
+    assert tuned.evaluate(new)["accuracy"] == 1.0
+    assert "dog" not in tuned.model.tagdict and "cat" in tuned.model.tagdict     # only the word that changed
+    assert "dog" in base.model.tagdict                                           # the base model is untouched
+    again = Tagger.train([(["the", "dog", "runs"], ["DET", "VERB", "VERB"])] * 20, init=base, epochs=5,
+                         verbose=False)                                          # a known tag, outside its class
+    assert again.tag(["the", "dog", "runs"])[1] == "VERB"
+
+
+def test_a_span_tagger_is_fine_tuned_on_its_own_tag_column(tmp_path, run_cli):
+    """A chunker trained on column 2 of a four-column file reads column 2
+    of the new data too (it used to read the last, NER, column)."""
+    base, tuned = tmp_path / "base.ftm", tmp_path / "tuned.ftm"
+    sample = DATA / "sample_ner.conll"
+    assert run_cli("train", "chunk", sample, "--column", "2", "-o", base, "--epochs", "2", "--quiet").returncode == 0
+    done = run_cli("train", "chunk", sample, "--init", base, "-o", tuned, "--epochs", "2", "--quiet")
+    assert done.returncode == 0, done.stderr
+    model = fasttag.load(tuned)
+    assert model.meta["tag_column"] == 2 and "NP" in model.types and "LOC" not in model.types
+    assert model.evaluate(str(sample))["f1"] > 0.9
+    with pytest.raises(InputError, match="ambiguity_classes cannot change"):
+        SpanTagger.train(str(sample), task="ner", init=SpanTagger.train(str(sample), task="ner", epochs=1,
+                                                                         verbose=False),
+                         ambiguity_classes=False, verbose=False)
+
+
 def test_span_tagger_new_entity_type():
     train = [(["Anna", "visited", "Paris"], ["B-PER", "O", "B-LOC"])] * 8
     base = SpanTagger.train(train, epochs=3, verbose=False)
