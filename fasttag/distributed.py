@@ -20,9 +20,11 @@ kept in the worker between epochs; shuffled by the seed, the epoch and
 the shard) and sends back only the entries it changed.  The result
 depends on the seed and the number of workers only.
 
-Features computed over the whole training set (the segmenter's
-jackknifed vocabulary features, document features across a cut) are
-computed per shard.
+Features jackknifed over the whole training set (the segmenter's
+vocabulary features, NER's ambiguity classes) are off, with a warning: a
+worker reads only its shard.  This costs accuracy, so those tasks train
+better on one machine's threads.  Document features are computed per
+shard; the cuts fall between sentences.
 
 Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
 maps a ``dask.bag`` (such as ``dask.bag.read_text`` of large files, read

@@ -62,7 +62,7 @@ class PerceptronTagger(TaggerI):
         ``options`` are those of :meth:`fasttag.Tagger.train` (``dev``,
         ``seed``, ...)."""
         options.setdefault("verbose", False)
-        self.model = Tagger.train([list(s) for s in sentences], epochs=nr_iter, **options)
+        self.model = Tagger.train([_pairs(s, i) for i, s in enumerate(sentences)], epochs=nr_iter, **options)
         if save_loc is not None:
             self.model.save(save_loc)
         return self
@@ -70,6 +70,18 @@ class PerceptronTagger(TaggerI):
     def save(self, path):
         """Save the model in fasttag's format (never pickle)."""
         self._tagger().save(path)
+
+
+def _pairs(sentence, i):
+    """The ``(word, tag)`` tuples of one NLTK sentence, whose pairs may be
+    lists (as JSON gives them): a two-word sentence of lists would
+    otherwise read as one (words, tags) pair."""
+    out = []
+    for j, pair in enumerate(sentence):
+        if isinstance(pair, str) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"sentence {i}, token {j}: a (word, tag) pair, not {pair!r:.60}")
+        out.append(tuple(pair))
+    return out
 
 
 _default = None

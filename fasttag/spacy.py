@@ -35,20 +35,31 @@ class _Serialized:
     of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
 
     def to_bytes(self, *, exclude=tuple()):
-        return self._current().to_bytes()
+        model = self._current()
+        return b"" if model is None else model.to_bytes()
 
     def from_bytes(self, bytes_data, *, exclude=tuple()):
-        self._set_model(_loads(bytes_data))
+        if bytes_data:                          # b"": an untrained component, saved before initialize
+            self._set_model(_loads(bytes_data))
         return self
 
     def to_disk(self, path, *, exclude=tuple()):
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self._current().save(path / MODEL_FILE)
+        model = self._current()
+        if model is not None:
+            model.save(path / MODEL_FILE)
 
     def from_disk(self, path, *, exclude=tuple()):
-        self._set_model(_load(str(Path(path) / MODEL_FILE)))
+        file = Path(path) / MODEL_FILE
+        if file.exists() or not self._untrained_allowed():
+            self._set_model(_load(str(file)))
         return self
+
+    def _untrained_allowed(self):
+        """Whether the component may have no model yet (spaCy saves a
+        pipeline before ``initialize``)."""
+        return False
 
 
 class _Component(_Serialized, Pipe):
@@ -78,7 +89,11 @@ class _Component(_Serialized, Pipe):
         return self._model
 
     def _current(self):
-        return self.fasttag_model
+        """The model to save: None for an untrained component."""
+        return None if self._model is None and self._source is None else self.fasttag_model
+
+    def _untrained_allowed(self):
+        return self._model is None and self._source is None
 
     def _set_model(self, model):
         if not isinstance(model, self.kind):
@@ -95,6 +110,13 @@ class _Component(_Serialized, Pipe):
     def __call__(self, doc):
         self._annotate([doc])
         return doc
+
+    @staticmethod
+    def _words(doc):
+        """(positions, texts) of the tokens the model reads: every token
+        but spaCy's whitespace tokens, which are no words to a tagger."""
+        at = [t.i for t in doc if not t.is_space]
+        return at, [doc[i].text for i in at]
 
     def pipe(self, stream, *, batch_size=None):
         size = batch_size or self.batch_size
@@ -155,20 +177,37 @@ class FasttagTagger(_Component):
         if self._attr not in (None, "pos", "tag"):
             raise InputError(f"attr must be 'pos' or 'tag', not {self._attr!r}")
 
+    def initialize(self, get_examples=None, *, nlp=None):
+        """As the other components; an untrained tagger with no ``attr``
+        learns the attribute its examples annotate (``pos`` when they have
+        UPOS and no fine-grained tags) and keeps to it."""
+        if self._attr is None and self._source is None and self._model is None and get_examples is not None:
+            docs = [eg.reference for eg in get_examples()]
+            pos = any(t.pos_ for d in docs for t in d)
+            tag = any(t.tag_ for d in docs for t in d)
+            self._attr = "pos" if pos and not tag else "tag"
+        super().initialize(get_examples, nlp=nlp)
+
     def _annotate(self, docs):
         attr = self.attr + "_"
-        tags = self.fasttag_model.tag_sents([[t.text for t in doc] for doc in docs])
-        for doc, ts in zip(docs, tags):
-            for token, tag in zip(doc, ts):
+        words = [self._words(doc) for doc in docs]
+        tags = self.fasttag_model.tag_sents([w for _, w in words])
+        for doc, (at, _), ts in zip(docs, words, tags):
+            for i, tag in zip(at, ts):
                 try:
-                    setattr(token, attr, tag)
+                    setattr(doc[i], attr, tag)
                 except (ValueError, KeyError):
                     raise ValueError(f"{tag!r} is not a Universal POS tag: use the component with "
                                      f"config attr='tag'") from None
+            if len(at) < len(doc):
+                for token in doc:
+                    if token.is_space:                  # spaCy's own marks for whitespace
+                        setattr(token, attr, "SPACE" if attr == "pos_" else "_SP")
 
     def _gold(self, doc):
         attr = self.attr + "_"
-        return [t.text for t in doc], [getattr(t, attr) for t in doc]
+        at, words = self._words(doc)
+        return words, [getattr(doc[i], attr) for i in at]
 
     def _untrained(self, pairs):
         return self.kind.untrained([(w, t) for w, t in pairs if w])
@@ -195,22 +234,28 @@ class FasttagSpans(_Component):
     def _annotate(self, docs):
         from . import schemes
         model = self.fasttag_model
-        tags = model.tag_sents([[t.text for t in doc] for doc in docs])
-        for doc, ts in zip(docs, tags):
-            spans = [Span(doc, start, end, label=typ) for typ, start, end in schemes.spans(ts, model.scheme)]
+        words = [self._words(doc) for doc in docs]
+        tags = model.tag_sents([w for _, w in words])
+        for doc, (at, _), ts in zip(docs, words, tags):
+            spans = [Span(doc, at[start], at[end - 1] + 1, label=typ)
+                     for typ, start, end in schemes.spans(ts, model.scheme)]
             if self.spans_key:
                 doc.spans[self.spans_key] = spans
             else:
-                doc.ents = spans
+                # entities set before (an entity ruler) are kept, as spaCy's own recognizer keeps them
+                taken = {i for e in doc.ents for i in range(e.start, e.end)}
+                doc.set_ents([s for s in spans if taken.isdisjoint(range(s.start, s.end))], default="unmodified")
 
     def _gold(self, doc):
         spans = doc.spans.get(self.spans_key, []) if self.spans_key else doc.ents
-        tags = ["O"] * len(doc)
+        at, words = self._words(doc)
+        index = {i: k for k, i in enumerate(at)}
+        tags = ["O"] * len(at)
         for span in spans:
-            tags[span.start] = "B-" + span.label_
-            for i in range(span.start + 1, span.end):
-                tags[i] = "I-" + span.label_
-        return [t.text for t in doc], tags
+            inside = [index[i] for i in range(span.start, span.end) if i in index]
+            for k, j in enumerate(inside):
+                tags[j] = ("B-" if k == 0 else "I-") + span.label_
+        return words, tags
 
     def _untrained(self, pairs):
         return self.kind.untrained([(w, t) for w, t in pairs if w], scheme="iob2")

@@ -58,13 +58,17 @@ class SequenceTask(modelfile.Stored):
     def _without_jackknife(cls, opts, given):
         """Training on Dask: features jackknifed over the training set need
         the whole set, and a worker reads only its shard, so they are off
-        by default there and refused when asked for."""
+        by default there (with a warning: the model is less accurate than
+        one trained here) and refused when asked for."""
         for name, off in cls.jackknifed.items():
             if name in opts and opts[name] != off:
                 if given.get(name) is not None:
                     raise InputError(f"option {name} is not available with a Dask client: its jackknifed "
                                      f"features need the whole training set on one machine")
                 opts[name] = off
+                warnings.warn(f"option {name} is {off!r} with a Dask client (its jackknifed features need the "
+                              f"whole training set on one machine): expect a less accurate model than one "
+                              f"trained here", stacklevel=3)
 
     @classmethod
     def _task_name(cls, options):

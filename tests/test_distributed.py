@@ -97,12 +97,14 @@ def test_jackknifed_features_off_on_dask(client):
     """Jackknifed features need the whole training set, which no worker
     reads: off by default with a client (and so recorded in the model),
     refused when asked for."""
-    ner = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False,
-                                   client=client)
+    with pytest.warns(UserWarning, match="ambiguity_classes is False with a Dask client"):
+        ner = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False,
+                                       client=client)
     assert "amb" not in ner.meta["extras"] and ner.ambiguity is None
     local = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False)
     assert "amb" in local.meta["extras"]
-    seg = fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=2, verbose=False, client=client)
+    with pytest.warns(UserWarning, match="folds is 1 with a Dask client"):
+        seg = fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=2, verbose=False, client=client)
     assert seg.meta["folds"] == 1
     with pytest.raises(InputError, match="ambiguity_classes.*Dask"):
         fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False,

@@ -58,6 +58,20 @@ def test_train_on_nltk_tagged_sentences(tmp_path):
     assert reloaded.tag(["I", "run"]) == [("I", "PRP"), ("run", "VBP")]
 
 
+def test_pairs_as_lists_train_as_tuples_do():
+    """(word, tag) pairs that are lists (from JSON) are pairs too: a
+    two-word sentence used to read as one (words, tags) pair."""
+    tuples = [[("I", "PRON"), ("run", "VERB")], [("dogs", "NOUN"), ("bark", "VERB")]] * 10
+    lists = [[list(p) for p in s] for s in tuples]
+    a, b = PerceptronTagger(load=False), PerceptronTagger(load=False)
+    a.train(tuples, nr_iter=3)
+    b.train(lists, nr_iter=3)
+    assert b.tag(["I", "run"]) == a.tag(["I", "run"]) == [("I", "PRON"), ("run", "VERB")]
+    assert b.model.tags == ["NOUN", "PRON", "VERB"]
+    with pytest.raises(TypeError, match="sentence 0, token 1"):
+        PerceptronTagger(load=False).train([[("I", "PRON"), ("run", "VERB", "x")]])
+
+
 def test_a_string_is_not_a_sentence():
     with pytest.raises(TypeError):
         PerceptronTagger().tag("a string")

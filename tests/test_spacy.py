@@ -108,6 +108,50 @@ def _examples(nlp, pairs, attr):
     return out
 
 
+def test_whitespace_tokens_are_no_words_to_the_models():
+    """spaCy keeps runs of spaces as tokens: the models read the words
+    around them as neighbours, entities span them, and the tagger gives
+    them spaCy's SPACE (an entity used to stop at "Barack" before two
+    spaces, or start with one)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": "en"})
+    nlp.add_pipe("fasttag_ner")
+    text = "Barack  Obama met Angela Merkel in New  York ."
+    doc = nlp(text)
+    words = [t.text for t in doc if not t.is_space]
+    assert [t.pos_ for t in doc if not t.is_space] == fasttag.load().tag(words)
+    assert [t.pos_ for t in doc if t.is_space] == ["SPACE", "SPACE"]
+    expected = [(typ, " ".join(words[a:b])) for typ, a, b in fasttag.load("en-ner").spans(words)]
+    assert [(e.label_, " ".join(e.text.split())) for e in doc.ents] == expected
+    assert ("PER", "Barack  Obama") in [(e.label_, e.text) for e in doc.ents]
+    assert all(not e[0].is_space and not e[-1].is_space for e in nlp("in New York  City").ents)
+
+
+def test_entities_set_before_are_kept():
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": "PRODUCT", "pattern": "iPhone"}])
+    nlp.add_pipe("fasttag_ner")
+    ents = [(e.text, e.label_) for e in nlp("Tim Cook showed the iPhone in Cupertino .").ents]
+    assert ("iPhone", "PRODUCT") in ents and ("Tim Cook", "PER") in ents
+
+
+def test_an_untrained_tagger_learns_upos_and_saves_before_initialize(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": None})
+    nlp.to_disk(tmp_path / "blank")                     # spaCy saves pipelines before training too
+    again = spacy.load(tmp_path / "blank")              # used to fail: "the component has no model"
+    assert not (tmp_path / "blank" / "fasttag_tagger" / "model.ftm").exists()
+    examples = [Example.from_dict(nlp.make_doc(" ".join(w)), {"pos": t})
+                for w, t in [(["I", "run", "fast"], ["PRON", "VERB", "ADV"]),
+                             (["dogs", "bark"], ["NOUN", "VERB"])]] * 4
+    for pipeline in (nlp, again):
+        pipeline.initialize(lambda: examples)
+        for _ in range(5):
+            pipeline.update(examples)
+        assert [t.pos_ for t in pipeline("I run fast")] == ["PRON", "VERB", "ADV"]
+
+
 def test_training_from_spacy_initialize_and_update():
     lexicon = {"the": "DT", "a": "DT", "dog": "NN", "cat": "NN", "runs": "VBZ", "sees": "VBZ", ".": "."}
     pairs = [(["the", "dog", "runs", "."], ["DT", "NN", "VBZ", "."]),
