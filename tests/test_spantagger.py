@@ -359,3 +359,16 @@ def test_eval_reads_gold_in_its_own_scheme(tmp_path):
     assert (on_iob1["scheme"], on_iob2["scheme"]) == ("iob1", "iob2")
     assert on_iob1["f1"] == on_iob2["f1"]
     assert on_iob1["accuracy"] == on_iob2["accuracy"]
+
+
+@pytest.mark.parametrize("key, value", [("word_column", -5), ("word_column", 1), ("tag_column", 9),
+                                        ("n_columns", 0), ("feature_columns", [0])])
+def test_a_stored_column_layout_that_does_not_add_up_is_refused(key, value):
+    """Evaluation and tagging of column files read the stored layout: a
+    model file whose columns are out of range or overlap is corrupt."""
+    import fasttag
+    model = SpanTagger.train(CHUNK, task="chunk", epochs=1, verbose=False)
+    assert fasttag.loads(model.to_bytes()).meta["feature_columns"] == [1]
+    model.meta[key] = value
+    with pytest.raises(fasttag.ModelFormatError, match="columns|n_columns"):
+        fasttag.loads(model.to_bytes())

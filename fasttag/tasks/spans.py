@@ -406,6 +406,21 @@ def _read_sentences(data, word_column=0, tag_column=-1):
     return sents, doc_ids
 
 
+def _check_stored_columns(meta):
+    """A ModelFormatError unless the stored column layout is one training
+    writes: 0-based word, tag and feature columns of ``n_columns``, all
+    distinct (new files are read by it)."""
+    n = meta.get("n_columns")
+
+    def index(v):
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n
+    if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 100_000):
+        raise ModelFormatError(f"corrupt fasttag model: n_columns {n!r}")
+    used = [meta.get("word_column", 0), meta.get("tag_column", n - 1)] + list(meta.get("feature_columns", []))
+    if not all(index(v) for v in used) or len(set(used)) != len(used):
+        raise ModelFormatError("corrupt fasttag model: the word, tag and feature columns do not add up")
+
+
 def _numbered(sents):
     """Whether the words read are token numbers: the first sentences of
     three tokens or more count 1, 2, 3 ... (multiword ranges and empty
@@ -989,6 +1004,7 @@ class SpanTagger(SequenceTask):
                 or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2") \
                 or meta.get("task") not in (None, "chunk", "ner"):
             raise ModelFormatError("corrupt fasttag model: span tagger settings do not add up")
+        _check_stored_columns(meta)
         clusters = stored_clusters(spec, arrays)
         fallback = spec.get("capitals_fallback", False)
         if type(fallback) is not bool or (fallback and clusters is None):
