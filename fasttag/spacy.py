@@ -90,7 +90,7 @@ class _Component(_Serialized, Pipe):
 
     def _current(self):
         """The model to save: None for an untrained component."""
-        return None if self._model is None and self._source is None else self.fasttag_model
+        return None if self._untrained_allowed() else self.fasttag_model
 
     def _untrained_allowed(self):
         return self._model is None and self._source is None
