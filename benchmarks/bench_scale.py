@@ -4,7 +4,7 @@ Dask training and streaming memory, in one run.
 
     python benchmarks/bench_scale.py [--tasks pos,chunk,ner,seg] [--threads 1,2]
                                      [--reps 3] [--repeat 4] [--epochs 5]
-                                     [--no-anchors] [--train-threads] [--dask]
+                                     [--no-anchors] [--train-threads] [--dask [pos,seg,ner]]
                                      [--stream-mb 1024]
 
 Every row is measured the same way, whatever the system: in its own fresh
@@ -235,12 +235,20 @@ def bench_training_threads(task, train_path, test, epochs, threads):
 
 # ---------------------------------------------------------------- beyond one process
 
-def bench_dask(train_path, test, epochs=5, n_workers=2):
-    """Distributed POS training on a ``LocalCluster`` of ``n_workers``
-    worker processes against single-process training: accuracy and wall
-    time.  Skips (printing why) without ``dask.distributed`` or without
-    distributed training in the installed fasttag (``Tagger.train``
-    taking a ``client``: ``fasttag.distributed``)."""
+DASK_TASKS = {                 # task -> (model class, training options, training file, test file, score key)
+    "pos": ("Tagger", {}, ("en_ewt", "en_ewt-ud-train.conllu"), ("en_ewt", "en_ewt-ud-test.conllu"), "accuracy"),
+    "seg": ("Segmenter", {}, ("zh_pd1998", "train.txt"), ("sighan2005", "pku_test_gold.utf8"), "f1"),
+    "ner": ("SpanTagger", {"task": "ner"}, ("conll2003", "eng.train"), ("conll2003", "eng.testb"), "f1"),
+}
+
+
+def bench_dask(tasks=("pos",), epochs=5, n_workers=2):
+    """Distributed training on a ``LocalCluster`` of ``n_workers`` worker
+    processes against single-process training, per task (``pos`` on EWT,
+    ``seg`` on People's Daily scored on PKU test, ``ner`` on CoNLL-2003
+    testb): score (the model's own ``evaluate``) and wall time.  Skips
+    (printing why) without ``dask.distributed`` or without distributed
+    training in the installed fasttag (``fasttag.distributed``)."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
@@ -251,19 +259,22 @@ def bench_dask(train_path, test, epochs=5, n_workers=2):
     if importlib.util.find_spec("fasttag.distributed") is None:
         print("- Dask: skipped (this fasttag has no distributed training: no fasttag.distributed)")
         return None
-    words = [w for w, _ in test]
     rows = []
-    with H.timer() as t:
-        single = fasttag.Tagger.train(str(train_path), epochs=epochs, seed=0, verbose=False)
-    rows.append(("single process", t.wall, H.tagging_metrics(test, single.tag_sents(words))["accuracy"]))
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        with H.timer() as t:
-            dist = fasttag.Tagger.train(str(train_path), epochs=epochs, seed=0, verbose=False, client=client)
-        rows.append((f"Dask LocalCluster, {n_workers} workers", t.wall,
-                     H.tagging_metrics(test, dist.tag_sents(words))["accuracy"]))
-    print(H.format_table([{"setup": s, "wall": w, "acc": a} for s, w, a in rows],
-                         [("setup", "training"), ("wall", "wall s", "{:.1f}"), ("acc", "acc %", H.pct)]))
+        for task in tasks:
+            name, opts, train, test, key = DASK_TASKS[task]
+            cls = getattr(fasttag, name)
+            for setup, extra in (("single process", {}), (f"Dask LocalCluster, {n_workers} workers",
+                                                          {"client": client})):
+                with H.timer() as t:
+                    model = cls.train(str(H.data_path(*train)), epochs=epochs, seed=0, verbose=False,
+                                      **opts, **extra)
+                rows.append({"task": task, "setup": setup, "wall": t.wall,
+                             "score": model.evaluate(H.data_path(*test))[key]})
+            rows[-1]["gap"] = f"{100 * (rows[-1]['score'] - rows[-2]['score']):+.2f}"
+    print(H.format_table(rows, [("task", "task"), ("setup", "training"), ("wall", "wall s", "{:.1f}"),
+                                ("score", "test acc/F1 %", H.pct), ("gap", "Dask vs one process")]))
     return rows
 
 
@@ -379,7 +390,8 @@ def main():
                     help="skip NLTK and python-crfsuite (jieba is kept: it does not train)")
     ap.add_argument("--train-threads", action="store_true",
                     help="also time training per epoch at each --threads count (EWT POS, PKU segmentation)")
-    ap.add_argument("--dask", action="store_true", help="also time Dask training on a LocalCluster")
+    ap.add_argument("--dask", nargs="?", const="pos", default="",
+                    help="also time Dask training on a LocalCluster for these tasks (pos,seg,ner; default pos)")
     ap.add_argument("--stream-mb", type=float, default=0,
                     help="also measure streaming peak memory over a file of this many MB (e.g. 1024)")
     args = ap.parse_args()
@@ -445,9 +457,8 @@ def main():
                                        args.epochs, threads)
             print()
     if args.dask:
-        print("## Dask training (POS, EWT)", flush=True)
-        pos = data.get("pos") or load_data(["pos"])["pos"]
-        bench_dask(pos[2], pos[1], epochs=args.epochs)
+        print(f"## Dask training ({args.dask})", flush=True)
+        bench_dask(args.dask.split(","), epochs=args.epochs)
         print()
     if args.stream_mb:
         print(f"## Streaming ({args.stream_mb:.0f} MB, {max(threads)} threads)", flush=True)

@@ -291,10 +291,10 @@ cdef inline double _loss(int kind, double p, double y, double eps) noexcept nogi
 cdef inline double _dloss(int kind, double p, double y, double eps) noexcept nogil:
     """Derivative of the loss with respect to p."""
     cdef double z, r
-    if kind == L_HINGE:
-        return -y if p * y < 1.0 else 0.0
-    elif kind == L_PERCEPTRON:
-        return -y if p * y < 0.0 else 0.0
+    if kind == L_HINGE:                 # updates at the threshold too, as scikit-learn's Hinge does:
+        return -y if p * y <= 1.0 else 0.0
+    elif kind == L_PERCEPTRON:          # so the perceptron loss leaves zero weights
+        return -y if p * y <= 0.0 else 0.0
     elif kind == L_LOG:
         z = p * y
         if z > 18.0:

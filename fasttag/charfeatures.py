@@ -45,7 +45,7 @@ import numpy as np
 from ._charfeatures import dictionary_lengths
 from ._core import hash_strings
 from .errors import InputError
-from .normalize import atomic_runs, char_classes, normalize_text, NUMERAL
+from .normalize import ALPHABET_LETTER, atomic_runs, char_classes, normalize_text, NUMERAL
 from .schemes import BMES
 
 MAX_WORD = 7            # longest dictionary word used for features
@@ -638,15 +638,18 @@ _RUN_CHARS = None
 
 def _runs(joined, options):
     """atomic_runs(joined, **options) as an int64[n, 2] array, computed on
-    the ASCII stretches of the text only (after width folding, every
-    character of a run is printable ASCII or the ratio sign U+2236, and
-    the patterns only look at such characters around a run)."""
+    the stretches of the text that can hold a run only (after width
+    folding, every character of a run is printable ASCII, the ratio sign
+    U+2236 or a letter of an alphabet, and the patterns only look at such
+    characters around a run)."""
     global _RUN_CHARS
     if _RUN_CHARS is None:
         _, _, fold = _tables()
         f = fold.astype(np.int64)
-        ok = ((f >= 0x21) & (f <= 0x7E)) | (f == 0x2236)
-        alnum = ((f >= 48) & (f <= 57)) | ((f >= 65) & (f <= 90)) | ((f >= 97) & (f <= 122))
+        letters = np.fromiter((c < 0x10000 and not 0xD800 <= c <= 0xDFFF and bool(ALPHABET_LETTER.match(chr(c)))
+                               for c in f.tolist()), dtype=bool, count=len(f))
+        ok = ((f >= 0x21) & (f <= 0x7E)) | (f == 0x2236) | letters
+        alnum = ((f >= 48) & (f <= 57)) | ((f >= 65) & (f <= 90)) | ((f >= 97) & (f <= 122)) | letters
         _RUN_CHARS = (ok.astype(np.uint8) + alnum.astype(np.uint8))    # 0 no, 1 ascii, 2 alnum
     cp = codepoints(joined)
     kind = np.zeros(len(cp), dtype=np.uint8)
@@ -689,11 +692,17 @@ def attached_marks(cp):
     """Per character of the codepoints ``cp``: whether it belongs to the
     one before it, so that no word may begin there: a combining mark
     ("e" + U+0301), a variation selector or skin tone, a zero-width joiner
-    and the character after it (the parts of one emoji).  In any script."""
+    and the character after it (the parts of one emoji), and the second
+    regional indicator of a pair (a flag).  In any script."""
     if not _ATTACH_TABLE:
         _ATTACH_TABLE.append(np.array([_attaches(c) for c in range(0x10000)], dtype=bool))
     out = bmp_lookup(_ATTACH_TABLE[0], cp, lambda rest: np.array([_attaches(int(c)) for c in rest], dtype=bool))
     out[1:] |= cp[:-1] == _ZWJ
+    flag = (cp >= 0x1F1E6) & (cp <= 0x1F1FF)
+    if flag.any():                  # in a run of regional indicators, every second one ends a flag
+        at = np.arange(len(cp))
+        first = np.maximum.accumulate(np.where(flag & ~np.concatenate(([False], flag[:-1])), at, 0))
+        out |= flag & ((at - first) % 2 == 1)
     return out
 
 

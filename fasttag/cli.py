@@ -139,10 +139,14 @@ def build_parser():
                            help="one sentence per line, tokens separated by whitespace")
             p.add_argument("--tokenizer", metavar="MODEL",
                            help="tokenizer model for raw text (default: the bundled English tokenizer)")
+        if command == "ner":
+            p.add_argument("--format", choices=("raw", "text"),
+                           help="input format (default: raw text); text is --pretokenized")
         if command == "tag":
-            p.add_argument("--format", choices=("text", "conllu", "conll"),
+            p.add_argument("--format", choices=("raw", "text", "conllu", "conll"),
                            help="input format (default: raw text, or CoNLL-U when every line is a "
-                                "CoNLL-U line); text is --pretokenized")
+                                "CoNLL-U line; a file that looks like a column file must name one); "
+                                "text is --pretokenized")
             p.add_argument("--column", type=options.BY_NAME["column"].parse, default=None,
                            help="CoNLL-U column to fill: upos or xpos (default: the model's training "
                                 "column, else upos)")
@@ -221,8 +225,9 @@ def train_command(args):
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
     if args.plot:
-        from .plot import _matplotlib
-        _matplotlib()                                   # refuse before training, not after
+        from .plot import _matplotlib, figure_format
+        figure_format(args.plot)                        # refuse before training, not after
+        _matplotlib()
     if args.dask or args.scheduler:
         if args.dask and args.scheduler:
             raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
@@ -291,6 +296,8 @@ def _input_path(path, what, stdin_ok=False):
         if stdin_ok:
             return sys.stdin.buffer
         raise InputError(f"{what} must be a file: standard input ('-') is read only as the main input")
+    if path == "":
+        raise InputError(f"{what} is an empty file name")
     if not os.path.exists(path):
         raise InputError(f"{what}: no such file", path=path)
     if os.path.isdir(path):
@@ -317,6 +324,10 @@ def _check_output(path, what, inputs=()):
     one of the command's ``inputs``, which writing would destroy."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
+    if path == "":
+        raise InputError(f"{what} is an empty file name")
+    if path.endswith(("/", os.sep)):
+        raise InputError(f"{what} names a folder (it ends with {path[-1]}): give a file name", path=path)
     if os.path.isfile(path) and any(isinstance(source, str) and os.path.isfile(source)
                                     and os.path.samefile(path, source) for source in inputs):
         raise InputError(f"{what} names an input of the command: writing it would destroy that file", path=path)
@@ -324,7 +335,8 @@ def _check_output(path, what, inputs=()):
         raise InputError(f"{what} is a folder: give a file name", path=path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise InputError(f"{what}: the folder {os.path.dirname(path) or '.'} does not exist", path=path)
+        state = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
+        raise InputError(f"{what}: the folder {os.path.dirname(path) or '.'} {state}", path=path)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fasttag-check-", suffix=".tmp")
     except OSError as exc:
@@ -360,8 +372,8 @@ def tag_command(args):
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o", (args.input, args.model, getattr(args, "dict", None),
                                           getattr(args, "tokenizer", None)))
-    path = _model_path(args.model, "-m") if args.model else default_model_path(bundled)
-    source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input else sys.stdin.buffer
+    path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
+    source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input is not None else sys.stdin.buffer
     model = _load_sequence_model(path, args.command)
     if model.kind not in kinds:
         use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
@@ -390,10 +402,10 @@ def _text_input(args, model):
         fmt = "text"
     given = {"format": fmt} if fmt else {}
     if args.tokenizer is not None:
-        if fmt is not None:
+        if fmt not in (None, "raw"):
             raise InputError("--tokenizer applies to raw text, not to --pretokenized or --format input")
         from .rawtext import tokenizer_of
-        given["tokenizer"] = tokenizer_of(args.tokenizer)
+        given["tokenizer"] = tokenizer_of(_model_path(args.tokenizer, "--tokenizer"))
     column = getattr(args, "column", None)
     if model.kind == "spans":
         if column is not None:
@@ -453,7 +465,9 @@ def inspect_command(args):
     from . import inspection
     if args.top < 1:
         raise InputError(f"--top must be at least 1, not {args.top}")
-    model = load(args.model)
+    model = load(_model_path(args.model, "MODEL"))
+    if args.data is not None:
+        _input_path(args.data, "--data")
     if not hasattr(model, "model"):
         raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
     try:
@@ -468,7 +482,8 @@ def inspect_command(args):
 
 
 def plot_command(args):
-    from .plot import _matplotlib, history, learning_curves
+    from .plot import _matplotlib, figure_format, history, learning_curves
+    figure_format(args.output)
     _matplotlib()
     labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
     if len(labels) != len(args.models):
@@ -487,7 +502,9 @@ def cluster_command(args):
     from .clusters import cluster
     given = _given(args, [o.name for o in options.for_cli("cluster", "cluster")])
     opts = options.resolve("cluster", "cluster", given, cli=True)
-    paths = [_input_path(p, "RAW") for p in args.raw]
+    if args.raw.count("-") > 1:
+        raise InputError("RAW names standard input ('-') twice")
+    paths = [_input_path(p, "RAW", stdin_ok=True) for p in args.raw]
     _check_output(args.output, "-o")
     tokenizer = None if args.pretokenized or args.chars else rawtext.tokenizer_of(None)
     sentences = []

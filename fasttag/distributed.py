@@ -20,11 +20,12 @@ kept in the worker between epochs; shuffled by the seed, the epoch and
 the shard) and sends back only the entries it changed.  The result
 depends on the seed and the number of workers only.
 
-Features jackknifed over the whole training set (the segmenter's
-vocabulary features, NER's ambiguity classes) are off, with a warning: a
-worker reads only its shard.  This costs accuracy, so those tasks train
-better on one machine's threads.  Document features are computed per
-shard; the cuts fall between sentences.
+Features jackknifed over the training set (the segmenter's vocabulary
+features, NER's ambiguity classes) need tables built from all of it: the
+client reads each byte range as its worker will, builds the fold tables
+with each shard counting its folds (sentences, or documents) from its own
+start, and sends them once with the model.  Document features are
+computed per shard; the cuts fall between sentences.
 
 Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
 maps a ``dask.bag`` (such as ``dask.bag.read_text`` of large files, read
@@ -117,6 +118,9 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     if opts.get("max_sentences"):
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
+    tables = task_model._fold_tables([_read_range(type(task_model), path, a, b, reading) for a, b in ranges])
+    if tables is not None:
+        tables = client.scatter(tables, broadcast=True)
     selection = trainer.Selection(model, dev, evaluate)
     step = 0
     best = None
@@ -127,8 +131,8 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
         for epoch in range(1, epochs + 1):
             t0 = time.perf_counter()
             weights = client.scatter(_weights_bytes(emit, trans), broadcast=True)
-            futures = [client.submit(_shard_epoch, run, model_bytes, weights, path, a, b, reading, seed, epoch,
-                                     i, rule, pure=False) for i, (a, b) in enumerate(ranges)]
+            futures = [client.submit(_shard_epoch, run, model_bytes, tables, weights, path, a, b, reading, seed,
+                                     epoch, i, rule, pure=False) for i, (a, b) in enumerate(ranges)]
             results = client.gather(futures)
             changes = [c for c, _ in results]
             n_sentences = sum(c.n for c in changes)
@@ -195,19 +199,28 @@ def _forget(run):
             del _WORKER_CACHE[key]
 
 
-def _shard(run, model_bytes, path, start, end, reading):
+def _read_range(cls, path, start, end, reading):
+    """The examples of bytes start..end of ``path``, read by task class
+    ``cls`` as a worker reads its shard."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return cls._read(io.BytesIO(data), dict(reading), "training data")
+
+
+def _shard(run, model_bytes, tables, path, start, end, reading):
     """On a worker: the model and its featurized shard (bytes start..end
-    of ``path``), read once per training run."""
+    of ``path``, jackknifed with the fold ``tables``), read once per
+    training run."""
     key = (run, path, start, end)
     with _WORKER_LOCK:
         if key in _WORKER_CACHE:
             return _WORKER_CACHE[key]
     from .store import loads
     task_model = loads(model_bytes)
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    examples = type(task_model)._read(io.BytesIO(data), dict(reading), "training data")
+    examples = _read_range(type(task_model), path, start, end, reading)
+    if tables is not None:
+        task_model._use_fold_tables(tables)
     encoded = task_model._encode(examples, training=True)
     model = task_model.model
     if encoded:
@@ -226,11 +239,11 @@ def _shard(run, model_bytes, path, start, end, reading):
     return shard
 
 
-def _shard_epoch(run, model_bytes, weights, path, start, end, reading, seed, epoch, index, rule):
+def _shard_epoch(run, model_bytes, tables, weights, path, start, end, reading, seed, epoch, index, rule):
     """On a worker: one epoch on one shard from the mixed ``weights``:
     (:class:`fasttag.mixing.Changes`, positions)."""
     from . import trainer
-    task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, path, start, end, reading)
+    task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, tables, path, start, end, reading)
     model = task_model.model
     emit, trans = _load_weights(weights, len(model.tags))
     if not n:

@@ -207,17 +207,34 @@ def _decode_binary(f, name, encoding="utf-8"):
     if encoding not in ("utf-8", None) and not _ascii_lines(encoding):
         yield from _strip_text(io.TextIOWrapper(f, encoding=encoding, errors="strict", newline=""), name)
         return
+    utf8 = encoding in ("utf-8", None)
     encoding = encoding or "utf-8"
     for lineno, raw in enumerate(f, 1):
         try:
             line = raw.decode(encoding)
         except UnicodeDecodeError as exc:
+            kind = _binary_kind(raw) if lineno == 1 else None
+            if kind:
+                raise InputError(kind, name, lineno) from None
             err = InputError(
                 f"invalid {_codec_text(encoding)}: byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line",
                 name, lineno)
             err.undecodable = True
             raise err from None
+        if utf8 and "\x00" in line:        # never in text: UTF-16 without a byte order mark, or a binary file
+            raise InputError("a NUL byte in the line: not text (UTF-16 without a byte order mark? name it: "
+                             "--encoding utf-16)", name, lineno)
         yield _line(line, lineno, name)
+
+
+def _binary_kind(first_line):
+    """What a first line that is not UTF-8 says the file is, when its
+    opening bytes tell: gzip, or UTF-16 or UTF-32 with a byte order mark."""
+    if first_line.startswith(b"\x1f\x8b"):
+        return "a gzip-compressed file: decompress it first (zcat FILE | fasttag ... -)"
+    if first_line.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 or UTF-32 (it opens with a byte order mark): name it, e.g. --encoding utf-16"
+    return None
 
 
 def _codec_text(encoding):
@@ -440,6 +457,27 @@ def read_conll(source, word_column=0, tag_column=-1) -> Iterator[Sentence]:
 
 
 def _parse_conll(lines, name, word_column, tag_column):
+    """Sentences of a column file's lines, refused when the word column
+    counts the tokens: the first sentences of three tokens or more read
+    1, 2, 3 ... (multiword ranges and empty nodes aside), as the ID column
+    of CoNLL-U and CoNLL-X does."""
+    sentences = _parse_columns(lines, name, word_column, tag_column)
+    head = list(itertools.islice(sentences, 50))
+    long = [s.words for s in head if len(s.words) >= 3][:5]
+    if long and all(map(_counts_tokens, long)):
+        raise InputError(f"column {word_column} numbers the tokens (1, 2, 3 ...), as CoNLL-U's ID column does: "
+                         f"the words must be in column {word_column} (--word-column names another; CoNLL-U is "
+                         f"read with --format conllu)", name)
+    yield from head
+    yield from sentences
+
+
+def _counts_tokens(words):
+    ids = [w for w in words if "-" not in w and "." not in w]
+    return ids == [str(i) for i in range(1, len(ids) + 1)] and 2 * len(ids) >= len(words)
+
+
+def _parse_columns(lines, name, word_column, tag_column):
     # Find the reference line, buffering the lines before it.
     head = []
     ncols = None
@@ -718,8 +756,9 @@ def tagging_format(prefix, name=None):
     has exactly 10 tab-separated fields and an integer, range (``1-2``) or
     decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
     some do and some do not (a damaged CoNLL-U file is not text).  Column files are never
-    guessed: a file opening with ``-DOCSTART-`` is an InputError asking
-    for ``--format conll``."""
+    guessed: a file opening with ``-DOCSTART-``, or that looks like one
+    beyond doubt (:func:`_column_layout`), is an InputError asking for
+    ``--format conll`` (or ``--format raw``)."""
     numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not _is_blank(line) and line[0] != "#"]
     content = [line for _, line in numbered]
     conllu = [_is_conllu_line(line) for line in content]
@@ -733,7 +772,32 @@ def tagging_format(prefix, name=None):
                          "with 'fasttag tag --format conll', or pass --pretokenized", name)
     if content and all(conllu):
         return "conllu"
+    columns = _column_layout(prefix)
+    if columns:
+        raise InputError(f"this looks like a column file ({columns} columns on every line, sentences separated "
+                         f"by blank lines): tag it with 'fasttag tag --format conll', or pass --format raw to "
+                         f"read it as raw text", name)
     return "raw"
+
+
+def _column_layout(prefix):
+    """The number of columns when the lines ``prefix`` look like a column
+    file beyond doubt: at least 5 lines, each with the same number (2 or
+    more) of whitespace-separated columns, in blank-line-separated blocks
+    of 2 or more, one of them finished; else 0.  Raw text is never read
+    as columns, but is refused as raw text then."""
+    counts = [len(_split_columns(x)) for x in prefix if not _is_blank(x) and x[0] != "#"]
+    if len(counts) < 5 or counts[0] < 2 or len(set(counts)) != 1:
+        return 0
+    blocks, block = [], 0
+    for line in prefix:
+        if _is_blank(line):
+            if block:
+                blocks.append(block)
+            block = 0
+        elif line[0] != "#":
+            block += 1
+    return counts[0] if blocks and min(blocks) >= 2 else 0
 
 
 def open_tagging_input(source, format=None):

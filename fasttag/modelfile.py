@@ -22,6 +22,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import signal
 import stat
 import struct
@@ -202,8 +203,11 @@ def atomic_file(path, mode="wb", **open_kwargs):
     """
     given = _fspath(path)
     if _not_a_regular_file(given):
-        with open(given, mode, **open_kwargs) as f:
-            yield f
+        try:
+            with open(given, mode, **open_kwargs) as f:
+                yield f
+        except OSError as exc:
+            raise _naming_output(exc, given, None) from None
         return
     path = os.path.realpath(os.fsdecode(given))     # through a symbolic link: its target is replaced
     if not given:
@@ -213,7 +217,10 @@ def atomic_file(path, mode="wb", **open_kwargs):
     folder = os.path.dirname(path)
     _remove_stale_temporaries(folder)
     with _terminate_as_exception():
-        fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
+        except OSError as exc:      # a missing or read-only folder: name the file asked for, as open() does
+            raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
         try:
             try:
                 file_mode = os.stat(path).st_mode & 0o777        # a file replaced keeps its mode
@@ -227,20 +234,39 @@ def atomic_file(path, mode="wb", **open_kwargs):
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+            if isinstance(exc, OSError):
+                raise _naming_output(exc, given, tmp) from None
             raise
 
 
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _naming_output(exc, given, tmp):
+    """``exc``, naming the output ``given`` where it names the temporary
+    file, or no file for a failed write (a full disk): the user's file is
+    the one at fault."""
+    if (tmp is not None and exc.filename == tmp) or (exc.filename is None and exc.errno in _WRITE_ERRORS):
+        return type(exc)(exc.errno, exc.strerror, os.fsdecode(given))
+    return exc
+
+
+_DESCRIPTOR_NAMES = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
 def _not_a_regular_file(path):
-    """Whether ``path`` is an existing device, pipe or socket, or names a
-    file descriptor (``/dev/stdout``, ``/dev/fd/3``): written in place."""
+    """Whether ``path`` names a file descriptor (``/dev/stdout``,
+    ``/dev/fd/3``: whatever it is open on) or is an existing device, pipe
+    or socket: written in place.  A regular file anywhere, ``/dev/shm``
+    included, is replaced atomically."""
     name = os.fsdecode(path)
-    if name.startswith(("/dev/", "/proc/")):
-        return not os.path.isdir(name)
+    if _DESCRIPTOR_NAMES.fullmatch(name):
+        return True
     try:
         st = os.stat(name)
     except OSError:

@@ -34,6 +34,7 @@ __all__ = [
     "char_class",
     "char_classes",
     "atomic_runs",
+    "ALPHABET_LETTER",
 ]
 
 # --- normalisation ---------------------------------------------------------------
@@ -181,9 +182,19 @@ _EMAIL = re.compile(
 )
 _SPECIAL = re.compile(_URL.pattern + "|" + _EMAIL.pattern)
 _NUMBER = r"[0-9]+(?:[.,:\u2236][0-9]+)*%?"
-_LATIN_RE = re.compile(r"[A-Za-z]+")
+# A letter of an alphabet: any Unicode letter but the Han ideographs (and
+# their numerals), kana and bopomofo, which a segmenter splits; then any
+# combining marks.  So Zürich, naïve, Москва, αβγ and 서울 stay whole.
+_SPLIT_SCRIPTS = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3100-\u312f"
+                  "\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff")
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_LETTERS = f"(?:[^\\W\\d_{_SPLIT_SCRIPTS}][{_MARKS}]*)+"
+ALPHABET_LETTER = re.compile(f"[^\\W\\d_{_SPLIT_SCRIPTS}]|[{_MARKS}]")
+"""One character that a Latin run (see :func:`atomic_runs`) may hold
+beside ASCII letters: a letter of an alphabet or a combining mark."""
+_LATIN_RE = re.compile(_LETTERS)
 _DIGITS_RE = re.compile(_NUMBER)
-_ALNUM_RE = re.compile(r"(?:[A-Za-z]+|[0-9]+(?:[.,:\u2236][0-9]+)*)+(?:(?<=[0-9])%)?")
+_ALNUM_RE = re.compile(f"(?:{_LETTERS}|[0-9]+(?:[.,:\u2236][0-9]+)*)+(?:(?<=[0-9])%)?")
 _URL_TRAILING = ".,;:!?'\""
 _CLOSERS = {")": "(", "]": "["}
 
@@ -224,7 +235,9 @@ def atomic_runs(
         "1,000", "12:30", "1.2.3"), plus an optional trailing "%" ("50%");
         a separator not followed by a digit ends it. The Chinese comma "，"
         is not folded, so it always ends a number;
-      * a Latin run is a run of ASCII letters;
+      * a Latin run is a run of letters of an alphabet (Latin with its
+        accents, Greek, Cyrillic, Hangul ...: any letter but Han
+        ideographs, kana and bopomofo), combining marks included;
       * with both enabled, letters and numbers that touch form one run
         ("iPhone12", "MP3", "G20"); otherwise each kind is found alone.
     """

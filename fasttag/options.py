@@ -173,7 +173,7 @@ OPTIONS = [
            tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="K"),
     # ---------------------------------------------------------- reading
     Option("format", "file format (default: guessed, or as trained)", tasks=("pos", "seg"),
-           parse=str, choices=("conllu", "conll"), phases=("train", "eval", "tag"),
+           parse=str, choices=("conllu", "conll", "text"), phases=("train", "eval", "tag"),
            check=lambda v: None if v is None else _one_of("conllu", "conll", "text")(v)),
     Option("column", "tag column: upos or xpos for CoNLL-U, a 0-based index for column files "
            "(default: upos, or the last column)", tasks=WORD_TASKS, parse=_parse_column,
@@ -187,8 +187,10 @@ OPTIONS = [
            phases=("train", "eval")),
     Option("internal_scheme", "the scheme learned and decoded with", default="bioes", tasks=SPAN_TASKS,
            check=_one_of("bioes", "iob2")),
-    Option("document_features", "document-level features (default: on for ner, off for chunk)",
-           default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False)),
+    Option("document_features", "document-level features (default: on for ner, off for chunk); they need "
+           "whole documents, so turn them off for a model that will tag raw text a sentence at a time",
+           default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False),
+           parse=_parse_switch, metavar="on|off"),
     Option("ambiguity_classes", "features of the span types each word took in the training data "
            "(jackknifed; default: on for ner, off for chunk)",
            default={"chunk": False, "ner": True, "spans": False}, tasks=SPAN_TASKS, check=_one_of(True, False),

@@ -142,15 +142,22 @@ def learning_curves(*models, labels=None, x="epochs", log_objective=False, title
     return fig
 
 
+def figure_format(path):
+    """The image format a figure ``path`` names (png without a suffix);
+    a FasttagError for one matplotlib is not asked to write."""
+    suffix = os.path.splitext(os.fspath(path))[1].lower() or ".png"
+    if suffix not in (".png", ".svg", ".pdf"):
+        raise FasttagError(f"{os.fspath(path)}: the figure format must be .png, .svg or .pdf")
+    return suffix[1:]
+
+
 def save_figure(fig, path):
     """Write ``fig`` atomically (a temporary file renamed at the end): a
     failed save never leaves a half-written image."""
     path = os.fspath(path)
-    suffix = os.path.splitext(path)[1].lower() or ".png"
-    if suffix not in (".png", ".svg", ".pdf"):
-        raise FasttagError(f"{path}: the figure format must be .png, .svg or .pdf")
+    fmt = figure_format(path)
     try:
         with atomic_file(path) as out:
-            fig.savefig(out, format=suffix[1:], dpi=DPI)
+            fig.savefig(out, format=fmt, dpi=DPI)
     except OSError as exc:
         raise FasttagError(f"{path}: cannot write the figure ({exc.strerror or exc})") from None

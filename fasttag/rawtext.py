@@ -90,15 +90,16 @@ def tokenizer_of(tokenizer):
 
 # ---------------------------------------------------------------- sentences
 
-def pretokenized_sentences(lines, max_tokens=MAX_TOKENS):
-    """:class:`TextSentence` of str ``lines``: one per non-blank line, words
-    split at whitespace; a line of more than ``max_tokens`` words is
-    tagged in pieces of ``max_tokens`` words, all but the last with
-    ``ends_line`` False."""
+def pretokenized_sentences(lines, max_tokens=MAX_TOKENS, blank_lines=False):
+    """:class:`TextSentence` of str ``lines``: one per non-blank line (per
+    line with ``blank_lines``, a blank one an empty sentence, so that
+    output lines match input lines), words split at whitespace; a line of
+    more than ``max_tokens`` words is tagged in pieces of ``max_tokens``
+    words, all but the last with ``ends_line`` False."""
     for number, line in enumerate(lines, start=1):
         if len(line) <= max_tokens:                 # at most max_tokens words: split at once
             words = line.split()
-            if words:
+            if words or blank_lines:
                 offsets, at, find = [], 0, line.find
                 for w in words:                     # only whitespace lies between at and w
                     a = find(w, at)
@@ -138,11 +139,12 @@ def raw_sentences(lines, tokenizer, n_threads=1):
             yield TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
 
 
-def text_sentences(lines, tokenizer=None, pretokenized=False, n_threads=1):
-    """The sentences of text lines: pretokenized, or tokenized by
-    ``tokenizer`` (see :func:`tokenizer_of`) on ``n_threads`` threads."""
+def text_sentences(lines, tokenizer=None, pretokenized=False, n_threads=1, blank_lines=False):
+    """The sentences of text lines: pretokenized (``blank_lines``: see
+    :func:`pretokenized_sentences`), or tokenized by ``tokenizer`` (see
+    :func:`tokenizer_of`) on ``n_threads`` threads."""
     if pretokenized:
-        return pretokenized_sentences(lines)
+        return pretokenized_sentences(lines, blank_lines=blank_lines)
     return raw_sentences(lines, tokenizer_of(tokenizer), n_threads)
 
 
@@ -172,11 +174,12 @@ def tag_batches(tag_sents, sentences, n_threads=1):
         yield from pairs
 
 
-def tag_text(tag_sents, text, tokenizer=None):
+def tag_text(tag_sents, text, tokenizer=None, method="tag_text"):
     """Sentences of :class:`Token` of the raw ``text`` (a str), tagged by
-    ``tag_sents``, offsets into ``text``."""
+    ``tag_sents``, offsets into ``text``; ``method``: the public method
+    that a TypeError names."""
     if not isinstance(text, str):
-        raise TypeError(f"tag_text() takes a str, not {type(text).__name__}"
+        raise TypeError(f"{method}() takes a str, not {type(text).__name__}"
                         + (" (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""))
     sentences = raw_sentences([text], tokenizer_of(tokenizer))
     return [[Token(w, t, a, b) for w, t, (a, b) in zip(s.words, tags, s.offsets)]

@@ -15,6 +15,8 @@ through the model file's bytes, never through its internals::
     est.predict_marginals(X_test)   # [[{'DET': 0.98, 'NOUN': 0.01, ...}, ...], ...]
     est.score(X_test, y_test)       # token accuracy
 """
+import numbers
+
 try:
     from sklearn.base import BaseEstimator
 except ImportError:                                   # pragma: no cover - the extra is missing
@@ -68,8 +70,9 @@ class SequenceTagger(BaseEstimator):
         keep the epoch that scores best on them."""
         pairs = _pairs(X, y, "X", "y")
         dev = None if X_dev is None else _pairs(X_dev, y_dev, "X_dev", "y_dev")
-        if not 0.0 <= self.calibrate < 1.0:
-            raise ValueError(f"calibrate must be a fraction in [0, 1), not {self.calibrate!r}")
+        c = self.calibrate
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real) or not 0.0 <= c < 1.0:
+            raise ValueError(f"calibrate must be a fraction in [0, 1), not {c!r}")
         held = []
         if self.calibrate:
             rng = np.random.default_rng(self.seed)
@@ -97,12 +100,14 @@ class SequenceTagger(BaseEstimator):
         A pickled estimator keeps its model; the next call then starts a
         new average from it."""
         pairs = _pairs(X, y, "X", "y")
+        if isinstance(classes, str) or (classes is not None and not all(isinstance(c, str) for c in classes)):
+            raise ValueError(f"classes must be a list of tags (strings), not {classes!r}")
         if not hasattr(self, "model_"):
             opts = self._options()
             for name in ("epochs", "ensemble", "verbose"):
                 opts.pop(name)
             self.model_ = _task(pairs).untrained(pairs, **opts)
-            extra = sorted(set(classes or ()) - set(self.model_.tags))
+            extra = sorted(set(() if classes is None else classes) - set(self.model_.tags))
             if extra:
                 self.model_.model.add_tags(extra)
             self.temperature_ = 1.0

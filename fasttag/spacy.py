@@ -283,7 +283,21 @@ def make_spans(nlp, name, model, spans_key, batch_size):
     default: English CoNLL-2003 entities, research use only) or the path of
     a model trained on words alone (None: untrained, built by
     ``initialize``);
-    ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents``."""
+    ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents`` (the
+    ``fasttag_spans`` component does, and declares its score weights)."""
+    return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
+
+
+@Language.factory("fasttag_spans", default_config={"model": "en-ner", "spans_key": "sc", "batch_size": 1000},
+                  assigns=["doc.spans"],
+                  default_score_weights={"spans_sc_f": 1.0, "spans_sc_p": 0.0, "spans_sc_r": 0.0})
+def make_span_group(nlp, name, model, spans_key, batch_size):
+    """``fasttag_ner`` setting ``doc.spans[spans_key]`` (default "sc"),
+    with the score weights of spaCy's ``spancat``: like spancat's, they
+    name the key "sc"; with another key, set ``[training.score_weights]``
+    to ``spans_KEY_f``."""
+    if not spans_key:
+        raise ValueError("fasttag_spans sets doc.spans[spans_key]: give a spans_key (fasttag_ner sets doc.ents)")
     return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
 
 

@@ -46,7 +46,6 @@ class SequenceTask(modelfile.Stored):
     kind = None            # the model file's "kind"
     featurizer = None      # (name, version) of the featurizer the model was trained with
     primary = None         # the key of the dev-selection score in _score()'s result
-    jackknifed = {}        # option -> its value without jackknifing (see _without_jackknife)
 
     def __init__(self, model, meta=None):
         self.model = model
@@ -54,21 +53,16 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ training
 
-    @classmethod
-    def _without_jackknife(cls, opts, given):
-        """Training on Dask: features jackknifed over the training set need
-        the whole set, and a worker reads only its shard, so they are off
-        by default there (with a warning: the model is less accurate than
-        one trained here) and refused when asked for."""
-        for name, off in cls.jackknifed.items():
-            if name in opts and opts[name] != off:
-                if given.get(name) is not None:
-                    raise InputError(f"option {name} is not available with a Dask client: its jackknifed "
-                                     f"features need the whole training set on one machine")
-                opts[name] = off
-                warnings.warn(f"option {name} is {off!r} with a Dask client (its jackknifed features need the "
-                              f"whole training set on one machine): expect a less accurate model than one "
-                              f"trained here", stacklevel=3)
+    def _fold_tables(self, shards):
+        """Dask training: the tables of the jackknifed features when each
+        shard (a list of examples, as a worker reads its byte range)
+        counts its folds from its own start, as ``_encode`` does on the
+        worker; None for a model without jackknifed features."""
+        return None
+
+    def _use_fold_tables(self, tables):
+        """On a worker: jackknife the shard's features with ``tables``
+        (from :meth:`_fold_tables`) when it is encoded."""
 
     @classmethod
     def _task_name(cls, options):
@@ -106,8 +100,6 @@ class SequenceTask(modelfile.Stored):
         client = options_.pop("client", None)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
-        if client is not None:
-            cls._without_jackknife(opts, options_)
         opts["task"] = task
         init = opts.pop("init", None)
         if init is not None:
@@ -143,7 +135,8 @@ class SequenceTask(modelfile.Stored):
                 evaluate = self._dev_scorer(dev_examples)
             except InputError as exc:
                 raise _naming(exc, dev) from None
-        report.line(f"training on {len(data):,} sentences" + (f", dev {len(dev_data):,}" if dev_data else ""))
+        report.line(f"training on {cls._n_sentences(examples):,} sentences"
+                    + (f", dev {cls._n_sentences(dev_examples):,}" if dev_data else ""))
         t0 = time.perf_counter()
         try:
             if client is not None:
@@ -174,6 +167,11 @@ class SequenceTask(modelfile.Stored):
         if dev_data:
             self.meta["temperature"] = self._fit_temperature(dev_data)
         return self
+
+    @classmethod
+    def _n_sentences(cls, examples):
+        """The number of sentences of ``_read``'s examples."""
+        return len(examples)
 
     @classmethod
     def _read_named(cls, data, opts, what, empty):

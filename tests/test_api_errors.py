@@ -276,3 +276,13 @@ def test_public_api_is_typed_and_documented():
             if name in ("self", "cls", "options", "options_"):
                 continue
             assert name in doc, (f.__qualname__, name)
+
+
+def test_errors_name_the_method_called_and_the_sentence_given():
+    ner = fasttag.load("en-ner")
+    with pytest.raises(TypeError, match=r"^entities\(\) takes a str, not list"):
+        ner.entities(["Angela"])
+    with pytest.raises(TypeError, match=r"^spans\(\) takes one sentence as a list of token strings"):
+        ner.spans("Angela Merkel")
+    with pytest.raises(InputError, match=r"tag 'Q-Y' \(sentence 1, 0-based\) is not a tag of the IOB2 scheme"):
+        SpanTagger.train([(["a", "b"], ["B-X", "O"]), (["a", "b"], ["B-X", "Q-Y"])], task="ner", verbose=False)

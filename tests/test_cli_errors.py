@@ -8,6 +8,7 @@ files the cases name are made once per session: tiny models of every kind
 and the broken inputs a user has lying around.
 """
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -43,6 +44,12 @@ def files(tmp_path_factory):
     f["linear"] = d / "linear.ftm"
     (d / "u16_nobom.txt").write_bytes("我爱北京天安门\n".encode("utf-16-le"))
     f["u16_nobom"] = d / "u16_nobom.txt"
+    import gzip
+    for name, data in (("ascii16", "Barack Obama visited Paris.\n".encode("utf-16-le")),
+                       ("bom16", "Barack Obama visited Paris.\n".encode("utf-16")),
+                       ("gzipped", gzip.compress(b"Barack Obama visited Paris.\n"))):
+        (d / f"{name}.txt").write_bytes(data)
+        f[name] = d / f"{name}.txt"
     f["e2"] = d / "e2.conllu"
     f["e2"].write_bytes(CONLLU.read_bytes())
     pos_bytes = f["pos"].read_bytes()
@@ -57,9 +64,11 @@ def files(tmp_path_factory):
     (d / "bad_weight.txt").write_text("区块链 -3\n", encoding="utf-8")
     (d / "bad.conllu").write_text("1\tword\n", encoding="utf-8")
     (d / "a_file").write_text("not a folder\n", encoding="utf-8")
+    (d / "cols.txt").write_text("Rockwell NNP B-NP\nsaid VBD B-VP\nthe DT B-NP\nagreement NN I-NP\n. . O\n\n"
+                                "It PRP B-NP\nrose VBD B-VP\n. . O\n\n", encoding="utf-8")
     for name in ("garbage", "truncated", "empty"):
         f[name + "_model"] = d / f"{name}.ftm"
-    for name in ("empty", "blank", "plain", "gbk", "gbk_dict", "bad_weight"):
+    for name in ("empty", "blank", "plain", "gbk", "gbk_dict", "bad_weight", "cols"):
         f[name] = d / f"{name}.txt"
     f["bad_conllu"] = d / "bad.conllu"
     f["a_file"] = d / "a_file"
@@ -144,6 +153,9 @@ MISTAKES = [
     ("tag-nbest-overflow", "tag -m {pos} {plain} -o {out} --json --nbest 3000000000", "--nbest"),
     ("tag-out-is-input", "tag -m {pos} {e2} -o {e2}", "e2.conllu"),
     ("tag-raw-text-with-column-model", "tag -m {ner} {plain} -o {out}", "--format conll"),
+    ("tag-column-file-as-raw-text", "tag -m {pos} {cols} -o {out}", "cols.txt: this looks like a column file"),
+    ("tag-conllu-as-column-file", "tag -m {pos} {conllu} -o {out} --format conll", "numbers the tokens"),
+    ("ner-column-file-as-raw-text", "ner -m {ner} {cols} -o {out}", "--format raw"),
     ("tag-column-number-on-conllu", "tag -m {pos} {conllu} -o {out} --column 2", "(LEMMA)"),
     ("tag-column-on-span-model", "tag -m {ner} {conll} -o {out} --column xpos", "--column"),
     ("tag-out-nodir", "tag -m {pos} {conllu} -o {nodir_out}", "nodir"),
@@ -159,6 +171,16 @@ MISTAKES = [
     ("segment-dict-missing", "segment -m {seg} {zh} -o {out} --dict {missing}", "missing.conllu"),
     ("segment-dict-bad-weight", "segment -m {seg} {zh} -o {out} --dict {bad_weight}", "bad_weight.txt:1"),
     ("segment-utf16-without-bom", "segment -m {seg} {u16_nobom} -o {out} --encoding utf-16", "u16_nobom.txt:1"),
+    ("tag-ascii-in-utf16", "tag {ascii16} -o {out}", "ascii16.txt:1: a NUL byte in the line"),
+    ("tag-empty-model-name", "tag -m '' {conllu} -o {out}", "-m is an empty file name"),
+    ("tag-empty-input-name", "tag '' -o {out}", "INPUT is an empty file name"),
+    ("tag-out-ends-with-slash", "tag {conllu} -o {out}/", "-o names a folder (it ends with /)"),
+    ("tag-out-under-a-file", "tag {conllu} -o {a_file}/x.txt", "a_file is a file, not a folder"),
+    ("tag-empty-tokenizer-name", "tag {plain} -o {out} --tokenizer ''", "--tokenizer is an empty file name"),
+    ("inspect-folder", "inspect {dir}", "MODEL is a folder"),
+    ("inspect-data-folder", "inspect {pos} --data {dir}", "--data is a folder"),
+    ("tag-utf16-with-bom", "tag {bom16} -o {out}", "bom16.txt:1: UTF-16 or UTF-32 (it opens with a byte order mark)"),
+    ("ner-gzipped", "ner {gzipped} -o {out}", "gzipped.txt:1: a gzip-compressed file"),
     ("segment-with-linear-model", "segment -m {linear} {zh} -o {out}", "AveragedPerceptron"),
     ("segment-out-nodir", "segment -m {seg} {zh} -o {nodir_out}", "nodir"),
     # ------------------------------------------------------------ tokenize
@@ -168,6 +190,7 @@ MISTAKES = [
     ("tokenize-not-utf8", "tokenize -m {tok} {gbk} -o {out}", "gbk.txt:1"),
     # ------------------------------------------------------------ eval
     ("eval-model-missing", "eval {missing_model} {conllu}", "missing.ftm"),
+    ("eval-segmenter-on-column-file", "eval {seg} {conll}", "sample_ner.conll: this looks like a column file"),
     ("eval-model-garbage", "eval {garbage_model} {conllu}", "garbage.ftm"),
     ("eval-model-truncated", "eval {truncated_model} {conllu}", "truncated.ftm"),
     ("eval-test-missing", "eval {pos} {missing}", "missing.conllu"),
@@ -196,7 +219,7 @@ MISTAKES = [
 def _render(line, files, out_dir):
     paths = {k: str(v) for k, v in files.items()}
     paths.update(out=str(out_dir / "out.ftm"), nodir_out=str(out_dir / "nodir" / "en.ftm"))
-    return [part.format(**paths) for part in line.split()]
+    return [part.format(**paths) for part in shlex.split(line)]
 
 
 @pytest.fixture(scope="session")
@@ -304,6 +327,9 @@ def test_train_progress_lines_without_a_terminal(run_cli, files, tmp_path):
     assert "\r" not in result.stderr.decode()          # no live bar in a log file
     quiet = run_cli("train", "pos", CONLLU, "-o", out, "--epochs", "3", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == b""
+    n = TOK.read_text(encoding="utf-8").count("\n# text = ") + TOK.read_text(encoding="utf-8").startswith("# text")
+    tok = run_cli("train", "tok", TOK, "-o", out, "--dev", TOK, "--epochs", "1")    # sentences, not text pieces
+    assert f"[fasttag tok] training on {n} sentences, dev {n}" in tok.stderr.decode().splitlines()
 
 
 def test_ctrl_c_keeps_the_best_completed_epoch(cli_command, tmp_path):
@@ -363,3 +389,22 @@ def test_an_output_named_as_an_input_is_left_alone(outcomes, files):
     assert outcomes["train-out-is-train"][0].returncode == 2
     assert outcomes["tag-out-is-input"][0].returncode == 2
     assert files["e2"].read_bytes() == CONLLU.read_bytes()
+
+
+def test_a_column_file_is_tagged_as_text_only_when_asked(run_cli, files, tmp_path):
+    """Without --format, a file that looks like a column file is refused
+    (above); --format raw reads it as text, and text whose lines happen to
+    hold equal numbers of words, without blank-line blocks, is raw text."""
+    out = tmp_path / "o.txt"
+    r = run_cli("tag", "-m", files["pos"], files["cols"], "--format", "raw", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert [t.rsplit("/", 1)[0] for t in out.read_text(encoding="utf-8").split()][:2] == ["Rockwell", "NNP"]
+    names = tmp_path / "names.txt"
+    names.write_text("Anna Smith\nBob Jones\nCarl Brown\nDora White\nEve Black\n", encoding="utf-8")
+    r = run_cli("tag", "-m", files["pos"], names, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert [t.rsplit("/", 1)[0] for t in out.read_text(encoding="utf-8").split()][:4] == ["Anna", "Smith", "Bob",
+                                                                                         "Jones"]
+    r = run_cli("ner", "-m", files["ner"], names, "--format", "raw", "-o", out)
+    assert r.returncode == 2 and "feature column" in r.stderr.decode()      # ner takes --format (this model
+                                                                            # needs columns)

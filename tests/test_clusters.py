@@ -331,6 +331,10 @@ def test_cluster_command_tokenizes_raw_text(run_cli, tmp_path):
     assert result.returncode == 0, result.stderr
     c = read_clusters(out)
     assert "runs" in c and "." in c and "," in c       # "runs." and "sleeps," were split
+    piped = tmp_path / "piped.txt"                     # "-" is standard input, as everywhere
+    result = run_cli("cluster", "-", "-o", piped, "--clusters", "3", cwd=tmp_path, input=raw.read_bytes())
+    assert result.returncode == 0, result.stderr
+    assert piped.read_bytes() == out.read_bytes()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -341,6 +345,7 @@ def test_cluster_command_tokenizes_raw_text(run_cli, tmp_path):
     (["cluster", "raw.txt", "-o", "c.txt", "--min-count", "0"], "--min-count must be an integer of at least 1"),
     (["cluster", "raw.txt", "-o", "c.txt", "--pretokenized", "--min-count", "50"], "no word occurs at least 50"),
     (["cluster", "raw.txt", "-o", "no/such/folder/c.txt"], "does not exist"),
+    (["cluster", "-", "-", "-o", "c.txt"], "RAW names standard input .* twice"),
     (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "missing.txt"],
      "missing.txt: --clusters: no such file"),
     (["train", "pos", "train.tsv", "-o", "m.ftm", "--clusters", "bad.txt"], "bad.txt:2: .*bit string"),

@@ -93,25 +93,46 @@ def test_tag_bag_mistakes_are_clear_errors():
         [model.tag(["I", "run"])]
 
 
-def test_jackknifed_features_off_on_dask(client):
-    """Jackknifed features need the whole training set, which no worker
-    reads: off by default with a client (and so recorded in the model),
-    refused when asked for."""
-    with pytest.warns(UserWarning, match="ambiguity_classes is False with a Dask client"):
-        ner = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False,
-                                       client=client)
-    assert "amb" not in ner.meta["extras"] and ner.ambiguity is None
-    local = fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False)
-    assert "amb" in local.meta["extras"]
-    with pytest.warns(UserWarning, match="folds is 1 with a Dask client"):
-        seg = fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=2, verbose=False, client=client)
-    assert seg.meta["folds"] == 1
-    with pytest.raises(InputError, match="ambiguity_classes.*Dask"):
-        fasttag.SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False,
-                                 client=client, ambiguity_classes=True)
-    with pytest.raises(InputError, match="folds.*Dask"):
-        fasttag.Segmenter.train(DATA / "sample_zh_train.txt", epochs=1, verbose=False, client=client,
-                                folds=3)
+@pytest.fixture(scope="module")
+def jackknife_slices(shared_data, tmp_path_factory):
+    """1,500 training sentences of People's Daily (and its last 1,000 for
+    dev) and of CoNLL-2003: where jackknifed features matter most."""
+    tmp = tmp_path_factory.mktemp("jackknife")
+    lines = (shared_data / "zh_pd1998" / "train.txt").read_text(encoding="utf-8").splitlines()
+    (tmp / "seg_train.txt").write_text("\n".join(lines[:1500]) + "\n", encoding="utf-8")
+    (tmp / "seg_dev.txt").write_text("\n".join(lines[-1000:]) + "\n", encoding="utf-8")
+    blocks = (shared_data / "conll2003" / "eng.train").read_text(encoding="utf-8").split("\n\n")
+    (tmp / "ner_train.conll").write_text("\n\n".join(blocks[:1500]) + "\n\n", encoding="utf-8")
+    return tmp
+
+
+@pytest.mark.parametrize("task", ["seg", "ner"])
+def test_jackknifed_features_on_dask(client, jackknife_slices, shared_data, task):
+    """The segmenter's dictionary features and NER's ambiguity classes are
+    jackknifed on Dask too: fold tables built on the client as each worker
+    counts its shard's folds.  A sentence that saw its own words (folds
+    counted over the whole file on one side, per shard on the other) or no
+    tables at all costs several points: measured on these slices, segmenter
+    F1 92.0 here, 91.8 on 2 workers, 84.7 without the features and 85.1
+    with the fold counts mismatched (OOV recall 12%); NER 82.3, 82.6 and
+    80.1 without."""
+    if task == "seg":
+        train, dev, cls, opts = jackknife_slices / "seg_train.txt", jackknife_slices / "seg_dev.txt", \
+            fasttag.Segmenter, {}
+    else:
+        train, dev, cls, opts = jackknife_slices / "ner_train.conll", shared_data / "conll2003" / "eng.testa", \
+            fasttag.SpanTagger, {"task": "ner"}
+    local = cls.train(train, epochs=5, verbose=False, **opts)
+    dist = cls.train(train, epochs=5, verbose=False, client=client, **opts)
+    assert dist.model.training_info["workers"] == 2
+    if task == "seg":
+        assert dist.meta["folds"] == local.meta["folds"] > 1
+    else:
+        assert "amb" in dist.meta["extras"] and len(dist.ambiguity) == len(local.ambiguity)
+    a, b = local.evaluate(dev), dist.evaluate(dev)
+    assert b["f1"] > a["f1"] - 0.01, (a, b)
+    if task == "seg":
+        assert b["oov_recall"] > a["oov_recall"] - 0.03, (a, b)
 
 
 def test_distributed_training_needs_a_path(client):

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import fasttag
 from fasttag import SpanTagger, Tagger
 from fasttag.features import WordFeaturizer
 

@@ -1,4 +1,6 @@
 """fasttag.linear: the algorithms against their definitions."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -207,6 +209,22 @@ def test_loss_gradient_matches_finite_differences(name):
     assert np.any(dloss(name, p, y, eps) != 0)
 
 
+def reference_dloss(name, p, y):
+    """scikit-learn's loss derivatives (sgd_fast.pyx), literally: an update
+    at a hinge's threshold too, so the perceptron leaves zero weights."""
+    z = p * y
+    if name == "hinge":
+        return -y if z <= 1.0 else 0.0
+    if name == "perceptron":
+        return -y if z <= 0.0 else 0.0
+    if name == "log_loss":
+        return -y / (np.exp(z) + 1.0)
+    if name == "modified_huber":
+        return 0.0 if z >= 1.0 else -2.0 * (1.0 - z) * y if z >= -1.0 else -4.0 * y
+    assert name == "squared_error"
+    return p - y
+
+
 def naive_sgd(X, targets, name, lr, eta0, power_t, alpha, epochs, avg_start, opt_init=0.0):
     """scikit-learn's plain SGD, literally, on one binary/regression problem."""
     w, b, t = np.zeros(X.shape[1]), 0.0, 1
@@ -219,7 +237,7 @@ def naive_sgd(X, targets, name, lr, eta0, power_t, alpha, epochs, avg_start, opt
                 eta = eta0 / t ** power_t
             else:
                 eta = 1.0 / (alpha * (opt_init + t - 1))
-            upd = -eta * float(dloss(name, w @ x + b, yv)[0])
+            upd = -eta * reference_dloss(name, w @ x + b, yv)
             w = w * max(0.0, 1 - eta * alpha) + upd * x
             b += upd
             if avg_start and t >= avg_start:
@@ -228,7 +246,8 @@ def naive_sgd(X, targets, name, lr, eta0, power_t, alpha, epochs, avg_start, opt
     return (S / na, Sb / na) if na else (w, b)
 
 
-@pytest.mark.parametrize("name,lr,average", [("hinge", "constant", 0), ("log_loss", "invscaling", 5),
+@pytest.mark.parametrize("name,lr,average", [("hinge", "constant", 0), ("perceptron", "constant", 0),
+                                              ("log_loss", "invscaling", 5),
                                               ("modified_huber", "constant", 1),
                                               ("squared_error", "invscaling", 7)])
 def test_sgd_classifier_equals_naive_sgd(name, lr, average):
@@ -252,7 +271,7 @@ def test_sgd_wscale_rescaling_keeps_weights_exact():
                        shuffle=False).fit(X, y)
     w, b = naive_sgd(X, y, "squared_error", "constant", 0.05, 0.25, 10.0, 4, 3)
     assert est._state["wscale"][0] > 1e-6 and est.t_ == 121
-    np.testing.assert_allclose(est.coef_[0], w, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(est.coef_, w, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(est.intercept_[0], b, rtol=1e-8, atol=1e-12)
 
 
@@ -278,10 +297,10 @@ def test_sgd_regressor_solves_the_toy_problem():
     est = SGDRegressor(penalty=None, learning_rate="constant", eta0=0.005, fit_intercept=False, tol=None,
                        max_iter=30, random_state=0).fit(X, y)
     assert est.loss_curve_[-1] < 1e-6
-    assert np.linalg.norm(est.coef_[0] - 1.0) < 1e-3
+    assert np.linalg.norm(est.coef_ - 1.0) < 1e-3
     one = SGDRegressor(penalty=None, learning_rate="constant", eta0=0.005, fit_intercept=False, tol=None,
                        max_iter=1, random_state=0).fit(X, y)
-    assert 0.5 * np.mean((X @ one.coef_[0] - y) ** 2) == pytest.approx(one.loss_curve_[0], rel=1e-9)
+    assert 0.5 * np.mean((X @ one.coef_ - y) ** 2) == pytest.approx(one.loss_curve_[0], rel=1e-9)
     assert est.loss_curve_[0] > 1e3 * est.loss_curve_[5] > 0     # linear convergence
 
 
@@ -292,7 +311,7 @@ def test_sgd_regressor_shrinks_like_ridge(alpha):
     ridge = np.linalg.solve(X.T @ X / n + alpha * np.eye(p), X.T @ y / n)
     est = SGDRegressor(alpha=alpha, learning_rate="constant", eta0=0.0005, average=5 * n,
                        fit_intercept=False, tol=None, max_iter=40, random_state=0).fit(X, y)
-    w = est.coef_[0]
+    w = est.coef_
     assert np.linalg.norm(w - ridge) / np.linalg.norm(ridge) < 2e-2
     assert np.linalg.norm(w) < 0.95 * np.linalg.norm(np.ones(p))        # shrunk
     assert abs(np.linalg.norm(w) / np.linalg.norm(ridge) - 1) < 1e-2
@@ -464,7 +483,7 @@ def test_identity_neuron_is_linear_regression():
     y = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.3 + 0.1 * rng.standard_normal(200)
     est = Neuron("identity", eta0=0.2, tol=1e-8, max_iter=20000, random_state=0).fit(X, y)
     coef, *_ = np.linalg.lstsq(np.hstack([X, np.ones((200, 1))]), y, rcond=None)
-    np.testing.assert_allclose(est.coef_[0], coef[:4], atol=1e-6)
+    np.testing.assert_allclose(est.coef_, coef[:4], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(coef[4], abs=1e-6)
     assert est.grad_norm_ < 1e-8 and est.n_iter_ < 20000
     assert np.all(np.diff(est.loss_curve_) <= 1e-15)       # GD on a quadratic: monotone
@@ -578,3 +597,69 @@ def test_sgd_loss_curve_is_the_exact_objective(average, name):
     J = loss(name, P.ravel(), T.ravel()).reshape(P.shape).mean(axis=0).sum()
     J += 0.005 * np.sum(est.coef_ ** 2)
     assert est.loss_curve_[-1] == pytest.approx(J, rel=1e-9)
+
+
+def test_regressor_coef_is_one_dimensional_as_in_scikit_learn():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    for est in (SGDRegressor(random_state=0).fit(X, y), Neuron(random_state=0).fit(X, y)):
+        assert est.coef_.shape == (3,) and est.intercept_.shape == (1,)
+        np.testing.assert_allclose(est.predict(X), X @ est.coef_ + est.intercept_[0], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("make,scale", [(lambda: SGDRegressor(random_state=0), 1e200),
+                                        (lambda: Neuron(random_state=0), 10.0),
+                                        (lambda: SGDClassifier(loss="log_loss", random_state=0), 1e200)],
+                         ids=["SGDRegressor", "Neuron", "SGDClassifier"])
+def test_a_diverged_fit_is_an_error_not_nan_weights(make, scale):
+    """Steps too big for the inputs' scale: fit says so (scikit-learn's
+    SGDRegressor raises too) instead of keeping NaN weights."""
+    X = np.random.default_rng(0).standard_normal((100, 4)) * scale
+    y = X @ np.array([1.0, 2.0, 3.0, 4.0])
+    est = make()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="diverged: its weights became NaN or infinite; scale the inputs"):
+            est.fit(X, y > 0 if isinstance(est, SGDClassifier) else y)
+
+
+def test_changing_n_features_after_fit_is_refused_not_a_silent_rehash():
+    F = [[f"w={i % 20}"] for i in range(300)]
+    y = [i % 2 for i in range(300)]
+    est = Perceptron(n_features=2 ** 18).fit(F, y)
+    assert est.score(F, y) == 1.0
+    est.set_params(n_features=2 ** 20)
+    for call in (lambda: est.predict(F), lambda: est.to_bytes(), lambda: est.get_weight("w=1"),
+                 lambda: est.partial_fit(F, y)):
+        with pytest.raises(ValueError, match="n_features was 262144 when this Perceptron was fitted"):
+            call()
+    est.fit(F, y)                       # a new fit hashes into the new space
+    assert est.score(F, y) == 1.0 and est.to_bytes()
+
+
+def test_labels_a_model_file_cannot_keep_are_refused_at_fit():
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    days = np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]")[np.arange(20) % 2]
+    with pytest.raises(ValueError, match="class labels of dtype datetime64.*cannot be kept in a model file"):
+        Perceptron().fit(X, days)
+    with pytest.raises(ValueError, match="cannot be kept in a model file"):
+        Perceptron().partial_fit(X, days, classes=np.unique(days))
+
+
+def test_feature_dicts_read_as_dictvectorizer_reads_them():
+    """String values are one-hot, lists of strings one feature per item
+    (DictVectorizer's reading), numbers are values; anything else is an
+    error naming the sample and the feature."""
+    pytest.importorskip("sklearn")
+    from sklearn.feature_extraction import DictVectorizer
+    X = [{"tok": ["a", "b"], "len": 2.0, "pos": "N"}, {"tok": ["b"], "len": 1.0, "pos": "V"},
+         {"tok": ["c", "a"], "len": 3.0, "pos": "N"}] * 10
+    y = [0, 1, 0] * 10
+    ours = Perceptron(shuffle=False, max_iter=5).fit(X, y)
+    theirs = Perceptron(shuffle=False, max_iter=5).fit(DictVectorizer(sparse=False).fit_transform(X), y)
+    assert ours.decision_function(X).tolist() == pytest.approx(theirs.decision_function(
+        DictVectorizer(sparse=False).fit_transform(X)).tolist())
+    for bad, what in ((None, "NoneType"), (1j, "complex"), ([1, 2], "list")):
+        with pytest.raises(TypeError, match=f"sample 1, feature 'f': a value must be .* not {what}"):
+            Perceptron().fit([{"f": 1.0}, {"f": bad}], [0, 1])

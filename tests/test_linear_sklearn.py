@@ -31,6 +31,13 @@ def test_check_estimator(estimator):
         warnings.simplefilter("ignore")
         results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"]
+    if isinstance(estimator, Neuron):
+        # plain gradient descent at the default eta0 diverges on the unscaled
+        # data of five checks, and fit refuses a diverged model (before, it
+        # kept NaN weights and those checks passed on them)
+        diverged = {f[0] for f in failed if "Neuron diverged" in f[1]}
+        assert "check_non_transformer_estimators_n_iter" in diverged and len(diverged) <= 5, diverged
+        failed = [f for f in failed if f[0] not in diverged]
     assert not failed
     assert sum(r["status"] == "passed" for r in results) >= 45
 
@@ -98,3 +105,27 @@ def test_pickles_carry_the_model_file_bytes():
             assert twin.get_params() == est.get_params()
         blank = pickle.loads(pickle.dumps(type(est)(max_iter=2)))
         assert blank.get_params()["max_iter"] == 2 and "model" not in blank.__getstate__()
+
+
+@pytest.mark.parametrize("make", [lambda: SGDClassifier(random_state=0), lambda: SGDRegressor(random_state=0),
+                                  lambda: __import__("fasttag.linear").linear.MLPClassifier((4,), max_iter=5)],
+                         ids=["SGDClassifier", "SGDRegressor", "MLPClassifier"])
+def test_dataframe_column_names_survive_pickles_and_model_files(make, tmp_path):
+    """A model fitted on a DataFrame refuses its columns in another order,
+    after a pickle or a model file too (scikit-learn's pickles keep
+    ``feature_names_in_``); a later fit on feature strings drops them."""
+    import pickle
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    import fasttag
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(80, 4)), columns=list("abcd"))
+    y = (df["a"] > 0).astype(int)
+    est = make().fit(df, y)
+    est.save(tmp_path / "m.ftm")
+    for twin in (est, pickle.loads(pickle.dumps(est)), fasttag.load(tmp_path / "m.ftm")):
+        assert twin.feature_names_in_.tolist() == list("abcd")
+        np.testing.assert_array_equal(twin.predict(df), est.predict(df))
+        with pytest.raises(ValueError, match="feature names"):
+            twin.predict(df[list("dcba")])
+    est.fit([["w=a"], ["w=b"]] * 40, y)
+    assert not hasattr(est, "feature_names_in_")

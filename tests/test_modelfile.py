@@ -1,4 +1,5 @@
 """Model files: round trips, and the corrupt-file ladder."""
+import errno
 import os
 import stat
 import struct
@@ -68,6 +69,13 @@ def test_a_replaced_file_keeps_its_mode_and_a_link_its_target(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["real.ftm"]     # no temporary left behind
 
 
+def test_saving_into_a_missing_folder_names_the_file_asked_for(tmp_path):
+    header, arrays = modelfile.loads(model_bytes()[0])
+    with pytest.raises(FileNotFoundError) as info:
+        modelfile.write(tmp_path / "nodir" / "m.ftm", header, arrays)
+    assert info.value.filename == str(tmp_path / "nodir" / "m.ftm")      # not the temporary file's name
+
+
 def test_saving_to_a_folder_names_it_and_writes_nothing(tmp_path):
     header, arrays = modelfile.loads(model_bytes()[0])
     (tmp_path / "models").mkdir()
@@ -101,6 +109,33 @@ def test_a_pipe_or_a_descriptor_is_written_in_place(tmp_path):
         os.close(w)
     with pytest.raises(FileNotFoundError, match="empty file name"):
         modelfile.write("", header, arrays)
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="needs a writable /dev/shm")
+def test_a_regular_file_under_dev_is_replaced_atomically():
+    """Only descriptors, devices, pipes and sockets are written in place: a
+    failed write leaves a file on /dev/shm (a tmpfs) as it was."""
+    path = f"/dev/shm/fasttag-test-{os.getpid()}.txt"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("old\n")
+    try:
+        with pytest.raises(RuntimeError):
+            with modelfile.atomic_file(path, "w", encoding="utf-8") as f:
+                f.write("half")
+                raise RuntimeError("the input turned out to be bad")
+        with open(path, encoding="utf-8") as f:
+            assert f.read() == "old\n"
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f".fasttag-{os.getpid()}-")]
+    finally:
+        os.unlink(path)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_names_the_output():
+    header, arrays = modelfile.loads(model_bytes()[0])
+    with pytest.raises(OSError) as info:
+        modelfile.write("/dev/full", header, arrays)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
 
 
 def test_bytes_paths_are_paths(tmp_path):

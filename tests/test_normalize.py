@@ -133,6 +133,12 @@ def test_runs_latin_and_mixed():
     assert runs("a@b.com", emails=False) == ["a", "b", "com"]
 
 
+def test_runs_of_other_alphabets():
+    assert runs("他去Zürich了，Москва和서울") == ["Zürich", "Москва", "서울"]
+    assert runs("一二三〇年ポケモン") == []           # Han, its numerals and kana are split
+    assert runs("Zu\u0308rich12") == ["Zu\u0308rich12"]
+
+
 def test_runs_spans_are_offsets_into_the_original():
     text = "２０２０年ＣＯＶＩＤ病毒"
     assert atomic_runs(text) == [(0, 4), (5, 10)]

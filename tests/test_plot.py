@@ -95,6 +95,11 @@ def test_train_plot_and_plot_command(tmp_path, run_cli, learners):
         err = r.stderr.decode()
         assert r.returncode == 2 and old.name in err and "mine" not in err, err     # the file, not the label
     assert not list(tmp_path.glob(".fasttag-plot-*"))
+    # a figure format matplotlib is not asked to write is refused before training
+    r = run_cli("train", "pos", SAMPLE, "-o", tmp_path / "never.ftm", "--epochs", "1", "--quiet",
+                "--plot", tmp_path / "curve.jpg")
+    assert r.returncode == 2 and "curve.jpg: the figure format must be" in r.stderr.decode()
+    assert not (tmp_path / "never.ftm").exists()
 
 
 def test_a_clear_message_without_matplotlib(tmp_path):

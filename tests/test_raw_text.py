@@ -104,6 +104,18 @@ def test_pretokenized_keeps_whitespace_tokens(run_cli):
     assert ok(run_cli("tag", "--format", "text", input=b"I don't like it , do you ?\nYes .\n")) == out
 
 
+def test_pretokenized_output_lines_match_input_lines(run_cli):
+    """A blank input line is a blank output line (JSON records, which name
+    their line, skip it), so output pastes beside input."""
+    text = b"I like it .\n\n  \nYes .\n"
+    for command in (("tag",), ("tag", "-m", "en-ner")):
+        lines = ok(run_cli(*command, "--pretokenized", input=text)).split("\n")
+        assert len(lines) == 5 and lines[1] == lines[2] == lines[4] == "", lines
+        assert [w for w, _ in word_tags(lines[3])] == ["Yes", "."]
+    records = [json.loads(x) for x in ok(run_cli("tag", "--pretokenized", "--json", input=text)).splitlines()]
+    assert [r["line"] for r in records] == [1, 4]
+
+
 def test_conllu_is_read_when_unmistakable(run_cli):
     out = ok(run_cli("tag", SAMPLE))
     original = SAMPLE.read_text(encoding="utf-8").splitlines()

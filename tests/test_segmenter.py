@@ -4,7 +4,6 @@ import json
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -101,6 +100,15 @@ def test_runs_are_never_split(seg):
     joined = " ".join(words)
     for run in ("iPhone12", "http://www.example.com/a?b=1", "test.user@mail.example.org", "3.14%"):
         assert any(run in w for w in words), (run, joined)
+
+
+def test_words_of_alphabets_are_never_split(seg):
+    """Letters of any alphabet (accented Latin, Cyrillic, Greek, Hangul),
+    combining marks included, are runs as ASCII letters are."""
+    for model in (seg, fasttag.load("zh")):
+        for word in ("Zürich", "naïve", "Straße", "Dvořák", "Москва", "αβγδ", "서울", "Zu\u0308rich"):
+            words = model.segment(f"他去{word}了")
+            assert words[-1] == "了" and word in words, words
 
 
 def test_runs_can_be_switched_off(seg):

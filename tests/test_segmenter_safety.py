@@ -3,7 +3,6 @@ every malformed model is a ModelFormatError at load (never a crash or a
 failure when used), every wrong argument a one-line error, user words of
 any length work, add_words is atomic, and a shared segmenter gives the same
 words from several threads as from one."""
-import copy
 import json
 import os
 import random

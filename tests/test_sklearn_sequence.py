@@ -117,8 +117,12 @@ def test_mistakes_are_clear_errors(data):
         SequenceTagger().fit(X[:2], y[:1])
     with pytest.raises(TypeError):
         SequenceTagger().fit("the dog runs", y[:1])
-    with pytest.raises(ValueError):
-        SequenceTagger(calibrate=1.5).fit(X, y)
+    for bad in (1.5, "0.2", True):
+        with pytest.raises(ValueError, match="calibrate must be a fraction in \\[0, 1\\)"):
+            SequenceTagger(calibrate=bad).fit(X, y)
+    for bad in ("VERB", [1, 2]):
+        with pytest.raises(ValueError, match="classes must be a list of tags"):
+            SequenceTagger().partial_fit(X, y, classes=bad)
     with pytest.raises(TypeError, match="token 1: a token must be a str, not dict"):
         SequenceTagger().fit([["a", {"w": "b"}]], [["X", "Y"]])
     with pytest.raises(ValueError, match="without whitespace"):
@@ -137,6 +141,8 @@ def test_partial_fit_streams_batches(data):
         for i in range(0, len(X), 16):
             est.partial_fit(X[i:i + 16], y[i:i + 16], classes=list(LEXICON.values()) + ["X"])
     assert "X" in est.classes_ and est.score(X, y) == 1.0
+    arrayed = SequenceTagger().partial_fit(X, y, classes=np.array(sorted(set(LEXICON.values())) + ["X"]))
+    assert "X" in arrayed.classes_          # an array of classes, as scikit-learn passes them
     whole = SequenceTagger().partial_fit(X, y, classes=list(LEXICON.values()) + ["X"])
     split = SequenceTagger()
     for i in range(0, len(X), 16):

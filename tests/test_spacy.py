@@ -69,6 +69,24 @@ def test_ner_component_sets_ents_or_spans(ner_path):
     assert [(s.label_, s.start, s.end) for s in doc.spans["sc"]] == expected and not doc.ents
 
 
+def test_span_group_component_is_scored_under_its_key(ner_path):
+    """``fasttag_spans`` fills ``doc.spans["sc"]`` and, like spancat,
+    declares the score weights that ``nlp.evaluate`` reports for it."""
+    words = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]
+    expected = fasttag.load(str(ner_path)).spans(words)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_spans", config={"model": str(ner_path)})
+    doc = nlp(_doc(nlp, words))
+    assert [(s.label_, s.start, s.end) for s in doc.spans["sc"]] == expected and not doc.ents
+    ref = _doc(nlp, words)
+    ref.spans["sc"] = [Span(ref, s, e, label=t) for t, s, e in expected]
+    scores = nlp.evaluate([Example(_doc(nlp, words), ref)])
+    assert set(nlp.config["training"]["score_weights"]) == {"spans_sc_f", "spans_sc_p", "spans_sc_r"}
+    assert scores["spans_sc_f"] == 1.0
+    with pytest.raises(ValueError, match="give a spans_key"):
+        spacy.blank("en").add_pipe("fasttag_spans", config={"model": str(ner_path), "spans_key": None})
+
+
 def test_bundled_ner_component_on_raw_text():
     nlp = spacy.blank("en")
     nlp.add_pipe("fasttag_ner")

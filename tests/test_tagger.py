@@ -197,3 +197,28 @@ def test_a_str_where_a_list_of_tokens_belongs_is_a_type_error(tiny):
         tiny.tag_sents([["The"], None])
     # any iterable of token iterables still works
     assert tiny.tag_sents(iter([("The", "café"), ["Zoë"]])) == [tiny.tag(["The", "café"]), tiny.tag(["Zoë"])]
+
+
+def test_gold_tag_underscore_is_unannotated_not_wrong(tmp_path):
+    """CoNLL-U's "_" in the tag column marks a token without a tag: eval
+    leaves it out (and says how many) instead of counting it wrong."""
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample.conllu"
+    model = fasttag.load()
+    lines, n = [], 0
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        f = line.split("\t")
+        if len(f) == 10 and f[0].isdigit():
+            n += 1
+            if n % 3 == 0:
+                f[3] = "_"
+        lines.append("\t".join(f))
+    under = tmp_path / "under.conllu"
+    under.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = model.evaluate(under)
+    gold = [ts for _, ts in Tagger._read(under, {"format": "conllu"}, "test")]
+    pred = model.tag_sents([ws for ws, _ in Tagger._read(under, {"format": "conllu"}, "test")])
+    pairs = [(g, p) for gs, ps in zip(gold, pred) for g, p in zip(gs, ps) if g != "_"]
+    assert result["unannotated_tokens"] == n // 3 and result["tokens"] == len(pairs) == n - n // 3
+    assert result["accuracy"] == pytest.approx(sum(g == p for g, p in pairs) / len(pairs))
+    assert "left out" in Tagger.report(result).splitlines()[0]

@@ -1,5 +1,6 @@
 """The tokenizer and sentence splitter: reading raw text and gold tokens
 from CoNLL-U, well-formed output on any input, scores, storage."""
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -175,18 +176,24 @@ def test_any_text_gives_well_formed_tokens(tok, text):
 
 
 MARKS = "\u0301\u0308\u200d\ufe0f\U0001F3FD"     # combining marks, joiner, variation selector, skin tone
+FLAGS = "\U0001F1E8\U0001F1F3\U0001F1FA"         # regional indicators: two make a flag
 
 
 def _attaches_reference(text, i):
     """Slow reference: character i belongs to the one before it."""
     import unicodedata
     c = text[i]
-    return (unicodedata.category(c) in ("Mn", "Mc", "Me") or c in "\u200d\ufe0f\U0001F3FD"
-            or (i > 0 and text[i - 1] == "\u200d"))
+    after_joiner = i > 0 and text[i - 1] == "\u200d"
+    if c in FLAGS:                  # the second, fourth ... of a run of regional indicators
+        run = 0
+        while i - run - 1 >= 0 and text[i - run - 1] in FLAGS:
+            run += 1
+        return run % 2 == 1 or after_joiner
+    return unicodedata.category(c) in ("Mn", "Mc", "Me") or c in "\u200d\ufe0f\U0001F3FD" or after_joiner
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ae .中😀👍\u00a0") + list(MARKS)), max_size=40))
+@given(st.text(alphabet=st.sampled_from(list("ae .中😀👍\u00a0") + list(MARKS) + list(FLAGS)), max_size=40))
 def test_no_token_starts_at_a_mark_after_a_token_character(tok, text):
     """A combining mark, joiner, variation selector or skin tone right after
     a token's character never begins a token (the bundled tokenizer made a
@@ -335,3 +342,22 @@ def test_to_conllu_keeps_sentences_without_space_between(tok, tmp_path):
     path.write_text(tok.to_conllu(text), encoding="utf-8")
     gold = read_conllu_text(path)
     assert gold.text == text and gold.words() == tok.tokenize(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_tokenizer():
+    return fasttag.load("en-tok")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["about:config", "doesnt", "list", "anything", "a", "php", "page", "Mr.", "5",
+                                 "000", ".", "?", "\n", "\r\n", "\u2028", "\x0c", " ", "  "]), max_size=25))
+def test_a_sentence_never_crosses_a_line_break(parts):
+    """A line is a paragraph: whatever the model says, the first token
+    after a line break starts a sentence (the command line reads a line at
+    a time; the Python API must agree)."""
+    text = " ".join(parts)
+    sentences = _bundled_tokenizer().tokenize(text, offsets=True)
+    for s in sentences:
+        inside = text[s[0][1]:s[-1][2]]
+        assert not any(c in inside for c in "\n\r\u2028\x0c"), (text, s)

@@ -159,10 +159,13 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                         raise ValueError("Input y contains NaN or infinity.")
             if len(X) == 0:
                 raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
-            indptr, keys, values = hash_features(X, getattr(self, "n_features", None))
+            space = getattr(self, "n_features", None) if reset else self._hash_space()
+            indptr, keys, values = hash_features(X, space)
             if reset:
                 fkeys, inverse = index_keys(keys)
                 self.feature_keys_ = fkeys
+                self._hashed_into = space
+                self.__dict__.pop("feature_names_in_", None)     # from an earlier fit on a DataFrame
                 self._input_kind = "features"
                 self.n_features_in_ = len(fkeys)
                 return Design(indptr, inverse.reshape(-1), values), y
@@ -196,6 +199,16 @@ class LinearModel(modelfile.Stored, BaseEstimator):
 
     def _n_columns(self):
         return len(self.feature_keys_) if self._input_kind == "features" else self.n_features_in_
+
+    def _hash_space(self):
+        """The ``n_features`` the fitted feature keys were hashed into: a
+        ValueError if the parameter changed since (every learned feature
+        would hash elsewhere)."""
+        fitted = self.__dict__.get("_hashed_into", getattr(self, "n_features", None))
+        if getattr(self, "n_features", None) != fitted:
+            raise ValueError(f"n_features was {fitted} when this {type(self).__name__} was fitted and is "
+                             f"{self.n_features} now: fit again (its feature keys were hashed into {fitted})")
+        return fitted
 
     # ------------------------------------------------------------ training
 
@@ -279,6 +292,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         self._init_state(self._n_columns(), self._n_vectors(), rng)
         self.n_iter_ = self._run(design, yi, yf, rng, self.max_iter, stopping=True)
         self._finalize()
+        check_finite_weights(self, self._coef, self.intercept_)
         return self
 
     def _partial_fit(self, X, y, classes):
@@ -296,6 +310,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 self.classes_ = np.unique(np.asarray(classes))
                 if len(self.classes_) < 2:
                     raise ValueError("classes must hold at least 2 classes")
+                storable_classes(self.classes_)
             self._init_state(self._n_columns(), self._n_vectors(), self._rng)
             self.n_iter_ = 0
         else:
@@ -314,6 +329,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
             yf = np.ascontiguousarray(y, dtype=np.float64)
         self.n_iter_ += self._run(design, yi, yf, self._rng, 1, stopping=False)
         self._finalize()
+        check_finite_weights(self, self._coef, self.intercept_)
         return self
 
     def _n_vectors(self):
@@ -323,13 +339,15 @@ class LinearModel(modelfile.Stored, BaseEstimator):
 
     @property
     def coef_(self):
-        """(n_vectors, n_columns) weights: one row per class (one row for
-        binary problems and regression).  For feature-string inputs column i
+        """The weights, shaped as scikit-learn's: (n_vectors, n_columns) for
+        a classifier, one row per class (one row for binary problems), and
+        (n_columns,) for a regressor.  For feature-string inputs column i
         holds the weights of the hashed feature ``feature_keys_[i]``."""
         try:
-            return self._coef.T
+            coef = self._coef.T
         except AttributeError:
             raise AttributeError(f"{type(self).__name__} is not fitted: no coef_") from None
+        return coef if self._is_classifier else coef[0]
 
     def _raw_scores(self, X):
         check_is_fitted(self)
@@ -345,7 +363,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         if isinstance(feature, str):
             if self._input_kind != "features":
                 raise ValueError("fitted on numeric arrays: give a column index")
-            key = hash_features([[feature]], getattr(self, "n_features", None))[1][0]
+            key = hash_features([[feature]], self._hash_space())[1][0]
             col = np.searchsorted(self.feature_keys_, key)
             if col == len(self.feature_keys_) or self.feature_keys_[col] != key:
                 return 0.0
@@ -412,9 +430,12 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                   "input_kind": self._input_kind}
         arrays = {}
         if self._input_kind == "features":
+            self._hash_space()
             arrays["feature_keys"] = self.feature_keys_
         else:
             header["n_features_in"] = int(self.n_features_in_)
+            if hasattr(self, "feature_names_in_"):
+                header["feature_names_in"] = [str(n) for n in self.feature_names_in_]
         if hasattr(self, "classes_"):
             header["classes"] = _classes_to_json(self.classes_)
             header["classes_dtype"] = self.classes_.dtype.str
@@ -522,6 +543,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         if input_kind == "features":
             est.feature_keys_ = keys
         est.n_features_in_ = F
+        set_feature_names(est, header)
         if est._is_classifier:
             est.classes_ = classes
         est._state = state
@@ -547,7 +569,7 @@ MAX_WEIGHT = float(np.finfo(np.float32).max)
 FEATURIZERS = {"features": "hashed-features", "numeric": "numeric-columns"}
 
 _HEADER_KEYS = frozenset({"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "loss_curve", "n_features_in",
-                          "classes", "classes_dtype"})
+                          "feature_names_in", "classes", "classes_dtype"})
 
 
 def _short(value, limit=60):
@@ -578,6 +600,40 @@ def checked_input_kind(header):
         raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
     store.check_stamp(header, FEATURIZERS[input_kind], 1)
     return input_kind
+
+
+def set_feature_names(est, header):
+    """``feature_names_in_`` from a model header (the DataFrame columns a
+    numeric model was fitted on), checked against ``n_features_in_``."""
+    names = header.get("feature_names_in")
+    if names is None:
+        return
+    if est._input_kind != "numeric":
+        raise ValueError("feature_names_in belongs to models of numeric inputs")
+    if not (isinstance(names, list) and len(names) == est.n_features_in_ and all(type(n) is str for n in names)
+            and len(set(names)) == len(names)):
+        raise ValueError(f"feature_names_in must be {est.n_features_in_} distinct strings")
+    est.feature_names_in_ = np.asarray(names, dtype=object)
+
+
+def storable_classes(classes):
+    """``classes`` (at least two), once a model file can keep them: fit
+    refuses labels that saving could not write back (a ValueError)."""
+    try:
+        _classes_from_json(_classes_to_json(classes), classes.dtype.str)
+    except ValueError as exc:
+        raise ValueError(f"class labels of dtype {classes.dtype} cannot be kept in a model file ({exc}): "
+                         "give them as strings or numbers") from None
+    return classes
+
+
+def check_finite_weights(est, *arrays):
+    """A ValueError when training left a weight NaN or infinite (the
+    steps diverged), rather than a model that predicts NaN."""
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        steps = getattr(est, "_step_params", None)
+        raise ValueError(f"{type(est).__name__} diverged: its weights became NaN or infinite; scale the "
+                         f"inputs{f' or take smaller steps ({steps})' if steps else ''}")
 
 
 def _checked_params(cls, params):
@@ -691,9 +747,13 @@ class LinearClassifierMixin:
             labels = y.tolist()
             classes = np.array(sorted(set(labels)), dtype=y.dtype)
             code = {c: i for i, c in enumerate(classes.tolist())}
-            return classes, np.fromiter(map(code.__getitem__, labels), dtype=np.int32, count=len(labels))
-        classes, y_int = np.unique(y, return_inverse=True)
-        return classes, y_int.astype(np.int32).reshape(-1)
+            y_int = np.fromiter(map(code.__getitem__, labels), dtype=np.int32, count=len(labels))
+        else:
+            classes, y_int = np.unique(y, return_inverse=True)
+            y_int = y_int.astype(np.int32).reshape(-1)
+        if len(classes) >= 2:
+            storable_classes(classes)
+        return classes, y_int
 
     def partial_fit(self, X, y, classes=None):
         """One epoch over X, y, continuing from the current state.

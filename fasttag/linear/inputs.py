@@ -16,6 +16,7 @@ columns are the input's columns; for feature strings they are the distinct
 keys seen in training, ascending (``feature_keys_``); keys never seen in
 training are dropped at prediction time (their weights are zero).
 """
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -80,18 +81,25 @@ def hash_features(X, n_features=None):
     # the general path: dicts, tuples, str subclasses, or an error
     names, vals, lengths = [], [], np.empty(n, dtype=np.int64)
     for i, row in enumerate(X):
+        before = len(names)
         if isinstance(row, Mapping):
             for name, value in row.items():
                 if isinstance(value, str):
                     names.append(f"{name}={value}")
                     vals.append(1.0)
-                else:
+                elif isinstance(value, (numbers.Real, np.bool_)):
                     names.append(name)
                     vals.append(value)
+                elif isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+                    names.extend(f"{name}={v}" for v in value)      # as DictVectorizer reads them
+                    vals.extend([1.0] * len(value))
+                else:
+                    raise TypeError(f"sample {i}, feature {name!r}: a value must be a number, a string or a "
+                                    f"list of strings, not {type(value).__name__}")
         else:
             names.extend(row)
             vals.extend([1.0] * len(row))
-        lengths[i] = len(row)
+        lengths[i] = len(names) - before
     try:
         keys = hash_strings(names)
     except TypeError:

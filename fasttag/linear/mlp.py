@@ -40,7 +40,7 @@ from .._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward
                     mlp_epoch, mlp_forward, mlp_gradient)
 from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
                     _classes_from_json, _is_int, _is_real, _short, check_bool, check_choice,
-                    check_int, check_real, checked_estimator, checked_input_kind)
+                    check_int, check_real, checked_estimator, checked_input_kind, set_feature_names)
 from ._compat import (HAVE_SKLEARN, ClassifierMixin, ConvergenceWarning, RegressorMixin, check_is_fitted,
                       check_random_state)
 from .inputs import Design
@@ -130,7 +130,7 @@ class BaseMLP(LinearModel):
 
     def _hidden(self):
         h = self.hidden_layer_sizes
-        return [h] if _is_int(h) else list(h)
+        return [int(h)] if _is_int(h) else [int(v) for v in h]     # numpy ints too (a grid search's)
 
     def _check_params(self):
         h = self.hidden_layer_sizes
@@ -430,7 +430,7 @@ class BaseMLP(LinearModel):
     @classmethod
     def _checked_parts(cls, header, arrays):
         allowed = {"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "t", "updates", "sizes", "loss_curve",
-                   "validation_scores", "n_features_in", "classes", "classes_dtype"}
+                   "validation_scores", "n_features_in", "feature_names_in", "classes", "classes_dtype"}
         unknown = sorted(set(header) - allowed)
         if unknown:
             raise ValueError(f"unknown header entries {_short(unknown)}")
@@ -500,6 +500,7 @@ class BaseMLP(LinearModel):
         if input_kind == "features":
             est.feature_keys_ = keys
         est.n_features_in_ = F
+        set_feature_names(est, header)
         est._sizes = [int(s) for s in sizes]
         est._weights = np.ascontiguousarray(weights)
         est.n_iter_ = header["n_iter"]

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ._base import LinearModel, check_choice, check_real
+from ._base import LinearModel, check_choice, check_finite_weights, check_real
 from ._compat import ConvergenceWarning, RegressorMixin, check_is_fitted, check_random_state
 
 
@@ -57,12 +57,13 @@ class Neuron(RegressorMixin, LinearModel):
     max_iter), ``fit_intercept``, ``shuffle`` (sgd), ``random_state`` (initial
     weights and shuffles), ``n_features`` (feature-string inputs).
 
-    Attributes: ``coef_`` (1, n_features), ``intercept_`` (1,),
+    Attributes: ``coef_`` (n_features,), ``intercept_`` (1,),
     ``n_features_in_``, ``n_iter_``, ``loss_curve_``, ``grad_norm_`` (the
     gradient norm when training stopped).
     """
 
     _is_classifier = False
+    _step_params = "eta0"
 
     def __init__(self, activation="identity", *, solver="gd", eta0=0.1, max_iter=1000, tol=1e-4,
                  fit_intercept=True, shuffle=True, random_state=None, n_features=None):
@@ -138,6 +139,7 @@ class Neuron(RegressorMixin, LinearModel):
                 if self.tol is not None and norm < self.tol:
                     converged = True
                     break
+        check_finite_weights(self, w, np.array([b]))
         if not converged:
             loss, gw, gb = self._gradient(design, rows, y, w, b)
             norm = np.sqrt(gw @ gw + gb * gb)

@@ -30,6 +30,7 @@ from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 
 class _SGDBase(LinearModel):
     _losses = CLASSIFICATION_LOSSES
+    _step_params = "eta0, alpha"
 
     def _check_params(self):
         self._check_common()

@@ -198,14 +198,30 @@ class Tagger(SequenceTask):
             known = np.fromiter((w in vocab for w in words), dtype=bool, count=len(words))
         else:
             known = self._vocab.contains(words)
-        return metrics.score_tagging([t for _, t in examples], outputs, known=known)
+        gold = [t for _, t in examples]
+        unannotated = 0
+        if "_" not in self.model.tag_index:    # CoNLL-U's "_": a token without a tag, not a wrong one
+            keep = np.fromiter((t != "_" for ts in gold for t in ts), dtype=bool, count=len(words))
+            unannotated = int(len(keep) - keep.sum())
+            if unannotated:
+                if not keep.any():
+                    raise InputError("the evaluation data has no tags: every gold tag is '_'")
+                sentences = np.repeat(np.arange(len(gold)), [len(ts) for ts in gold])[keep]
+                gold = _regroup([t for ts in gold for t in ts], keep, sentences, len(gold))
+                outputs = _regroup([t for ts in outputs for t in ts], keep, sentences, len(outputs))
+                known = known[keep]
+        result = metrics.score_tagging(gold, outputs, known=known)
+        result["unannotated_tokens"] = unannotated
+        return result
 
     @staticmethod
     def report(result):
         """The human-readable text of an :meth:`evaluate` result."""
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.2f}%"
-        lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)",
+        skipped = result.get("unannotated_tokens")
+        lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens"
+                 + (f"; {skipped} with gold tag '_' left out)" if skipped else ")"),
                  f"known words       {pct(result['known_accuracy'])}",
                  f"unknown words     {pct(result['unknown_accuracy'])}   "
                  f"({result['unknown_tokens']} tokens)",
@@ -340,7 +356,8 @@ class Tagger(SequenceTask):
                         else:
                             ftio.write_conll(sent, ts, out, mode="append")
                 return
-            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads)
+            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
+                                               blank_lines=not json)
             for sent, tags in rawtext.tag_batches(tag, sentences, n_threads):
                 if json:
                     output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
@@ -407,6 +424,15 @@ def _checked_meta(meta):
     if not modelfile.header_int(word_column, 0, MAX_COLUMNS - 1):
         raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
     return meta
+
+
+def _regroup(tags, keep, sentences, n):
+    """The ``tags`` (flat) where ``keep``, back in their ``n`` sentences
+    (``sentences``: the sentence of each kept tag)."""
+    out = [[] for _ in range(n)]
+    for t, i in zip((t for t, k in zip(tags, keep.tolist()) if k), sentences.tolist()):
+        out[i].append(t)
+    return out
 
 
 def foreign_tags(gold, model_tags, what="tag"):

@@ -123,7 +123,11 @@ def read_words(data, format=None, what="training data"):
     such lines, or of word lists.  TypeError for anything else."""
     if ftio.is_source(data):
         if format is None and ftio.is_path(data):
-            format = "conllu" if ftio.guess_format(data) == "conllu" else "text"
+            format = ftio.guess_format(data)
+            if format == "conll":       # never scored as sentences of words: name it
+                raise InputError("this looks like a column file, not segmented text (a sentence a line, words "
+                                 "separated by spaces): give --format conll to read its first column as the "
+                                 "words, or --format text", os.fsdecode(os.fspath(data)))
         if format == "conllu":
             return [s.words for s in ftio.read_conllu(data) if s.words]
         if format == "conll":
@@ -175,7 +179,6 @@ class Segmenter(SequenceTask):
     kind = "segmenter"
     featurizer = ("chars", 1)
     primary = "f1"
-    jackknifed = {"folds": 1}             # the vocabulary features (see _without_jackknife)
 
     def __init__(self, model, vocab=(), train_dict=(), meta=None, runs=None):
         super().__init__(model, meta)
@@ -330,7 +333,8 @@ class Segmenter(SequenceTask):
         seg = cls(model, sorted({w for ws in examples for w in ws}), train_dict, {}, runs=opts["runs"])
         folds = opts["folds"]
         if folds > 1:
-            model.featurizer.fold_dictionaries = _fold_dictionaries(examples, folds, train_dict)
+            model.featurizer.fold_dictionaries = _fold_dictionaries(examples, _fold_ids([examples], folds),
+                                                                    folds, train_dict)
         seg.meta.update({"folds": folds, "train_chars": sum(len(w) for ws in examples for w in ws),
                          "train_sentences": len(examples), "templates": list(model.templates.names)})
         return seg
@@ -342,8 +346,18 @@ class Segmenter(SequenceTask):
         jackknifed = training and self.model.featurizer.fold_dictionaries is not None
         folds = self.meta.get("folds", 1) if jackknifed else 1      # fine-tuning: the full dictionary
         gold = _gold_ids(examples)
-        return [("".join(ws), i % folds if folds > 1 else None, g)
-                for i, (ws, g) in enumerate(zip(examples, gold))]
+        ids = _fold_ids([examples], folds) if folds > 1 else [None] * len(examples)
+        return [("".join(ws), f, g) for ws, f, g in zip(examples, ids, gold)]
+
+    def _fold_tables(self, shards):
+        if self.model.featurizer.fold_dictionaries is None:
+            return None
+        folds = self.meta["folds"]
+        return _fold_dictionaries([ws for shard in shards for ws in shard], _fold_ids(shards, folds), folds,
+                                  self.train_dict)
+
+    def _use_fold_tables(self, tables):
+        self.model.featurizer.fold_dictionaries = tables
 
     def _dev_scorer(self, examples):
         gold = _gold_ids(examples)
@@ -629,12 +643,18 @@ def _stored_user_words(arrays, mode):
     return dict(zip(words, weights.tolist()))
 
 
-def _fold_dictionaries(sents, folds, extra):
+def _fold_ids(shards, folds):
+    """The jackknife fold of each sentence of ``shards`` (lists of
+    sentences), counted from each shard's start: round robin."""
+    return [i % folds for shard in shards for i in range(len(shard))]
+
+
+def _fold_dictionaries(sents, fold_ids, folds, extra):
     """One WordSet per jackknife fold: the words (2..MAX_WORD characters)
-    seen outside the fold, plus ``extra``."""
+    seen outside the fold (``fold_ids``: each sentence's), plus ``extra``."""
     fold_counts = [Counter() for _ in range(folds)]
-    for i, ws in enumerate(sents):
-        fold_counts[i % folds].update(w for w in ws if 2 <= len(w) <= MAX_WORD)
+    for f, ws in zip(fold_ids, sents):
+        fold_counts[f].update(w for w in ws if 2 <= len(w) <= MAX_WORD)
     words = sorted(set().union(*fold_counts))
     index = {w: i for i, w in enumerate(words)}
     table = np.zeros((len(words), folds), dtype=np.int64)

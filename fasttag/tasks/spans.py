@@ -37,7 +37,6 @@ feature column unless ``feature_columns`` is given.
 """
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from operator import itemgetter, methodcaller
 from typing import Iterable
@@ -384,9 +383,6 @@ def _read_sentences(data, word_column=0, tag_column=-1):
     tagged sentences (each then a document of its own)."""
     if ftio.is_source(data):
         sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
-        if _numbered(sents):
-            raise InputError(f"column {word_column} numbers the tokens (1, 2, 3 ...), as CoNLL-U's ID column "
-                             f"does: a span tagger reads column files, the word column first (--word-column)")
     else:
         sents = list(data)
         if not all(isinstance(s, ftio.Sentence) for s in sents):
@@ -406,6 +402,12 @@ def _read_sentences(data, word_column=0, tag_column=-1):
     return sents, doc_ids
 
 
+def _typed_words(sents):
+    """(words, span type or "O" per token) of tagged sentences: what
+    ambiguity classes are collected from."""
+    return [(s.words, [schemes.split_tag(t)[1] or "O" for t in s.tags]) for s in sents]
+
+
 def _check_stored_columns(meta):
     """A ModelFormatError unless the stored column layout is one training
     writes: 0-based word, tag and feature columns of ``n_columns``, all
@@ -419,18 +421,6 @@ def _check_stored_columns(meta):
     used = [meta.get("word_column", 0), meta.get("tag_column", n - 1)] + list(meta.get("feature_columns", []))
     if not all(index(v) for v in used) or len(set(used)) != len(used):
         raise ModelFormatError("corrupt fasttag model: the word, tag and feature columns do not add up")
-
-
-def _numbered(sents):
-    """Whether the words read are token numbers: the first sentences of
-    three tokens or more count 1, 2, 3 ... (multiword ranges and empty
-    nodes aside), so the word column is an ID column (CoNLL-U, CoNLL-X)."""
-    long = [s.words for s in itertools.islice((s for s in sents if len(s.words) >= 3), 5)]
-    for words in long:
-        ids = [w for w in words if "-" not in w and "." not in w]
-        if ids != [str(i) for i in range(1, len(ids) + 1)] or 2 * len(ids) < len(words):
-            return False
-    return bool(long)
 
 
 def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
@@ -479,8 +469,6 @@ class SpanTagger(SequenceTask):
     kind = "spans"
     featurizer = ("spans", 1)
     primary = "f1"
-    jackknifed = {"ambiguity_classes": False}
-
     def __init__(self, model, meta=None, gazetteer=None, ambiguity=None):
         super().__init__(model, meta)
         self.gazetteer = gazetteer
@@ -541,6 +529,8 @@ class SpanTagger(SequenceTask):
         word_column = opts["word_column"]
         tag_column = -1 if opts["column"] is None else opts["column"]
         feats = _resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
+        if opts["scheme"]:
+            _check_declared_scheme([s.tags for s in sents], opts["scheme"])
         scheme = opts["scheme"] or schemes.detect_scheme(s.tags for s in sents)
         _check_tags(sents, scheme)
         gaz = None
@@ -556,9 +546,7 @@ class SpanTagger(SequenceTask):
         ambiguity = folds = None
         if opts["ambiguity_classes"]:
             extras.append("amb")
-            ambiguity, folds = AmbiguityClasses.collect(
-                ((s.words, [schemes.split_tag(t)[1] or "O" for t in s.tags]) for s in sents),
-                [d for _, d in examples])
+            ambiguity, folds = AmbiguityClasses.collect(_typed_words(sents), [d for _, d in examples])
         internal_scheme = opts["internal_scheme"]
         types = sorted({schemes.split_tag(t)[1] for s in sents
                         for t in schemes.convert(s.tags, scheme, internal_scheme)} - {""})
@@ -585,6 +573,15 @@ class SpanTagger(SequenceTask):
 
     def _trained(self, opts):
         self._fold_ambiguity = None
+
+    def _fold_tables(self, shards):
+        if self._fold_ambiguity is None:
+            return None
+        examples = [e for shard in shards for e in shard]       # document numbers count within a shard
+        return AmbiguityClasses.collect(_typed_words([s for s, _ in examples]), [d for _, d in examples])[1]
+
+    def _use_fold_tables(self, tables):
+        self._fold_ambiguity = tables
 
     def _encode(self, examples, training=False):
         """Training sentences see the ambiguity classes of the other folds
@@ -663,6 +660,8 @@ class SpanTagger(SequenceTask):
             raise InputError("the evaluation data holds no sentences")
         self._check_gold(examples)
         gold = [list(s.tags) for s, _ in examples]
+        if opts.get("scheme"):
+            _check_declared_scheme(gold, opts["scheme"])
         scheme = opts.get("scheme") or _scoring_scheme(gold, self.scheme)
         pred = [schemes.to_scheme(p, self.internal_scheme, scheme) for p in outputs]
         result = metrics.score_spans(gold, pred, scheme)
@@ -829,6 +828,7 @@ class SpanTagger(SequenceTask):
         ``with_confidence``: (type, start, end, probability),
         the probability that the model gives this span exactly, over
         every tag sequence (calibrated by :attr:`temperature`)."""
+        tokens = one_sentence(tokens, "spans")
         if not with_confidence:
             return schemes.spans(self.tag(tokens, columns), self.scheme)
         names = self.model.tags
@@ -847,7 +847,7 @@ class SpanTagger(SequenceTask):
                 out.append(found)
             return out
         cols = None if columns is None else [columns]
-        return self._for_sentences([one_sentence(tokens, "spans")], cols, None, spans_with_probability)[0] or []
+        return self._for_sentences([tokens], cols, None, spans_with_probability)[0] or []
 
 
     @staticmethod
@@ -880,7 +880,7 @@ class SpanTagger(SequenceTask):
         of :class:`fasttag.rawtext.Span` ``(label, text, start, end)``
         with character offsets into ``text``."""
         out = []
-        for tokens in self.tag_text(text, tokenizer):
+        for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer, "entities"):
             for label, i, j in schemes.spans([t.tag for t in tokens], self.scheme):
                 a, b = tokens[i].start, tokens[j - 1].end
                 out.append(rawtext.Span(label, text[a:b], a, b))
@@ -912,7 +912,7 @@ class SpanTagger(SequenceTask):
         try:
             if fmt == "conllu":
                 raise InputError("a span tagger reads raw text, pretokenized text or column files "
-                                 "(--format conll), not CoNLL-U", name)
+                                 "('fasttag tag -m MODEL --format conll'), not CoNLL-U", name)
             if fmt == "conll":
                 if nbest is not None:
                     raise InputError("--nbest applies to text input (raw or --pretokenized)")
@@ -926,8 +926,10 @@ class SpanTagger(SequenceTask):
             if self.feature_columns:
                 n = len(self.feature_columns)
                 raise InputError(f"the model reads {n} feature column{'s' if n > 1 else ''} beside the words "
-                                 f"(it was trained on a column file): give one with --format conll", name)
-            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads)
+                                 f"(it was trained on a column file): tag a column file with "
+                                 f"'fasttag tag --format conll'", name)
+            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
+                                               blank_lines=not json)
             tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
             for sent, result in rawtext.tag_batches(tag, sentences, n_threads):
                 tags = result if nbest is None else result[0][0]
@@ -1057,12 +1059,23 @@ def _id_span_set(pred_ids, tags):
 
 def _check_tags(sents, scheme):
     allowed = {"iob1": "BIO", "iob2": "BIO", "bioes": "BIOES"}[scheme]
-    for s in sents:
+    for i, s in enumerate(sents):
         for t in s.tags:
             p, typ = schemes.split_tag(t)
             if p not in allowed or (p == "O") != (typ == ""):
-                raise InputError(f"tag {t!r} (sentence starting on line {s.start_line}) "
-                                 f"is not a {scheme.upper()} tag")
+                where = f"sentence starting on line {s.start_line}" if s.start_line else f"sentence {i}, 0-based"
+                raise InputError(f"tag {t!r} ({where}) is not a tag of the {scheme.upper()} scheme")
+
+
+def _check_declared_scheme(gold, scheme):
+    """An InputError when gold tags plainly are not in the ``scheme`` the
+    user named (scores read in the wrong scheme are silently off): IOB1
+    read as IOB2 (most chunks open with I-), or IOB tags read as BIOES."""
+    found = schemes.detect_scheme(gold)
+    if (scheme, found) in (("iob2", "iob1"), ("bioes", "iob1"), ("bioes", "iob2")) and \
+            any(t != "O" for ts in gold for t in ts):
+        raise InputError(f"--scheme {scheme}: the gold tags read as {found.upper()}, not {scheme.upper()}: "
+                         f"give --scheme {found}, or leave --scheme out to detect it")
 
 
 def _scoring_scheme(gold, trained):

@@ -736,6 +736,23 @@ def _decode(labels):
     return starts, ends, sent, splits
 
 
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")     # str.splitlines' line ends
+
+
+def _lines_end_sentences(text, starts, ends, sent):
+    """Set ``sent`` (sentence-start flags per token) for each token after
+    a line break, whatever the model says: a line is a paragraph (see the
+    module documentation), and the command line reads text a line at a
+    time, so a sentence never crosses a line break in Python either."""
+    if len(starts) < 2:
+        return
+    breaks = np.fromiter((m.start() for m in _LINE_BREAK.finditer(text)), dtype=np.int64)
+    if not len(breaks):
+        return
+    k = np.searchsorted(breaks, ends[:-1])          # the first break after each token ...
+    sent[1:] |= (k < len(breaks)) & (breaks[np.minimum(k, len(breaks) - 1)] < starts[1:])   # ... before the next
+
+
 _CONTINUED = {U: B, SU: SB, E: I, W: W, I: I, B: B, SB: SB}     # a token's label when more of it follows
 _GOES_ON = {U: E, SU: E, B: I, SB: I}                            # a start label that now continues a token
 
@@ -791,6 +808,10 @@ class Tokenizer(SequenceTask):
         _char_tables()
 
     # ------------------------------------------------------------ task hooks
+
+    @classmethod
+    def _n_sentences(cls, examples):
+        return sum(len(gold.sentence_starts) - 1 for gold in examples)
 
     @classmethod
     def _read(cls, data, opts, what):
@@ -963,6 +984,7 @@ class Tokenizer(SequenceTask):
         starts, ends, sent, splits = _decode(_attach_marks(text, labels))
         if not len(starts):
             return []
+        _lines_end_sentences(text, starts, ends, sent)
         expand = self._expand
         tokens = []
         if len(splits):
