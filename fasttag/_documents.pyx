@@ -137,7 +137,9 @@ def document_codes(list sentences, const int64_t[::1] order, const int64_t[::1] 
             hit = PyDict_GetItemWithError(types, w)
             if hit == NULL:
                 if type(w) is not str:
-                    raise TypeError(f"a token must be a str, not {type(w).__name__}")
+                    if not isinstance(w, str):
+                        raise TypeError(f"a token must be a str, not {type(w).__name__}")
+                    w = str(w)                      # a str subclass (numpy.str_) is a token too
                 k = len(types)
                 types[w] = k
                 props.append(properties(w))

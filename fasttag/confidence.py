@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ._kbest import kbest
+from .errors import InputError
 from .output import MAX_NBEST
 from .sequence import BATCH_TOKENS, _chunks
 
@@ -194,6 +195,9 @@ def nbest_ids(model, examples, k):
         raise ValueError(f"n_best must be a positive integer, not {k!r}")
     if k > MAX_NBEST:
         raise ValueError(f"n_best must be at most {MAX_NBEST}, not {k}")
+    if model.decoder == "greedy":       # its best sequence would not be the k-best list's first
+        raise InputError("n-best lists need Viterbi decoding: this model decodes greedily (trained with "
+                         "decoder greedy)")
     out = []
     for chunk in _chunks(examples, BATCH_TOKENS):
         keys, bounds, cands, _ = model.featurize(chunk)

@@ -13,7 +13,9 @@ of ``--threads`` worker processes, 2 by default) or ``--scheduler
 tcp://host:8786`` (an existing cluster).  The training file must be a
 path every worker can read: the client reads it once to build the model
 (its tag set and dictionaries), cuts it into byte ranges at sentence
-boundaries and sends each worker a path and a range, never data.  Each
+boundaries and sends each worker a path and a range (with the CRC-32 of
+the range's bytes as the client reads them, which the worker checks: a
+worker seeing another file at the path is an error), never data.  Each
 epoch, the client sends the mixed weights (the model-file format, float64
 weights); each worker trains one epoch on its shard (featurized once,
 kept in the worker between epochs; shuffled by the seed, the epoch and
@@ -36,6 +38,7 @@ import os
 import threading
 import time
 import uuid
+import zlib
 
 import numpy as np
 
@@ -114,13 +117,16 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
         trans = AveragedVector(transition_size(len(model.tags)))
     emit.loosen()
     run = uuid.uuid4().hex
-    model_bytes = client.scatter(_structure_bytes(task_model), broadcast=True)
+    # hash=False: a new run's bytes equal to an earlier run's (the same model,
+    # epoch 1's empty weights) would share keys the earlier run is releasing
+    model_bytes = client.scatter(_structure_bytes(task_model), broadcast=True, hash=False)
     if opts.get("max_sentences"):
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
-    tables = task_model._fold_tables([_read_range(type(task_model), path, a, b, reading) for a, b in ranges])
+    digests = [zlib.crc32(_range_bytes(path, a, b)) for a, b in ranges]     # what each worker must read
+    tables = task_model._fold_tables(lambda: [_read_range(type(task_model), path, a, b, reading) for a, b in ranges])
     if tables is not None:
-        tables = client.scatter(tables, broadcast=True)
+        tables = client.scatter(tables, broadcast=True, hash=False)
     selection = trainer.Selection(model, dev, evaluate)
     step = 0
     best = None
@@ -130,9 +136,10 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     try:
         for epoch in range(1, epochs + 1):
             t0 = time.perf_counter()
-            weights = client.scatter(_weights_bytes(emit, trans), broadcast=True)
-            futures = [client.submit(_shard_epoch, run, model_bytes, tables, weights, path, a, b, reading, seed,
-                                     epoch, i, rule, pure=False) for i, (a, b) in enumerate(ranges)]
+            weights = client.scatter(_weights_bytes(emit, trans), broadcast=True, hash=False)
+            futures = [client.submit(_shard_epoch, run, model_bytes, tables, weights, path, a, b, digest, reading,
+                                     seed, epoch, i, rule, pure=False)
+                       for i, ((a, b), digest) in enumerate(zip(ranges, digests))]
             results = client.gather(futures)
             changes = [c for c, _ in results]
             n_sentences = sum(c.n for c in changes)
@@ -199,16 +206,24 @@ def _forget(run):
             del _WORKER_CACHE[key]
 
 
-def _read_range(cls, path, start, end, reading):
-    """The examples of bytes start..end of ``path``, read by task class
-    ``cls`` as a worker reads its shard."""
+def _range_bytes(path, start, end):
     with open(path, "rb") as f:
         f.seek(start)
-        data = f.read(end - start)
+        return f.read(end - start)
+
+
+def _read_range(cls, path, start, end, reading, digest=None):
+    """The examples of bytes start..end of ``path``, read by task class
+    ``cls`` as a worker reads its shard; ``digest``: the CRC-32 the client
+    read there (a worker seeing another file at the path is an error)."""
+    data = _range_bytes(path, start, end)
+    if digest is not None and zlib.crc32(data) != digest:
+        raise InputError(f"a Dask worker reads other bytes at this path than the client (bytes {start}-{end}): "
+                         f"the training file must be the same file on every worker", path=path)
     return cls._read(io.BytesIO(data), dict(reading), "training data")
 
 
-def _shard(run, model_bytes, tables, path, start, end, reading):
+def _shard(run, model_bytes, tables, path, start, end, digest, reading):
     """On a worker: the model and its featurized shard (bytes start..end
     of ``path``, jackknifed with the fold ``tables``), read once per
     training run."""
@@ -218,7 +233,7 @@ def _shard(run, model_bytes, tables, path, start, end, reading):
             return _WORKER_CACHE[key]
     from .store import loads
     task_model = loads(model_bytes)
-    examples = _read_range(type(task_model), path, start, end, reading)
+    examples = _read_range(type(task_model), path, start, end, reading, digest)
     if tables is not None:
         task_model._use_fold_tables(tables)
     encoded = task_model._encode(examples, training=True)
@@ -239,11 +254,11 @@ def _shard(run, model_bytes, tables, path, start, end, reading):
     return shard
 
 
-def _shard_epoch(run, model_bytes, tables, weights, path, start, end, reading, seed, epoch, index, rule):
+def _shard_epoch(run, model_bytes, tables, weights, path, start, end, digest, reading, seed, epoch, index, rule):
     """On a worker: one epoch on one shard from the mixed ``weights``:
     (:class:`fasttag.mixing.Changes`, positions)."""
     from . import trainer
-    task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, tables, path, start, end, reading)
+    task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, tables, path, start, end, digest, reading)
     model = task_model.model
     emit, trans = _load_weights(weights, len(model.tags))
     if not n:
@@ -310,6 +325,9 @@ def tag(model, items, client, npartitions=None, method=None):
     items = list(items)
     if not items:
         return []
+    if npartitions is not None and (isinstance(npartitions, bool) or not isinstance(npartitions, int)
+                                    or npartitions < 1):
+        raise ValueError(f"npartitions must be a positive int or None, not {npartitions!r}")
     parts = npartitions or 2 * n_workers(client)
     bag = db.from_sequence(items, npartitions=min(parts, len(items)))
     return client.compute(tag_bag(model, bag, method)).result()

@@ -45,10 +45,22 @@ class PerceptronTagger(TaggerI):
             raise ValueError("no model: construct with load=True or call train() first")
         return self.model
 
-    def tag(self, tokens):
-        """``(word, tag)`` pairs of one sentence (a list of token strings)."""
+    def tag(self, tokens, return_conf=False, use_tagdict=True):
+        """``(word, tag)`` pairs of one sentence (a list of token strings);
+        with ``return_conf``, ``(word, tag, confidence)`` triples as NLTK's
+        gives, the confidence being the tag's calibrated marginal
+        probability.  ``use_tagdict``: NLTK's switch; fasttag's tag
+        dictionary is part of the trained model, so only True is possible."""
+        if not use_tagdict:
+            raise ValueError("use_tagdict=False: a fasttag model's tag dictionary is part of what it learned")
         tokens = list(tokens) if not isinstance(tokens, str) else tokens
-        return list(zip(tokens, self._tagger().tag(tokens)))
+        tags = self._tagger().tag(tokens)
+        if not return_conf:
+            return list(zip(tokens, tags))
+        model = self._tagger()
+        probs = model.marginals([tokens])[0] if tokens else []
+        index = model.model.tag_index
+        return [(w, t, float(p[index[t]])) for w, t, p in zip(tokens, tags, probs)]
 
     def tag_sents(self, sentences):
         """``(word, tag)`` pairs of many sentences, batched (much faster than
@@ -87,12 +99,29 @@ def _pairs(sentence, i):
 _default = None
 
 
-def pos_tag(tokens, model="en"):
+#: Universal POS tags -> NLTK's universal tagset (``tagset="universal"``)
+_NLTK_UNIVERSAL = {"AUX": "VERB", "CCONJ": "CONJ", "SCONJ": "CONJ", "PART": "PRT", "PUNCT": ".", "PROPN": "NOUN",
+                   "INTJ": "X", "SYM": "X"}
+
+
+def pos_tag(tokens, tagset=None, lang="eng", *, model="en"):
     """``nltk.pos_tag`` with a fasttag model (the bundled English UPOS
-    tagger by default): ``(word, tag)`` pairs of one sentence."""
+    tagger by default): ``(word, tag)`` pairs of one sentence, as NLTK's
+    signature has them.  ``tagset="universal"`` maps the tags to NLTK's
+    12-tag universal set; ``lang``: "eng" (the bundled model's)."""
     global _default
+    if lang != "eng" and model == "en":
+        raise NotImplementedError(f"pos_tag: the bundled model tags English ('eng'), not {lang!r}; "
+                                  f"give model= a model trained for it")
+    if tagset not in (None, "universal"):
+        raise ValueError(f"pos_tag: tagset must be None (the model's tags) or 'universal', not {tagset!r}")
     if model != "en":
-        return PerceptronTagger(model=model).tag(tokens)
-    if _default is None:
-        _default = PerceptronTagger()
-    return _default.tag(tokens)
+        tagger = PerceptronTagger(model=model)
+    else:
+        if _default is None:
+            _default = PerceptronTagger()
+        tagger = _default
+    pairs = tagger.tag(tokens)
+    if tagset == "universal":
+        pairs = [(w, _NLTK_UNIVERSAL.get(t, t)) for w, t in pairs]
+    return pairs

@@ -15,6 +15,7 @@ components are trainable from spaCy (``spacy train``, ``nlp.update``): each
 ``spacy.load`` and ``to_bytes`` carry the model file itself.
 """
 from pathlib import Path
+from typing import Optional
 
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -70,9 +71,14 @@ class _Component(_Serialized, Pipe):
     trainable_name = None
 
     def __init__(self, vocab, name, model, batch_size):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"the {name!r} component: batch_size must be a positive int, not {batch_size!r}")
+        if not (model is None or isinstance(model, str)):
+            raise ValueError(f"the {name!r} component: model must be a bundled name or a model path, "
+                             f"not {model!r}")
         self.vocab = vocab
         self.name = name
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
         self._source = model
         self._model = None
 
@@ -85,8 +91,18 @@ class _Component(_Serialized, Pipe):
             if self._source is None:
                 raise ValueError(f"the {self.name!r} component has no model: give config 'model' "
                                  f"or call nlp.initialize() with training examples")
-            self._set_model(_load(self._source))
+            try:
+                model = _load(self._source)
+            except OSError as exc:
+                raise ValueError(f"the {self.name!r} component: config model {self._source!r} is neither a "
+                                 f"bundled model nor a model file ({exc.strerror or exc})") from None
+            self._set_model(model)
         return self._model
+
+    @property
+    def labels(self):
+        """The labels the component predicts (none before it has a model)."""
+        return () if self._untrained_allowed() else tuple(self._labels(self.fasttag_model))
 
     def _current(self):
         """The model to save: None for an untrained component."""
@@ -139,15 +155,17 @@ class _Component(_Serialized, Pipe):
         if self._source is None and self._model is None:
             if get_examples is None:
                 raise ValueError(f"the {self.name!r} component needs training examples to initialize")
-            self._set_model(self._untrained([self._gold(eg.reference) for eg in get_examples()]))
+            pairs = [p for p in (self._gold(eg.reference) for eg in get_examples()) if p is not None]
+            if not pairs:
+                raise ValueError(f"the {self.name!r} component: no training example annotates what it predicts")
+            self._set_model(self._untrained(pairs))
 
     def update(self, examples, *, drop=0.0, sgd=None, losses=None):
         """One perceptron pass over the batch; the loss is the number of
         tokens that were tagged wrongly before their update."""
         losses = {} if losses is None else losses
         losses.setdefault(self.name, 0.0)
-        pairs = [self._gold(eg.reference) for eg in examples]
-        pairs = [p for p in pairs if p[0]]
+        pairs = [p for p in (self._gold(eg.reference) for eg in examples) if p is not None and p[0]]
         if pairs:
             wrong = self.fasttag_model.update(pairs)
             losses[self.name] += wrong * sum(len(w) for w, _ in pairs)
@@ -160,6 +178,8 @@ class FasttagTagger(_Component):
     tags) or ``token.tag_`` (any other), or the attribute ``attr`` names."""
 
     def __init__(self, vocab, name, model, attr, batch_size):
+        if attr not in (None, "pos", "tag"):
+            raise ValueError(f"the {name!r} component: attr must be 'pos', 'tag' or None, not {attr!r}")
         super().__init__(vocab, name, model, batch_size)
         from .tasks.pos import Tagger
         self.kind = Tagger
@@ -171,11 +191,14 @@ class FasttagTagger(_Component):
             return self._attr
         if self._model is None and self._source is None:
             return "tag"
-        return "pos" if set(self.fasttag_model.tags) <= UPOS else "tag"
+        model = self.fasttag_model
+        if model.meta.get("spacy_attr") in ("pos", "tag"):     # what initialize chose, kept in the model file
+            return model.meta["spacy_attr"]
+        return "pos" if set(model.tags) <= UPOS else "tag"
 
-    def _check(self, model):
-        if self._attr not in (None, "pos", "tag"):
-            raise InputError(f"attr must be 'pos' or 'tag', not {self._attr!r}")
+    @staticmethod
+    def _labels(model):
+        return model.tags
 
     def initialize(self, get_examples=None, *, nlp=None):
         """As the other components; an untrained tagger with no ``attr``
@@ -186,6 +209,9 @@ class FasttagTagger(_Component):
             pos = any(t.pos_ for d in docs for t in d)
             tag = any(t.tag_ for d in docs for t in d)
             self._attr = "pos" if pos and not tag else "tag"
+            super().initialize(get_examples, nlp=nlp)
+            self._model.meta["spacy_attr"] = self._attr      # saved with the model: spacy.load keeps it
+            return
         super().initialize(get_examples, nlp=nlp)
 
     def _annotate(self, docs):
@@ -205,9 +231,12 @@ class FasttagTagger(_Component):
                         setattr(token, attr, "SPACE" if attr == "pos_" else "_SP")
 
     def _gold(self, doc):
+        """(words, tags) of a reference doc; None when a token lacks the
+        tag (not annotated: no gold to learn from, as spaCy's tagger skips it)."""
         attr = self.attr + "_"
         at, words = self._words(doc)
-        return words, [getattr(doc[i], attr) for i in at]
+        tags = [getattr(doc[i], attr) for i in at]
+        return None if not all(tags) else (words, tags)
 
     def _untrained(self, pairs):
         return self.kind.untrained([(w, t) for w, t in pairs if w])
@@ -226,6 +255,10 @@ class FasttagSpans(_Component):
         self.kind = SpanTagger
         self.spans_key = spans_key
 
+    @staticmethod
+    def _labels(model):
+        return model.types
+
     def _check(self, model):
         if model.feature_columns:
             raise InputError("this span model reads feature columns (POS, chunk tags) that spaCy "
@@ -243,11 +276,28 @@ class FasttagSpans(_Component):
                 doc.spans[self.spans_key] = spans
             else:
                 # entities set before (an entity ruler) are kept, as spaCy's own recognizer keeps them
+                # and every other token is outside an entity, as spaCy's recognizer marks it
                 taken = {i for e in doc.ents for i in range(e.start, e.end)}
-                doc.set_ents([s for s in spans if taken.isdisjoint(range(s.start, s.end))], default="unmodified")
+                doc.set_ents(list(doc.ents) + [s for s in spans if taken.isdisjoint(range(s.start, s.end))],
+                             default="outside")
 
     def _gold(self, doc):
-        spans = doc.spans.get(self.spans_key, []) if self.spans_key else doc.ents
+        """(words, IOB2 tags) of a reference doc; None when it does not
+        annotate the spans (a missing span group, entities missing on some
+        tokens): no gold, not a doc without spans.  Overlapping spans are
+        an error: one tag per token cannot hold them."""
+        if self.spans_key:
+            if self.spans_key not in doc.spans:
+                return None
+            spans = sorted(doc.spans[self.spans_key], key=lambda s: (s.start, s.end))
+            for a, b in zip(spans, spans[1:]):
+                if b.start < a.end:
+                    raise ValueError(f"the {self.name!r} component tags one span per token: spans "
+                                     f"{a.text!r} and {b.text!r} of doc.spans[{self.spans_key!r}] overlap")
+        else:
+            if any(t.ent_iob == 0 for t in doc if not t.is_space):
+                return None
+            spans = doc.ents
         at, words = self._words(doc)
         index = {i: k for k, i in enumerate(at)}
         tags = ["O"] * len(at)
@@ -269,7 +319,7 @@ class FasttagSpans(_Component):
 
 @Language.factory("fasttag_tagger", default_config={"model": "en", "attr": None, "batch_size": 1000},
                   assigns=["token.pos", "token.tag"], default_score_weights={"pos_acc": 0.5, "tag_acc": 0.5})
-def make_tagger(nlp, name, model, attr, batch_size):
+def make_tagger(nlp, name, model: Optional[str], attr: Optional[str], batch_size: int):
     """A fasttag POS tagger: ``model`` a bundled name or path (None:
     untrained, built by ``initialize``); ``attr`` "pos" or "tag" (default:
     "pos" for a model trained on UPOS)."""
@@ -278,7 +328,7 @@ def make_tagger(nlp, name, model, attr, batch_size):
 
 @Language.factory("fasttag_ner", default_config={"model": "en-ner", "spans_key": None, "batch_size": 1000},
                   assigns=["doc.ents"], default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0})
-def make_spans(nlp, name, model, spans_key, batch_size):
+def make_spans(nlp, name, model: Optional[str], spans_key: Optional[str], batch_size: int):
     """A fasttag span tagger: ``model`` a bundled name ("en-ner", the
     default: English CoNLL-2003 entities, research use only) or the path of
     a model trained on words alone (None: untrained, built by
@@ -291,7 +341,7 @@ def make_spans(nlp, name, model, spans_key, batch_size):
 @Language.factory("fasttag_spans", default_config={"model": "en-ner", "spans_key": "sc", "batch_size": 1000},
                   assigns=["doc.spans"],
                   default_score_weights={"spans_sc_f": 1.0, "spans_sc_p": 0.0, "spans_sc_r": 0.0})
-def make_span_group(nlp, name, model, spans_key, batch_size):
+def make_span_group(nlp, name, model: Optional[str], spans_key: Optional[str], batch_size: int):
     """``fasttag_ner`` setting ``doc.spans[spans_key]`` (default "sc"),
     with the score weights of spaCy's ``spancat``: like spancat's, they
     name the key "sc"; with another key, set ``[training.score_weights]``

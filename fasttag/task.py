@@ -24,6 +24,8 @@ storage (:mod:`fasttag.store`).
 """
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import sys
 import time
@@ -53,11 +55,12 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ training
 
-    def _fold_tables(self, shards):
+    def _fold_tables(self, read_shards):
         """Dask training: the tables of the jackknifed features when each
-        shard (a list of examples, as a worker reads its byte range)
-        counts its folds from its own start, as ``_encode`` does on the
-        worker; None for a model without jackknifed features."""
+        shard (``read_shards()``: per worker the examples of its byte
+        range, read as the worker reads them) counts its folds from its own
+        start, as ``_encode`` does on the worker; None for a model without
+        jackknifed features."""
         return None
 
     def _use_fold_tables(self, tables):
@@ -90,7 +93,8 @@ class SequenceTask(modelfile.Stored):
         continues from that model's weights, with its features, tags and
         settings; tags it does not know are refused unless
         ``allow_new_tags``.  With ``dev``, a temperature for the marginals
-        is fitted on it (stored as ``meta["temperature"]``).
+        is fitted on it (stored as ``meta["temperature"]``); a model
+        fine-tuned without ``dev`` keeps the base model's.
 
         ``threads``: train on that many shards at once on this machine
         (iterative parameter mixing, :mod:`fasttag.mixing`).  ``client`` (a
@@ -104,6 +108,11 @@ class SequenceTask(modelfile.Stored):
         init = opts.pop("init", None)
         if init is not None:
             init = cls._init_model(init, options_)
+            rule = init._training_rule(options_)
+            if rule:                # checked as if the call had named it
+                opts = {**options.resolve(task, "train", {**options_, **rule}, f"{cls.__name__}.train"),
+                        "task": task}
+                opts.pop("init")
             opts = init._reading_options(opts, options_)         # read new data as the model was trained
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
@@ -163,9 +172,13 @@ class SequenceTask(modelfile.Stored):
             self._check_pruned(opts["prune"], dev_data, evaluate, report)
         if init is not None:
             self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
-        self.meta.pop("temperature", None)
+            self._learn_words(examples)
         if dev_data:
             self.meta["temperature"] = self._fit_temperature(dev_data)
+        elif init is None:
+            self.meta.pop("temperature", None)
+        # (fine-tuned without dev data: the base model's temperature, nearer
+        # the truth than none; calibrate() refits it on held-out data)
         return self
 
     @classmethod
@@ -221,6 +234,9 @@ class SequenceTask(modelfile.Stored):
     def prune(self, threshold: float) -> int:
         """Drop emission weights with ``|w| < threshold`` (smaller models;
         measure the accuracy cost).  Returns the number of weights kept."""
+        if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real) \
+                or not math.isfinite(threshold) or threshold < 0:
+            raise ValueError(f"prune() takes a finite threshold of at least 0, not {threshold!r}")
         arrs = table_to_arrays(self.model.emit, "emit", threshold)
         self.model.emit = table_from_arrays(arrs, "emit", len(self.model.tags))
         self.meta["pruned_below"] = float(threshold)
@@ -253,7 +269,9 @@ class SequenceTask(modelfile.Stored):
         weights before that count as the start).  Tags the model does not
         know are refused unless ``allow_new_tags`` (before the first call
         only).  Returns the fraction of positions that were wrong before
-        their update.  Not safe while other threads use the model."""
+        their update.  Not safe while other threads use the model.  A
+        copy (pickle, ``copy.deepcopy``, ``save``) holds the averaged
+        weights only: updating the copy starts a new average from them."""
         opts = options.resolve(self._eval_task(), "eval", {}, f"{type(self).__name__}.update")
         examples = self._read(data, self._reading_options(opts, {}), "data")
         if not examples:
@@ -271,7 +289,13 @@ class SequenceTask(modelfile.Stored):
         data_ = self._encode(examples, training=True)
         self._open_tag_dictionary(data_)
         wrong = online.update(data_)
+        self._learn_words(examples)
         return wrong / max(1, sum(len(g) for _, _, g in data_))
+
+    def _learn_words(self, examples):
+        """Fine-tuning and online training: add the words of ``examples``
+        to the training vocabulary the model keeps (known and unknown
+        words in evaluate, the segmenter's dictionary features)."""
 
     # ------------------------------------------------------------ fine-tuning
 
@@ -279,6 +303,19 @@ class SequenceTask(modelfile.Stored):
     STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
                  "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns",
                  "clusters", "ambiguity_classes")
+
+    def _training_rule(self, given):
+        """Fine-tuning: the algorithm (with MIRA's k and C) this model was
+        trained with, where the call names none: perceptron steps on a
+        MIRA model's small weights would undo it (en-ner: F1 0.91 -> 0.67)."""
+        info = self.model.training_info or {}
+        algorithm = info.get("algorithm")
+        if given.get("algorithm") is not None or algorithm not in ("perceptron", "mira"):
+            return {}
+        rule = {"algorithm": algorithm}
+        if algorithm == "mira":
+            rule.update({key: info[key] for key in ("k", "C") if given.get(key) is None and info.get(key) is not None})
+        return rule
 
     @classmethod
     def _init_model(cls, init, given):

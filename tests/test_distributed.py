@@ -168,3 +168,40 @@ def test_cli_without_dask_says_so(cli_command, tmp_path):
     assert result.stderr.decode().strip() == "fasttag: error: distributed training and tagging need Dask: " \
                                              "pip install 'fasttag[dask]'"
     assert not (tmp_path / "m.ftm").exists()
+
+
+def test_repeated_training_on_one_client_and_partition_counts(client):
+    """Runs on one client never share the keys of their scattered data
+    (equal bytes from equal models would: 'lost dependencies' once in a
+    few runs); a partition count that is not a positive int is refused."""
+    weights = [fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, verbose=False, client=client)
+               .model.emit.to_arrays()["weights"].tobytes() for _ in range(4)]
+    assert len(set(weights)) == 1
+    tagger = fasttag.load()
+    for bad in (-1, 0, 2.5, True):
+        with pytest.raises(ValueError, match="npartitions must be a positive int"):
+            distributed.tag(tagger, [["I", "run"]] * 4, client, npartitions=bad)
+    assert distributed.tag(tagger, [["I", "run"]] * 4, client, npartitions=3) == tagger.tag_sents([["I", "run"]] * 4)
+
+
+@pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs /proc/self/cwd")
+def test_workers_reading_another_file_is_an_error(client, tmp_path, monkeypatch):
+    """The path names a file per process (here through each process's
+    working folder): workers that see other bytes than the client are
+    refused, not trained on."""
+    import os
+    mine, theirs = tmp_path / "client", tmp_path / "workers"
+    for folder, word in ((mine, "Sam"), (theirs, "Qqq")):
+        folder.mkdir()
+        (folder / "train.conllu").write_text(
+            "".join(f"1\t{word}\t_\tPROPN\t_\t_\t0\troot\t_\t_\n2\treads\t_\tVERB\t_\t_\t1\tdep\t_\t_\n\n"
+                    for _ in range(20)), encoding="utf-8")
+    monkeypatch.chdir(mine)
+    before = client.run(os.getcwd)
+    client.run(os.chdir, str(theirs))
+    try:
+        with pytest.raises(InputError, match="reads other bytes at this path than the client"):
+            fasttag.Tagger.train("/proc/self/cwd/train.conllu", epochs=1, verbose=False, client=client)
+    finally:
+        for worker, folder in before.items():
+            client.run(os.chdir, folder, workers=[worker])

@@ -195,3 +195,42 @@ def test_update_tag_rules():
     assert model.tags[-1] == "WAG"
     with pytest.raises(InputError, match="before the first update"):
         model.update([(["the", "dog", "yelps"], ["DET", "NOUN", "YELP"])], allow_new_tags=True)
+
+
+def test_fine_tuning_keeps_the_base_models_algorithm(base):
+    """Perceptron steps on a MIRA model's weights undo it (the bundled NER
+    model fell from F1 0.91 to 0.67): fine-tuning keeps the algorithm, k
+    and C the model was trained with, unless the call names another."""
+    mira = Tagger.train(_pairs(60, 0), epochs=3, algorithm="mira", k=2, C=0.5, verbose=False)
+    tuned = Tagger.train(_pairs(20, 1), init=mira, epochs=1, verbose=False)
+    info = tuned.model.training_info
+    assert (info["algorithm"], info["k"], info["C"]) == ("mira", 2, 0.5)
+    other = Tagger.train(_pairs(20, 1), init=mira, epochs=1, algorithm="perceptron", verbose=False)
+    assert other.model.training_info["algorithm"] == "perceptron"
+    assert Tagger.train(_pairs(20, 1), init=base, epochs=1, verbose=False).model.training_info["algorithm"] == \
+        base.model.training_info["algorithm"]
+
+
+def test_fine_tuning_and_updates_grow_the_training_vocabulary(base):
+    """Words of the new data are known words afterwards: evaluate's
+    unknown-word counts, and the segmenter's vocabulary."""
+    new = [(["the", "zebra", "runs", "."], ["DET", "NOUN", "VERB", "PUNCT"])] * 5
+    assert base.evaluate(new)["unknown_tokens"] == 5
+    tuned = Tagger.train(new, init=base, epochs=1, verbose=False)
+    assert tuned.evaluate(new)["unknown_tokens"] == 0
+    assert fasttag.loads(tuned.to_bytes()).evaluate(new)["unknown_tokens"] == 0
+    online = Tagger.untrained(_pairs(10, 0))
+    online.update(new)
+    assert online.evaluate(new)["unknown_tokens"] == 0
+    seg = Segmenter.train(DATA / "sample_zh_train.txt", epochs=1, verbose=False)
+    assert "北京烤鸭" not in seg.vocabulary()
+    tuned = Segmenter.train([["我们", "喜欢", "北京烤鸭"]] * 3, init=seg, epochs=1, verbose=False)
+    assert "北京烤鸭" in tuned.vocabulary() and "北京烤鸭" in fasttag.loads(tuned.to_bytes()).vocabulary()
+
+
+def test_fine_tuning_without_dev_keeps_the_temperature(base):
+    calibrated = Tagger.from_bytes(base.to_bytes())
+    tau = calibrated.calibrate(_pairs(30, 5))
+    assert tau != 1.0
+    assert Tagger.train(_pairs(10, 6), init=calibrated, epochs=1, verbose=False).temperature == tau
+    assert Tagger.train(_pairs(10, 6), epochs=1, verbose=False).temperature == 1.0

@@ -75,3 +75,24 @@ def test_pairs_as_lists_train_as_tuples_do():
 def test_a_string_is_not_a_sentence():
     with pytest.raises(TypeError):
         PerceptronTagger().tag("a string")
+
+
+def test_nltk_signatures_tagset_lang_and_confidences():
+    """NLTK's own arguments: pos_tag(tokens, tagset, lang) and
+    tag(tokens, return_conf, use_tagdict)."""
+    words = ["The", "dog", "and", "Anna", "barked", "."]
+    upos = pos_tag(words)
+    universal = pos_tag(words, "universal")
+    assert [t for _, t in universal] == ["DET", "NOUN", "CONJ", "NOUN", "VERB", "."]
+    assert [w for w, _ in universal] == [w for w, _ in upos] == words
+    assert pos_tag(words, lang="eng") == upos
+    with pytest.raises(NotImplementedError, match="'rus'"):
+        pos_tag(words, lang="rus")
+    with pytest.raises(ValueError, match="tagset must be"):
+        pos_tag(words, "en")
+    tagger = PerceptronTagger()
+    triples = tagger.tag(words, return_conf=True)
+    assert [(w, t) for w, t, _ in triples] == tagger.tag(words)
+    assert all(0 < c <= 1 for _, _, c in triples)
+    with pytest.raises(ValueError, match="use_tagdict"):
+        tagger.tag(words, use_tagdict=False)

@@ -259,3 +259,51 @@ tag_acc = 1.0
                            cwd=tmp_path)
     assert check.returncode == 0, check.stderr[-2000:]
     assert check.stdout.splitlines()[0] == str(fasttag.load().tag(["I", "like", "it", "."]))
+
+
+def test_the_attribute_initialize_chose_survives_saving(tmp_path):
+    """Trained on ``tags`` whose values are all UPOS, the tagger sets
+    token.tag_, before and after spacy.load (it used to switch to pos_)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_tagger", config={"model": None})
+    egs = [Example.from_dict(nlp.make_doc("I like green eggs"), {"tags": ["PRON", "VERB", "ADJ", "NOUN"]})] * 4
+    nlp.initialize(lambda: egs)
+    nlp.update(egs)
+    before = [(t.tag_, t.pos_) for t in nlp("I like eggs")]
+    assert before[0] == ("PRON", "")
+    nlp.to_disk(tmp_path / "p")
+    assert [(t.tag_, t.pos_) for t in spacy.load(tmp_path / "p")("I like eggs")] == before
+    assert nlp.get_pipe("fasttag_tagger").labels == tuple(fasttag.loads(nlp.get_pipe("fasttag_tagger")
+                                                                         .to_bytes()).tags)
+    bare = Example.from_dict(nlp.make_doc("I run"), {})         # no tags: nothing to learn, no error
+    assert nlp.get_pipe("fasttag_tagger")._gold(bare.reference) is None
+    assert nlp.update([bare])["fasttag_tagger"] == 0.0
+
+
+def test_ner_marks_other_tokens_outside_and_skips_missing_gold(ner_path):
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("fasttag_ner", config={"model": str(ner_path)})
+    doc = nlp(_doc(nlp, ["I", "like", "cheese", "."]))
+    assert doc.has_annotation("ENT_IOB") and all(t.ent_iob_ in ("O", "B", "I") for t in doc)
+    assert set(ner.labels) == set(fasttag.load(str(ner_path)).types)
+    unannotated = Example.from_dict(nlp.make_doc("Mary visits Rome"), {"entities": ["-", "-", "-"]})
+    partial = Example.from_dict(nlp.make_doc("John likes Berlin"), {"entities": ["U-PER", "-", "U-LOC"]})
+    assert ner._gold(unannotated.reference) is None and ner._gold(partial.reference) is None
+    full = Example.from_dict(nlp.make_doc("John likes Berlin"), {"entities": ["U-PER", "O", "U-LOC"]})
+    assert ner._gold(full.reference) == (["John", "likes", "Berlin"], ["B-PER", "O", "B-LOC"])
+
+
+def test_overlapping_gold_spans_and_bad_config_values_are_clear_errors(ner_path):
+    nlp = spacy.blank("en")
+    spans = nlp.add_pipe("fasttag_spans", config={"model": str(ner_path)})
+    ref = _doc(nlp, ["The", "New", "York", "Times", "."])
+    ref.spans["sc"] = [Span(ref, 1, 4, "ORG"), Span(ref, 1, 3, "LOC")]
+    with pytest.raises(ValueError, match="'New York' and 'New York Times' .* overlap"):
+        spans._gold(ref)
+    for config, says in (({"attr": "lemma"}, "attr must be"), ({"batch_size": 0}, "batch_size must be"),
+                         ({"batch_size": True}, "batch_size"), ({"batch_size": "abc"}, "batch_size")):
+        with pytest.raises(ValueError, match=says):
+            spacy.blank("en").add_pipe("fasttag_tagger", config=config)
+    tagger = spacy.blank("en").add_pipe("fasttag_tagger", config={"model": "no-such-model"})
+    with pytest.raises(ValueError, match="config model 'no-such-model' is neither a bundled model nor a model file"):
+        tagger(Doc(spacy.blank("en").vocab, words=["a"]))

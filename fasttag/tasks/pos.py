@@ -160,6 +160,10 @@ class Tagger(SequenceTask):
             meta["column"] = None          # Python pairs: no column was read
         return cls(model, meta, vocab=np.unique(hash_texts(list(word_tags))))
 
+    def _learn_words(self, examples):
+        words = np.unique(hash_texts([w for ws, _ in examples for w in ws]))
+        self._vocab = _HashedVocab(np.union1d(self._vocab.hashes, words))
+
     def _encode(self, examples, training=False):
         index = self.model.tag_index
         return [(w, None, None if ts is None else [index.get(t, -1) for t in ts]) for w, ts in examples]

@@ -349,9 +349,17 @@ class Segmenter(SequenceTask):
         ids = _fold_ids([examples], folds) if folds > 1 else [None] * len(examples)
         return [("".join(ws), f, g) for ws, f, g in zip(examples, ids, gold)]
 
-    def _fold_tables(self, shards):
+    def _learn_words(self, examples):
+        new = {w for ws in examples for w in ws} - self.vocabulary()
+        if new:
+            self.vocab = sorted(set(self.vocab) | new)
+            self._vocab_set = None
+            self._rebuild()
+
+    def _fold_tables(self, read_shards):
         if self.model.featurizer.fold_dictionaries is None:
             return None
+        shards = read_shards()
         folds = self.meta["folds"]
         return _fold_dictionaries([ws for shard in shards for ws in shard], _fold_ids(shards, folds), folds,
                                   self.train_dict)

@@ -574,10 +574,10 @@ class SpanTagger(SequenceTask):
     def _trained(self, opts):
         self._fold_ambiguity = None
 
-    def _fold_tables(self, shards):
+    def _fold_tables(self, read_shards):
         if self._fold_ambiguity is None:
             return None
-        examples = [e for shard in shards for e in shard]       # document numbers count within a shard
+        examples = [e for shard in read_shards() for e in shard]    # document numbers count within a shard
         return AmbiguityClasses.collect(_typed_words([s for s, _ in examples]), [d for _, d in examples])[1]
 
     def _use_fold_tables(self, tables):
@@ -743,6 +743,10 @@ class SpanTagger(SequenceTask):
         """``predict(model inputs)`` of the non-empty sentences, in place in
         a list with None for empty ones; inputs are checked here."""
         sentences = token_lists(sentences, keep_sentences=True)
+        for name, per_sentence in (("columns", columns), ("documents", documents)):
+            if per_sentence is not None and len(per_sentence) != len(sentences):
+                raise ValueError(f"{name} has {len(per_sentence)} entries for {len(sentences)} sentences: "
+                                 f"give one per sentence")
         if documents is None and sentences and all(isinstance(s, ftio.Sentence) for s in sentences):
             _, documents = _read_sentences(sentences)
         out = [None] * len(sentences)
