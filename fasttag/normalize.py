@@ -182,16 +182,40 @@ _EMAIL = re.compile(
 )
 _SPECIAL = re.compile(_URL.pattern + "|" + _EMAIL.pattern)
 _NUMBER = r"[0-9]+(?:[.,:\u2236][0-9]+)*%?"
-# A letter of an alphabet: any Unicode letter but the Han ideographs (and
-# their numerals), kana and bopomofo, which a segmenter splits; then any
-# combining marks.  So Zürich, naïve, Москва, αβγ and 서울 stay whole.
-_SPLIT_SCRIPTS = ("\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3100-\u312f"
-                  "\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff")
-_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_LETTERS = f"(?:[^\\W\\d_{_SPLIT_SCRIPTS}][{_MARKS}]*)+"
-ALPHABET_LETTER = re.compile(f"[^\\W\\d_{_SPLIT_SCRIPTS}]|[{_MARKS}]")
+# Letters of the alphabets that write words between spaces: Latin (with
+# its accents, Vietnamese's included), Greek, Cyrillic, Armenian, Georgian,
+# Hebrew, Arabic and Hangul, each with the combining marks after it.  A
+# segmenter keeps such a run whole (Zürich, Москва, שָׁלוֹם, 서울 in Chinese
+# text).  Scripts written without spaces (Thai, Lao, Khmer, Myanmar,
+# Tibetan ...), the Indic ones, and those of Chinese and Japanese are what a
+# segmenter splits: they form no runs.
+_ALPHABET_BLOCKS = ((0x00C0, 0x024F), (0x0250, 0x02AF), (0x0370, 0x03FF), (0x0400, 0x052F), (0x0531, 0x058F),
+                    (0x05D0, 0x05F2), (0x0620, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08C9), (0x10A0, 0x10FF),
+                    (0x1100, 0x11FF), (0x1C80, 0x1CBF), (0x1E00, 0x1FFF), (0x2C60, 0x2C7F), (0x2D00, 0x2D2F),
+                    (0x3130, 0x318F), (0xA640, 0xA69F), (0xA720, 0xA7FF), (0xAB30, 0xAB6F), (0xAC00, 0xD7AF),
+                    (0xFB1D, 0xFB4F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFC))
+
+
+def _char_class(code_points):
+    """A regex character class body of ``code_points`` (sorted ints)."""
+    parts, start, prev = [], None, None
+    for cp in list(code_points) + [None]:
+        if start is not None and cp == prev + 1:
+            prev = cp
+            continue
+        if start is not None:
+            parts.append(f"\\U{start:08x}" + (f"-\\U{prev:08x}" if prev > start else ""))
+        start = prev = cp
+    return "".join(parts)
+
+
+_ALPHABET = "A-Za-z" + _char_class(cp for a, b in _ALPHABET_BLOCKS for cp in range(a, b + 1)
+                                   if unicodedata.category(chr(cp)).startswith("L"))
+_MARKS = _char_class(cp for cp in range(0x10000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
+_LETTERS = f"(?:[{_ALPHABET}][{_MARKS}]*)+"
+ALPHABET_LETTER = re.compile(f"[{_ALPHABET}{_MARKS}]")
 """One character that a Latin run (see :func:`atomic_runs`) may hold
-beside ASCII letters: a letter of an alphabet or a combining mark."""
+beside ASCII letters: a letter of a spaced alphabet or a combining mark."""
 _LATIN_RE = re.compile(_LETTERS)
 _DIGITS_RE = re.compile(_NUMBER)
 _ALNUM_RE = re.compile(f"(?:{_LETTERS}|[0-9]+(?:[.,:\u2236][0-9]+)*)+(?:(?<=[0-9])%)?")
@@ -235,9 +259,9 @@ def atomic_runs(
         "1,000", "12:30", "1.2.3"), plus an optional trailing "%" ("50%");
         a separator not followed by a digit ends it. The Chinese comma "，"
         is not folded, so it always ends a number;
-      * a Latin run is a run of letters of an alphabet (Latin with its
-        accents, Greek, Cyrillic, Hangul ...: any letter but Han
-        ideographs, kana and bopomofo), combining marks included;
+      * a Latin run is a run of letters of an alphabet written with spaces
+        between words (Latin with its accents, Greek, Cyrillic, Armenian,
+        Georgian, Hebrew, Arabic, Hangul), combining marks included;
       * with both enabled, letters and numbers that touch form one run
         ("iPhone12", "MP3", "G20"); otherwise each kind is found alone.
     """

@@ -203,8 +203,9 @@ OPTIONS = [
            tasks=("seg",), parse=str, metavar="FILE", flag_name="dict"),
     Option("folds", "jackknife folds of the vocabulary features (1: none)", default=3, tasks=("seg",),
            parse=int, check=_int_at_least(1), metavar="N"),
-    Option("runs", "Latin, digit, URL and e-mail runs kept whole (True, False or a dict)", default=True,
-           tasks=("seg",)),
+    Option("runs", "runs of letters (of alphabets written with spaces), digits, URLs and e-mail addresses "
+           "kept whole; off for a language whose alphabet the runs would keep from being segmented (in "
+           "Python True, False or a dict)", default=True, tasks=("seg",), parse=_parse_switch, metavar="on|off"),
     Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
            "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE"),
     Option("prune", "drop averaged weights smaller than this in absolute value (MIRA's weights are far "

@@ -134,9 +134,14 @@ def test_runs_latin_and_mixed():
 
 
 def test_runs_of_other_alphabets():
+    """Alphabets written with spaces form runs, with all their combining
+    marks (Hebrew points, Arabic vowels); scripts written without spaces,
+    and Han and kana, are what a segmenter splits: no runs."""
     assert runs("他去Zürich了，Москва和서울") == ["Zürich", "Москва", "서울"]
-    assert runs("一二三〇年ポケモン") == []           # Han, its numerals and kana are split
+    assert runs("他说שָׁלוֹם和مَرْحَبًا") == ["שָׁלוֹם", "مَرْحَبًا"]
     assert runs("Zu\u0308rich12") == ["Zu\u0308rich12"]
+    assert runs("一二三〇年ポケモン") == []
+    assert runs("ฉันกินข้าว") == [] and runs("रामकिताबपढ़ता") == []
 
 
 def test_runs_spans_are_offsets_into_the_original():

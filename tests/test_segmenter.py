@@ -106,9 +106,21 @@ def test_words_of_alphabets_are_never_split(seg):
     """Letters of any alphabet (accented Latin, Cyrillic, Greek, Hangul),
     combining marks included, are runs as ASCII letters are."""
     for model in (seg, fasttag.load("zh")):
-        for word in ("Zürich", "naïve", "Straße", "Dvořák", "Москва", "αβγδ", "서울", "Zu\u0308rich"):
+        for word in ("Zürich", "naïve", "Straße", "Dvořák", "Москва", "αβγδ", "서울", "Zu\u0308rich", "שָׁלוֹם"):
             words = model.segment(f"他去{word}了")
             assert words[-1] == "了" and word in words, words
+
+
+def test_a_script_written_without_spaces_is_segmented_not_protected():
+    """Thai letters are no run: a Thai segmenter learns its words (with
+    every alphabet protected it scored F1 0.06 on its own training data)."""
+    import random
+    rng = random.Random(0)
+    words = ["ฉัน", "กิน", "ข้าว", "ที่", "บ้าน", "เขา", "ไป", "โรงเรียน"]
+    data = [rng.sample(words, 5) for _ in range(100)]
+    thai = Segmenter.train(data, epochs=5, verbose=False)
+    assert thai.segment("ฉันกินข้าวที่บ้าน") == ["ฉัน", "กิน", "ข้าว", "ที่", "บ้าน"]
+    assert thai.evaluate([" ".join(ws) for ws in data])["f1"] > 0.99
 
 
 def test_runs_can_be_switched_off(seg):
@@ -418,3 +430,17 @@ def test_a_long_line_is_never_cut_inside_a_run_or_a_force_word(protected, at):
     words = seg.segment(line)
     assert "".join(words) == line and protected in words
     assert protected in seg.segment("是" + protected + "了")
+
+
+def test_conllu_gives_the_tokens_as_written(tmp_path):
+    """From CoNLL-U a segmenter learns the surface tokens: a multiword
+    token's form ("zum"), not its words ("zu dem", text that never
+    occurred), and a form holding a space is one word without it."""
+    path = tmp_path / "mwt.conllu"
+    path.write_text("# text = zum Park\n1-2\tzum\t_\t_\t_\t_\t_\t_\t_\t_\n1\tzu\tzu\tADP\t_\t_\t_\t_\t_\t_\n"
+                    "2\tdem\tder\tDET\t_\t_\t_\t_\t_\t_\n3\tPark\tPark\tNOUN\t_\t_\t_\t_\t_\t_\n\n"
+                    "1\tViệt Nam\t_\tPROPN\t_\t_\t_\t_\t_\t_\n2\tđẹp\t_\tADJ\t_\t_\t_\t_\t_\t_\n\n", encoding="utf-8")
+    from fasttag.tasks.seg import read_words
+    assert read_words(path) == [["zum", "Park"], ["ViệtNam", "đẹp"]]
+    model = Segmenter.train(path, epochs=2, verbose=False)
+    assert model.evaluate(path)["chars"] == len("zumPark") + len("ViệtNamđẹp")

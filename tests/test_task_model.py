@@ -28,7 +28,7 @@ TRAIN_VALUES = {
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
     "threads": ["2"], "ensemble": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
     "ambiguity_classes": {"chunk": ["on"], "ner": ["off"]},
-    "document_features": {"chunk": ["on"], "ner": ["off"]},
+    "document_features": {"chunk": ["on"], "ner": ["off"]}, "runs": ["off"],
     "unlabeled": [str(DATA / "sample_zh_train.txt")],
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
 }

@@ -129,7 +129,7 @@ def read_words(data, format=None, what="training data"):
                                  "separated by spaces): give --format conll to read its first column as the "
                                  "words, or --format text", os.fsdecode(os.fspath(data)))
         if format == "conllu":
-            return [s.words for s in ftio.read_conllu(data) if s.words]
+            return [ws for ws in map(_surface_tokens, ftio.read_conllu(data)) if ws]
         if format == "conll":
             return [s.words for s in ftio.read_conll(data, tag_column=None) if s.words]
         return [ws for ws in ftio.read_segmented(data, what) if ws]
@@ -649,6 +649,24 @@ def _stored_user_words(arrays, mode):
     if len(set(words)) != len(words):
         raise ModelFormatError(f"corrupt fasttag model: a user {mode} word is stored twice")
     return dict(zip(words, weights.tolist()))
+
+
+def _surface_tokens(sentence):
+    """The words a segmenter learns from a CoNLL-U sentence: its tokens as
+    written (a multiword token's form, "zum", not its words "zu dem"),
+    whitespace inside a form removed (a word never holds any)."""
+    tokens, inside = [], 0
+    for line in sentence.lines:
+        fields = line.split("\t")
+        if len(fields) != 10 or line.startswith("#") or "." in fields[0]:
+            continue                                    # comments, empty nodes
+        first, _, last = fields[0].partition("-")
+        if last:
+            tokens.append(fields[1])
+            inside = int(last)
+        elif int(first) > inside:
+            tokens.append(fields[1])
+    return [t for t in ("".join(t.split()) for t in tokens) if t]
 
 
 def _fold_ids(shards, folds):
