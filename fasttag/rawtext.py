@@ -174,6 +174,26 @@ def tag_batches(tag_sents, sentences, n_threads=1):
         yield from pairs
 
 
+def whole_lines(tagged):
+    """``tag_batches``' (sentence, tags) pairs with the pieces of each long
+    pretokenized line joined back into one (JSON output: one record per
+    input line; the pieces were tagged apart, which the tags still show)."""
+    pending = None
+    for sent, tags in tagged:
+        if pending is not None:
+            first, before = pending
+            sent = TextSentence(first.line, first.text, first.words + sent.words, first.offsets + sent.offsets,
+                                sent.ends_line)
+            tags = list(before) + list(tags)
+        if sent.ends_line:
+            pending = None
+            yield sent, tags
+        else:
+            pending = (sent, tags)
+    if pending is not None:
+        yield pending
+
+
 def tag_text(tag_sents, text, tokenizer=None, method="tag_text"):
     """Sentences of :class:`Token` of the raw ``text`` (a str), tagged by
     ``tag_sents``, offsets into ``text``; ``method``: the public method

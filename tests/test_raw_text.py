@@ -370,6 +370,16 @@ def test_long_pretokenized_lines_are_tagged_in_pieces(run_cli, tagger):
     assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
     out = ok(run_cli("tag", "-m", "en-ner", "--pretokenized", input=two.encode()))     # a span tagger too
     assert [len(word_tags(line)) for line in out.splitlines()] == [len(words), 5]
+    for model in ("en", "en-ner"):                 # JSON: one record per line too, offsets into the line
+        records = [json.loads(x) for x in ok(run_cli("tag", "-m", model, "--pretokenized", "--json",
+                                                     input=two.encode())).splitlines()]
+        assert [(r["line"], len(r["tokens"]), len(r["tags"]), len(r["offsets"])) for r in records] == \
+            [(1, len(words), len(words), len(words)), (2, 5, 5, 5)]
+        first = " ".join(words)
+        assert all(first[a:b] == w for w, (a, b) in zip(records[0]["tokens"], records[0]["offsets"]))
+    records = [json.loads(x) for x in ok(run_cli("tag", "--pretokenized", "--json", "--nbest", "2",
+                                                 input=two.encode())).splitlines()]
+    assert [r["line"] for r in records] == [1, 1, 1, 1, 2]      # n-best lists are per piece
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")

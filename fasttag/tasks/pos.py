@@ -362,7 +362,10 @@ class Tagger(SequenceTask):
                 return
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
                                                blank_lines=not json)
-            for sent, tags in rawtext.tag_batches(tag, sentences, n_threads):
+            tagged = rawtext.tag_batches(tag, sentences, n_threads)
+            if json and nbest is None:
+                tagged = rawtext.whole_lines(tagged)
+            for sent, tags in tagged:
                 if json:
                     output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
                 else:

@@ -935,7 +935,10 @@ class SpanTagger(SequenceTask):
             sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
                                                blank_lines=not json)
             tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
-            for sent, result in rawtext.tag_batches(tag, sentences, n_threads):
+            tagged = rawtext.tag_batches(tag, sentences, n_threads)
+            if json and nbest is None:
+                tagged = rawtext.whole_lines(tagged)
+            for sent, result in tagged:
                 tags = result if nbest is None else result[0][0]
                 found = schemes.spans(tags, self.scheme) if json or entities else None
                 if json:
