@@ -45,7 +45,7 @@ import numpy as np
 from ._charfeatures import dictionary_lengths
 from ._core import hash_strings
 from .errors import InputError
-from .normalize import ALPHABET_LETTER, atomic_runs, char_classes, normalize_text, NUMERAL
+from .normalize import NUMERAL, atomic_runs, char_classes, normalize_text, run_letters
 from .schemes import BMES
 
 MAX_WORD = 7            # longest dictionary word used for features
@@ -646,8 +646,10 @@ def _runs(joined, options):
     if _RUN_CHARS is None:
         _, _, fold = _tables()
         f = fold.astype(np.int64)
-        letters = np.fromiter((c < 0x10000 and not 0xD800 <= c <= 0xDFFF and bool(ALPHABET_LETTER.match(chr(c)))
-                               for c in f.tolist()), dtype=bool, count=len(f))
+        is_letter = np.zeros(0x10000, dtype=bool)
+        for cps in run_letters():
+            is_letter[list(cps)] = True
+        letters = is_letter[f]
         ok = ((f >= 0x21) & (f <= 0x7E)) | (f == 0x2236) | letters
         alnum = ((f >= 48) & (f <= 57)) | ((f >= 65) & (f <= 90)) | ((f >= 97) & (f <= 122)) | letters
         _RUN_CHARS = (ok.astype(np.uint8) + alnum.astype(np.uint8))    # 0 no, 1 ascii, 2 alnum

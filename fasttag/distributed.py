@@ -123,8 +123,10 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     if opts.get("max_sentences"):
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
-    digests = [zlib.crc32(_range_bytes(path, a, b)) for a, b in ranges]     # what each worker must read
-    tables = task_model._fold_tables(lambda: [_read_range(type(task_model), path, a, b, reading) for a, b in ranges])
+    blobs = [_range_bytes(path, a, b) for a, b in ranges]
+    digests = [zlib.crc32(blob) for blob in blobs]         # what each worker must read
+    tables = task_model._fold_tables(lambda: [_parse_range(type(task_model), blob, reading) for blob in blobs])
+    blobs = None                    # (the file's bytes: not kept while training)
     if tables is not None:
         tables = client.scatter(tables, broadcast=True, hash=False)
     selection = trainer.Selection(model, dev, evaluate)
@@ -220,6 +222,10 @@ def _read_range(cls, path, start, end, reading, digest=None):
     if digest is not None and zlib.crc32(data) != digest:
         raise InputError(f"a Dask worker reads other bytes at this path than the client (bytes {start}-{end}): "
                          f"the training file must be the same file on every worker", path=path)
+    return _parse_range(cls, data, reading)
+
+
+def _parse_range(cls, data, reading):
     return cls._read(io.BytesIO(data), dict(reading), "training data")
 
 

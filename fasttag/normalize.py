@@ -13,6 +13,7 @@ character, so offsets in the normalised text are offsets in the original.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import List, Optional, Tuple
@@ -34,7 +35,7 @@ __all__ = [
     "char_class",
     "char_classes",
     "atomic_runs",
-    "ALPHABET_LETTER",
+    "run_letters",
 ]
 
 # --- normalisation ---------------------------------------------------------------
@@ -209,16 +210,26 @@ def _char_class(code_points):
     return "".join(parts)
 
 
-_ALPHABET = "A-Za-z" + _char_class(cp for a, b in _ALPHABET_BLOCKS for cp in range(a, b + 1)
-                                   if unicodedata.category(chr(cp)).startswith("L"))
-_MARKS = _char_class(cp for cp in range(0x10000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
-_LETTERS = f"(?:[{_ALPHABET}][{_MARKS}]*)+"
-ALPHABET_LETTER = re.compile(f"[{_ALPHABET}{_MARKS}]")
-"""One character that a Latin run (see :func:`atomic_runs`) may hold
-beside ASCII letters: a letter of a spaced alphabet or a combining mark."""
-_LATIN_RE = re.compile(_LETTERS)
-_DIGITS_RE = re.compile(_NUMBER)
-_ALNUM_RE = re.compile(f"(?:{_LETTERS}|[0-9]+(?:[.,:\u2236][0-9]+)*)+(?:(?<=[0-9])%)?")
+@functools.lru_cache(maxsize=None)
+def run_letters():
+    """The code points (besides ASCII letters) that a Latin run (see
+    :func:`atomic_runs`) may hold, as (letters of the spaced alphabets,
+    combining marks): two sorted tuples, found once, on first use."""
+    letters = tuple(cp for a, b in _ALPHABET_BLOCKS for cp in range(a, b + 1)
+                    if unicodedata.category(chr(cp)).startswith("L"))
+    marks = tuple(cp for cp in range(0x10000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
+    return letters, marks
+
+
+@functools.lru_cache(maxsize=None)
+def _word_patterns():
+    """(Latin runs, numbers, both touching): the patterns of atomic_runs."""
+    letters, marks = run_letters()
+    run = f"(?:[A-Za-z{_char_class(letters)}][{_char_class(marks)}]*)+"
+    return (re.compile(run), re.compile(_NUMBER),
+            re.compile(f"(?:{run}|[0-9]+(?:[.,:\u2236][0-9]+)*)+(?:(?<=[0-9])%)?"))
+
+
 _URL_TRAILING = ".,;:!?'\""
 _CLOSERS = {")": "(", "]": "["}
 
@@ -275,14 +286,10 @@ def atomic_runs(
                 end = start + len(_trim_url(m.group()))
             special.append((start, end))
 
-    if latin and digits:
-        word_re = _ALNUM_RE
-    elif latin:
-        word_re = _LATIN_RE
-    elif digits:
-        word_re = _DIGITS_RE
-    else:
+    if not (latin or digits):
         return special
+    latin_re, digits_re, alnum_re = _word_patterns()
+    word_re = alnum_re if latin and digits else latin_re if latin else digits_re
 
     out: List[Tuple[int, int]] = []
     pos = 0
