@@ -252,7 +252,7 @@ def bench_dask(tasks=("pos",), epochs=5, n_workers=2):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        print("- Dask: skipped (dask.distributed is not installed: pip install 'fasttag[dask]')")
+        print("- Dask: skipped (dask.distributed is not installed: pip install 'fasttag-nlp[dask]')")
         return None
     import fasttag
 

@@ -115,10 +115,10 @@ def build_parser():
         p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
         p.add_argument("--dask", action="store_true",
                        help="train on a local Dask cluster: --threads worker processes (default 2), one "
-                            "shard each (needs fasttag[dask])")
+                            "shard each (needs fasttag-nlp[dask])")
         p.add_argument("--scheduler", metavar="ADDRESS",
                        help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
-                            "shard per worker (needs fasttag[dask])")
+                            "shard per worker (needs fasttag-nlp[dask])")
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 

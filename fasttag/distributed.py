@@ -1,5 +1,5 @@
 """Training and tagging on a Dask cluster (the optional extra
-``fasttag[dask]``: ``pip install 'fasttag[dask]'``).
+``fasttag-nlp[dask]``: ``pip install 'fasttag-nlp[dask]'``).
 
 Training is iterative parameter mixing (:mod:`fasttag.mixing`, which
 states the averaging convention: the same as on one machine), one shard
@@ -56,7 +56,7 @@ def require_dask():
     try:
         import dask.distributed
     except ImportError:
-        raise InputError("distributed training and tagging need Dask: pip install 'fasttag[dask]'") from None
+        raise InputError("distributed training and tagging need Dask: pip install 'fasttag-nlp[dask]'") from None
     return dask.distributed
 
 

@@ -9,7 +9,7 @@ epoch in their model file (``training_info``).  :func:`learning_curves`
 draws any mix of them on one figure: the objective on the left, the
 accuracies on the right (a panel only when some model has its curve).
 
-matplotlib is an optional dependency (``pip install "fasttag[plot]"``); the
+matplotlib is an optional dependency (``pip install "fasttag-nlp[plot]"``); the
 figures are drawn without pyplot, so no window opens and no global state
 changes.
 """
@@ -31,7 +31,7 @@ def _matplotlib():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise FasttagError("plotting needs matplotlib: pip install 'fasttag[plot]'") from None
+        raise FasttagError("plotting needs matplotlib: pip install 'fasttag-nlp[plot]'") from None
     return Figure, FigureCanvasAgg
 
 

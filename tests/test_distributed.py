@@ -14,7 +14,7 @@ import fasttag
 from fasttag import distributed
 from fasttag.errors import InputError
 
-dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag[dask]')")
+dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag-nlp[dask]')")
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -166,7 +166,7 @@ def test_cli_without_dask_says_so(cli_command, tmp_path):
                             env=cli_command[1], timeout=120)
     assert result.returncode == 2
     assert result.stderr.decode().strip() == "fasttag: error: distributed training and tagging need Dask: " \
-                                             "pip install 'fasttag[dask]'"
+                                             "pip install 'fasttag-nlp[dask]'"
     assert not (tmp_path / "m.ftm").exists()
 
 

@@ -108,4 +108,4 @@ def test_a_clear_message_without_matplotlib(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={"PYTHONPATH": str(Path(fasttag.__file__).resolve().parents[1])})
     assert r.returncode == 2
-    assert r.stderr == "fasttag: error: plotting needs matplotlib: pip install 'fasttag[plot]'\n"
+    assert r.stderr == "fasttag: error: plotting needs matplotlib: pip install 'fasttag-nlp[plot]'\n"

@@ -20,7 +20,7 @@ lists / ``{feature: value}`` dicts hashed by the core (see
 :mod:`fasttag.linear.inputs`).  The compiled loops run one call per epoch
 (``fasttag._linear``).
 
-scikit-learn is optional: installed (``pip install fasttag[sklearn]``), the
+scikit-learn is optional: installed (``pip install fasttag-nlp[sklearn]``), the
 estimators are genuine scikit-learn estimators and pass ``check_estimator``;
 without it they keep the same interface on minimal stand-ins (no ``clone``
 or pipelines, simpler input validation).  Models save to the fasttag model

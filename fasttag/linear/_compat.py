@@ -3,7 +3,7 @@
 ``fasttag.linear`` works without scikit-learn: the estimators then derive
 from small stand-ins (parameters from ``__init__``'s signature,
 ``get_params``/``set_params``, ``score``) and validate inputs with numpy
-only.  With scikit-learn installed (``pip install fasttag[sklearn]``) they are
+only.  With scikit-learn installed (``pip install fasttag-nlp[sklearn]``) they are
 genuine scikit-learn estimators (``clone``, pipelines, grid searches,
 ``check_estimator``), validated by scikit-learn's own ``validate_data``.
 """
