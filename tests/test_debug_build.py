@@ -2,23 +2,21 @@
 
 ``FASTTAG_DEBUG=1`` compiles a check before every raw-pointer index of the
 compiled core (an index outside its buffer aborts with the C file and line)
-and turns Cython's memoryview bounds checks on.  The tests below build such a
-copy of the package in a temporary folder and run the tests of the compiled
-code under it, so an out-of-bounds index anywhere fails CI.
-
-They skip themselves under a debug build (the copy runs this file too: no
-recursion) and when FASTTAG_SKIP_DEBUG_BUILD is set (quick local runs).  The
-regression tests at the end run under both builds.
+and turns Cython's memoryview bounds checks on.  ``python tools/debug_build.py``
+(CI's second command) builds such a copy of the checkout in a temporary
+folder and runs the test suite against it with FASTTAG_EXPECT_DEBUG_BUILD=1,
+so an out-of-bounds index anywhere fails CI; the tests marked
+``debug_build_only`` below check that copy and skip in a release build.
+The regression tests at the end run under both builds.
 """
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fasttag
@@ -26,21 +24,11 @@ from fasttag import _core
 
 CHECKOUT = Path(__file__).resolve().parents[1]     # setup.py, sources, tests, data
 PKG_ROOT = Path(fasttag.__file__).resolve().parents[1]  # the fasttag under test
+EXPECT_DEBUG = os.environ.get("FASTTAG_EXPECT_DEBUG_BUILD", "") not in ("", "0")
 
-# Under the debug copy run every test file but the pure-Python ones (nothing
-# for the debug build to check there), in two processes side by side (CI has
-# two cores): the two longest files, and the rest.  Files added later run in
-# the second without a change here.  Tests of the real corpora skip in the
-# copy (../shared/data is not beside it); this file's build tests skip there,
-# its regression tests run.
-PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_metrics_segmentation.py"]
-LONGEST = ["tests/test_model_fuzz.py", "tests/test_linear_safety.py"]
-# the model-file fuzzer at a sixth of its size: the release run fuzzes in full
-FUZZ_BATCHES = "10"
-
-needs_debug_copy = pytest.mark.skipif(
-    _core.DEBUG_BUILD or os.environ.get("FASTTAG_SKIP_DEBUG_BUILD", "") not in ("", "0"),
-    reason="already a debug build, or FASTTAG_SKIP_DEBUG_BUILD is set")
+debug_build_only = pytest.mark.skipif(
+    not _core.DEBUG_BUILD and not EXPECT_DEBUG,
+    reason="a release build: python tools/debug_build.py runs these under the debug build")
 
 
 def _env(root):
@@ -51,84 +39,31 @@ def _env(root):
     return env
 
 
-@pytest.fixture(scope="module")
-def debug_copy(tmp_path_factory):
-    """A copy of the checkout with the extensions built by FASTTAG_DEBUG=1."""
-    if not (CHECKOUT / "setup.py").is_file() or not (CHECKOUT / "fasttag" / "_core.pyx").is_file():
-        pytest.skip("the sources (setup.py, fasttag/*.pyx) are not beside the tests")
-    for module in ("Cython", "setuptools", "numpy"):
-        try:
-            __import__(module)
-        except ImportError:
-            pytest.skip(f"{module} is needed to build the debug copy")
-    root = tmp_path_factory.mktemp("debug-build")
-    # sources only: a stale release .c or .so must not be reused
-    shutil.copytree(CHECKOUT / "fasttag", root / "fasttag",
-                    ignore=shutil.ignore_patterns("*.c", "*.so", "*.pyd", "__pycache__", "build"))
-    shutil.copytree(CHECKOUT / "tests", root / "tests",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(CHECKOUT / "data", root / "data")
-    if (CHECKOUT / "tools").is_dir():         # the model-file fuzzer of test_model_fuzz.py
-        shutil.copytree(CHECKOUT / "tools", root / "tools",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("setup.py", "pyproject.toml", "README.md"):    # (the readme: project metadata)
-        if (CHECKOUT / name).is_file():
-            shutil.copy2(CHECKOUT / name, root / name)
-    env = _env(root)
-    env["FASTTAG_DEBUG"] = "1"
-    jobs = str(max(1, min(os.cpu_count() or 1, 4)))
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-q", "-j", jobs],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"debug build failed\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    print(f"debug build: {time.perf_counter() - t0:.0f} s")
-    return root
-
-
-def _run(root, code):
-    return subprocess.run([sys.executable, "-c", code], cwd=root, env=_env(root),
-                          capture_output=True, text=True, timeout=120)
-
-
 def _compiled_modules(root):
     """The compiled modules of the checkout at ``root``: fasttag/_*.pyx."""
     return sorted("fasttag." + p.stem for p in (root / "fasttag").glob("_*.pyx"))
 
 
-@needs_debug_copy
-def test_the_copy_is_a_debug_build(debug_copy):
-    modules = _compiled_modules(debug_copy)
+@debug_build_only
+def test_every_compiled_module_is_a_debug_build():
+    # FASTTAG_EXPECT_DEBUG_BUILD: a debug run that imported a release build
+    # fails here instead of skipping every check
+    import importlib
+    modules = _compiled_modules(PKG_ROOT)
     assert {"fasttag._core", "fasttag._sequence", "fasttag._kbest", "fasttag._features",
             "fasttag._linear"} <= set(modules)
-    proc = _run(debug_copy, f"""
-import importlib
-import fasttag
-print(fasttag.__file__)
-print([importlib.import_module(m).DEBUG_BUILD for m in {modules!r}])
-""")
-    assert proc.returncode == 0, proc.stderr
-    where, flags = proc.stdout.splitlines()
-    assert Path(where).resolve().is_relative_to(debug_copy.resolve())
-    assert flags == repr([True] * len(modules))
+    assert {m: importlib.import_module(m).DEBUG_BUILD for m in modules} == {m: True for m in modules}
 
 
-@needs_debug_copy
-def test_memoryview_indices_are_checked_in_the_debug_build(debug_copy):
+@debug_build_only
+def test_memoryview_indices_are_checked_in_the_debug_build():
     # _linear indexes its weights through memoryviews: the debug build's
     # bounds checks must be on there too (no directive of the module may
     # turn them off), so a column past the weights is an IndexError
-    proc = _run(debug_copy, """
-import numpy as np
-from fasttag._linear import csr_scores
-try:
-    csr_scores(np.array([0, 1], np.int64), np.array([5], np.int64), np.ones(1),
-               np.zeros((2, 2)), np.zeros(2))
-    print("NOT CHECKED")
-except IndexError:
-    print("CHECKED")
-""")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "CHECKED"
+    from fasttag._linear import csr_scores
+    with pytest.raises(IndexError):
+        csr_scores(np.array([0, 1], np.int64), np.array([5], np.int64), np.ones(1),
+                   np.zeros((2, 2)), np.zeros(2))
 
 
 # a directive that would switch a check off whatever setup.py says
@@ -151,9 +86,18 @@ def test_no_module_overrides_the_debug_builds_checks():
         assert f'"{module}"' in setup_text, f"setup.py does not build {module}"
 
 
-@needs_debug_copy
-def test_an_out_of_range_index_aborts_the_debug_build(debug_copy):
-    proc = _run(debug_copy, """
+def test_the_debug_build_check_is_wired_into_ci():
+    """The debug build runs as CI's own command now, not inside README's:
+    losing it from .ci/run would lose the memory-safety check silently."""
+    ci = CHECKOUT / ".ci" / "run"
+    if not ci.is_file():
+        pytest.skip("no .ci/run beside the tests")
+    assert "tools/debug_build.py" in ci.read_text(encoding="utf-8")
+
+
+@debug_build_only
+def test_an_out_of_range_index_aborts_the_debug_build():
+    proc = _run_here("""
 from fasttag._core import _debug_probe
 _debug_probe(0, 1)           # in range: returns
 print("IN RANGE OK", flush=True)
@@ -166,41 +110,13 @@ print("NOT REACHED")
         assert proc.returncode != 0, (proc.returncode, proc.stdout, proc.stderr)
     assert "IN RANGE OK" in proc.stdout and "NOT REACHED" not in proc.stdout
     assert "fasttag debug build: index 5 outside [0, 3) at fasttag/_core.c:" in proc.stderr
-    # the release build compiles the check away
+
+
+def test_the_release_build_compiles_the_index_check_away():
+    if _core.DEBUG_BUILD:
+        pytest.skip("a debug build")
     assert _core._debug_probe(5, 3) is None
     assert _core._debug_probe(-1, 0) is None
-
-
-@needs_debug_copy
-def test_the_compiled_code_tests_pass_under_the_debug_build(debug_copy):
-    # Cython reports an out-of-bounds memoryview index in a noexcept function
-    # as "unraisable" and goes on: make that an error too
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-W", "error::pytest.PytestUnraisableExceptionWarning"]
-    longest = [f for f in LONGEST if (debug_copy / f).is_file()]
-    if longest and (os.cpu_count() or 1) > 1:
-        groups = [longest, ["tests"] + [f"--ignore={f}" for f in PURE_PYTHON + longest]]
-    else:
-        groups = [["tests"] + [f"--ignore={f}" for f in PURE_PYTHON]]
-    env = _env(debug_copy)
-    env.setdefault("FASTTAG_FUZZ_BATCHES", FUZZ_BATCHES)
-    t0 = time.perf_counter()
-    procs = [subprocess.Popen(args + group, cwd=debug_copy, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for group in groups]
-    outs = []
-    try:
-        for proc in procs:
-            outs.append(proc.communicate(timeout=900)[0])
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    summaries = [out.strip().splitlines()[-1] if out.strip() else "(no output)" for out in outs]
-    print(f"tests under the debug build: {time.perf_counter() - t0:.0f} s: {'; '.join(summaries)}")
-    for proc, out in zip(procs, outs):
-        assert proc.returncode == 0, f"exit {proc.returncode}\n{out[-6000:]}"
 
 
 # ---------------------------------------------------------------- regressions
