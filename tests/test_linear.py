@@ -556,6 +556,10 @@ def test_neuron_scaled_steps_never_raise_the_loss(solver):
                  random_state=0).fit(X, y)
     assert np.all(np.diff(est.loss_curve_) <= 0)
     assert est.score(X, y) > 0.99
+    with np.errstate(all="ignore"):     # nor does a fit that ends on a step too large
+        for max_iter in (1, 2, 5):
+            est = Neuron(solver=solver, eta0=1e6, max_iter=max_iter, tol=None, random_state=0).fit(X, y)
+            assert 0.5 * np.mean((est.predict(X) - y) ** 2) <= est.loss_curve_[0]
 
 
 def test_neuron_scaled_steps_keep_sparse_inputs_sparse_and_equal_to_dense():

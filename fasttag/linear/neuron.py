@@ -147,6 +147,7 @@ class Neuron(RegressorMixin, LinearModel):
         scaled = self.learning_rate == "scaled"
         mu, sd = _column_scales(design, F, self.fit_intercept) if scaled else (np.zeros(F), np.ones(F))
         inv2 = 1.0 / (sd * sd)
+        centred = bool(mu.any())
         # small random weights in the standardized coordinates, mapped back
         w = rng.normal(0.0, 0.01, size=F) / sd
         b = (rng.normal(0.0, 0.01) if self.fit_intercept else 0.0) - float(mu @ w)
@@ -179,7 +180,6 @@ class Neuron(RegressorMixin, LinearModel):
                     last = self._gradient(design, rows, y, w, b) + (w.copy(), b)
                 order = rng.permutation(design.n_samples) if self.shuffle else range(design.n_samples)
                 ip, idx, val = design.indptr, design.idx, design.val
-                centred = bool(mu.any())
                 for i in order:
                     cols, vals = idx[ip[i]:ip[i + 1]], val[ip[i]:ip[i + 1]]
                     z = float(vals @ w[cols]) + b
@@ -206,6 +206,9 @@ class Neuron(RegressorMixin, LinearModel):
                 if self.tol is not None and norm < self.tol:
                     converged = True
                     break
+        if scaled and self.solver == "gd" and not converged and last is not None:
+            if not self._gradient(design, rows, y, w, b)[0] <= last[0]:     # the last step raised J
+                w, b = last[3], last[4]
         check_finite_weights(self, w, np.array([b]))
         if not converged:
             loss, gw, gb = self._gradient(design, rows, y, w, b)
