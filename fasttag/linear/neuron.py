@@ -21,10 +21,11 @@ step fixed in the units of the inputs, so it diverges once eta0 exceeds 2 /
 column in the hundreds), and crawls along a column much smaller than the
 others.  ``learning_rate="scaled"`` (the default) takes the same steps in
 standardized coordinates, as if every column had been centred and divided
-by its standard deviation (implicitly: sparse inputs stay sparse), which
-makes training independent of the columns' units and offsets; and a step
-(gd) or epoch (sgd) that raises J is taken back and eta0 halved, so it
-cannot diverge.  Of the adaptive rules measured (AdaGrad, Adam, a step
+by its standard deviation (implicitly: sparse inputs stay sparse; without
+an intercept, divided by its root mean square only), which makes training
+independent of the columns' units and offsets; and a step (gd) or epoch
+(sgd) that raises J is taken back and the step halved, so it cannot
+diverge.  Of the adaptive rules measured (AdaGrad, Adam, a step
 normalised by the mean squared input norm), only this one fits unscaled
 data as well as scaled data within ``max_iter``: Adam and AdaGrad bound
 each step by eta0, so large weights take thousands of steps, and a norm-
@@ -104,8 +105,8 @@ class Neuron(RegressorMixin, LinearModel):
     _is_classifier = False
     _step_params = "eta0"
 
-    def __init__(self, activation="identity", *, solver="gd", learning_rate="scaled", eta0=0.1, max_iter=1000, tol=1e-4,
-                 fit_intercept=True, shuffle=True, random_state=None, n_features=None):
+    def __init__(self, activation="identity", *, solver="gd", learning_rate="scaled", eta0=0.1, max_iter=1000,
+                 tol=1e-4, fit_intercept=True, shuffle=True, random_state=None, n_features=None):
         self.activation = activation
         self.solver = solver
         self.learning_rate = learning_rate
@@ -157,7 +158,7 @@ class Neuron(RegressorMixin, LinearModel):
         converged = False
         n_iter = 0
         norm = np.inf
-        last = None       # (loss, gw, gb, w, b) where the last step started: scaled steps that raise J are taken back
+        last = None       # (loss, gw, gb, w, b) where the last step began: a scaled step raising J goes back to it
         for _ in range(self.max_iter):
             if self.solver == "gd":
                 loss, gw, gb = self._gradient(design, rows, y, w, b)
