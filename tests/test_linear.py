@@ -546,6 +546,23 @@ def test_neuron_default_steps_do_not_depend_on_the_columns_units(activation):
 
 
 @pytest.mark.parametrize("solver", ["gd", "sgd"])
+def test_neuron_without_intercept_default_steps_do_not_depend_on_the_columns_units(solver):
+    """Without an intercept to absorb a centring, the columns are only
+    divided by their root mean square: units still do not matter."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40, 3)) + 1.0
+    y = X @ np.array([1.0, -2.0, 0.5])
+    kw = dict(solver=solver, fit_intercept=False, max_iter=100 if solver == "gd" else 10, random_state=0,
+              shuffle=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Neuron(**kw).fit(X, y)
+        b = Neuron(**kw).fit(X * np.array([1e4, 1e-3, 30.0]), y)
+    np.testing.assert_allclose(b.coef_ * np.array([1e4, 1e-3, 30.0]), a.coef_, rtol=1e-6)
+    assert a.intercept_[0] == b.intercept_[0] == 0.0 and a.score(X, y) > 0.99
+
+
+@pytest.mark.parametrize("solver", ["gd", "sgd"])
 def test_neuron_scaled_steps_never_raise_the_loss(solver):
     """A step (gd) or epoch (sgd) that raises J is taken back with eta0
     halved: even a far too large eta0 trains, with J never rising."""
