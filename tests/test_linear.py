@@ -514,6 +514,108 @@ def test_neuron_activations_learn(activation, solver):
         assert est.loss_curve_[-1] < est.loss_curve_[0]
 
 
+def _offset_and_scaled(X):
+    """X with columns in other units and far from zero."""
+    return X * np.array([1e3, 1e-3, 50.0]) + np.array([5e3, -2.0, 300.0])
+
+
+@pytest.mark.parametrize("activation", ["identity", "logistic", "tanh"])
+def test_neuron_default_steps_do_not_depend_on_the_columns_units(activation):
+    """The default (scaled) steps give the same model, as a function of
+    the inputs, whatever the columns' units and offsets; constant steps
+    diverge on the unscaled columns."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((80, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    if activation != "identity":
+        y = np.tanh(y) if activation == "tanh" else (y > 0).astype(float)
+    U = _offset_and_scaled(X)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Neuron(activation, max_iter=300, random_state=0).fit(X, y)
+        b = Neuron(activation, max_iter=300, random_state=0).fit(U, y)
+        np.testing.assert_allclose(b.predict(U), a.predict(X), rtol=1e-6, atol=1e-9)
+        assert b.loss_curve_ == pytest.approx(a.loss_curve_, rel=1e-6, abs=1e-12)
+        constant = Neuron(activation, learning_rate="constant", max_iter=300, random_state=0)
+        if activation == "identity":
+            with pytest.raises(ValueError, match="Neuron diverged"):
+                constant.fit(U, y)
+        else:       # the squashing units saturate instead: they stop learning
+            constant.fit(U, y)
+            assert np.mean((constant.predict(U) - y) ** 2) > 2 * np.mean((b.predict(U) - y) ** 2)
+
+
+@pytest.mark.parametrize("solver", ["gd", "sgd"])
+def test_neuron_without_intercept_default_steps_do_not_depend_on_the_columns_units(solver):
+    """Without an intercept to absorb a centring, the columns are only
+    divided by their root mean square: units still do not matter."""
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40, 3)) + 1.0
+    y = X @ np.array([1.0, -2.0, 0.5])
+    kw = dict(solver=solver, fit_intercept=False, max_iter=100 if solver == "gd" else 10, random_state=0,
+              shuffle=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Neuron(**kw).fit(X, y)
+        b = Neuron(**kw).fit(X * np.array([1e4, 1e-3, 30.0]), y)
+    np.testing.assert_allclose(b.coef_ * np.array([1e4, 1e-3, 30.0]), a.coef_, rtol=1e-6)
+    assert a.intercept_[0] == b.intercept_[0] == 0.0 and a.score(X, y) > 0.99
+
+
+@pytest.mark.parametrize("solver", ["gd", "sgd"])
+def test_neuron_scaled_steps_never_raise_the_loss(solver):
+    """A step (gd) or epoch (sgd) that raises J is taken back with eta0
+    halved: even a far too large eta0 trains, with J never rising."""
+    rng = np.random.default_rng(5)
+    X = _offset_and_scaled(rng.standard_normal((40, 3)))
+    y = X @ np.array([1e-3, 500.0, 0.02]) + 3.0
+    est = Neuron(solver=solver, eta0=50.0, max_iter=200 if solver == "gd" else 30, tol=None,
+                 random_state=0).fit(X, y)
+    assert np.all(np.diff(est.loss_curve_) <= 0)
+    assert est.score(X, y) > 0.99
+    with np.errstate(all="ignore"):     # nor does a fit that ends on a step too large
+        for max_iter in (1, 2, 5):
+            est = Neuron(solver=solver, eta0=1e6, max_iter=max_iter, tol=None, random_state=0).fit(X, y)
+            assert 0.5 * np.mean((est.predict(X) - y) ** 2) <= est.loss_curve_[0]
+
+
+def test_neuron_scaled_steps_keep_sparse_inputs_sparse_and_equal_to_dense():
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((60, 5)) * (rng.random((60, 5)) < 0.4) * 30.0 + np.array([0, 0, 0, 0, 100.0])
+    y = X @ np.array([0.1, -0.2, 0.3, 0.0, 0.05]) + 1.0
+    dense = Neuron(max_iter=200, random_state=0).fit(X, y)
+    sparse = Neuron(max_iter=200, random_state=0).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.predict(sp.csr_matrix(X)), dense.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_neuron_files_of_the_previous_version_load_with_constant_steps(tmp_path):
+    """Files written before ``learning_rate`` existed (fixtures saved by that
+    version) predict as they did and load with the constant steps they were
+    trained with: refitting with their parameters gives the same model."""
+    import json
+    from pathlib import Path
+    import fasttag
+    data = Path(__file__).parent / "data"
+    want = json.loads((data / "neuron-v1-predictions.json").read_text())
+    rng = np.random.default_rng(7)
+    X = np.round(rng.standard_normal((30, 3)), 3)
+    y = X @ np.array([1.0, -0.5, 2.0]) + 0.25
+    F = [[f"w={i % 5}", f"p={i % 3}"] for i in range(30)]
+    t = np.array([float(i % 5 > 2) for i in range(30)])
+    for name, inputs, target in (("numeric", X, y), ("features", F, t)):
+        old = fasttag.load(data / f"neuron-v1-{name}.ftm")
+        assert isinstance(old, Neuron) and old.get_params()["learning_rate"] == "constant"
+        assert [float(v).hex() for v in old.predict(inputs)] == want[name]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = Neuron(**old.get_params()).fit(inputs, target)
+        assert [float(v).hex() for v in again.predict(inputs)] == want[name]
+        # a file written now records the parameter, whichever value it has
+        again.set_params(learning_rate="scaled").save(tmp_path / "m.ftm")
+        assert fasttag.load(tmp_path / "m.ftm").get_params()["learning_rate"] == "scaled"
+
+
 # ---------------------------------------------------------------- compiled input paths
 
 def test_hash_feature_lists_matches_the_general_path():
@@ -609,7 +711,7 @@ def test_regressor_coef_is_one_dimensional_as_in_scikit_learn():
 
 
 @pytest.mark.parametrize("make,scale", [(lambda: SGDRegressor(random_state=0), 1e200),
-                                        (lambda: Neuron(random_state=0), 10.0),
+                                        (lambda: Neuron(learning_rate="constant", random_state=0), 10.0),
                                         (lambda: SGDClassifier(loss="log_loss", random_state=0), 1e200)],
                          ids=["SGDRegressor", "Neuron", "SGDClassifier"])
 def test_a_diverged_fit_is_an_error_not_nan_weights(make, scale):

@@ -434,7 +434,8 @@ BAD_PARAMS = {
                       ("average", -1), ("average", 2 ** 63), ("average", 1.5), ("eta0", math.nan)],
     "SGDRegressor": [("loss", "hinge"), ("learning_rate", "constant", "eta0", 0.0),
                      ("n_iter_no_change", 1.5)],
-    "Neuron": [("activation", "softmax"), ("solver", "lbfgs"), ("eta0", 0.0)],
+    "Neuron": [("activation", "softmax"), ("solver", "lbfgs"), ("eta0", 0.0), ("learning_rate", "adaptive"),
+               ("learning_rate", None)],
 }
 COMMON_BAD = [("max_iter", 0), ("max_iter", 1.5), ("max_iter", True), ("max_iter", None),
               ("tol", -1.0), ("tol", "x"), ("tol", math.nan), ("fit_intercept", "yes"),

@@ -31,13 +31,6 @@ def test_check_estimator(estimator):
         warnings.simplefilter("ignore")
         results = check_estimator(estimator, on_fail=None)
     failed = [(r["check_name"], repr(r["exception"])) for r in results if r["status"] == "failed"]
-    if isinstance(estimator, Neuron):
-        # plain gradient descent at the default eta0 diverges on the unscaled
-        # data of five checks, and fit refuses a diverged model (before, it
-        # kept NaN weights and those checks passed on them)
-        diverged = {f[0] for f in failed if "Neuron diverged" in f[1]}
-        assert "check_non_transformer_estimators_n_iter" in diverged and len(diverged) <= 5, diverged
-        failed = [f for f in failed if f[0] not in diverged]
     assert not failed
     assert sum(r["status"] == "passed" for r in results) >= 45
 

@@ -6,14 +6,32 @@ neuron is linear regression), ``logistic`` (a logistic unit), ``tanh``,
 ``relu`` and ``heaviside``; the heaviside step has no useful derivative, so
 it trains with f' taken as 1 (Rosenblatt's / Widrow-Hoff's delta rule).
 
-``solver="gd"``: full-batch gradient descent w <- w - eta0 grad J, stopped
-as soon as ||grad J|| < tol (the epsilon of the notes) or after
-``max_iter`` iterations.  ``solver="sgd"``: one update per sample
-(shuffled each epoch when ``shuffle``), with the same stopping test on the
-full gradient after every epoch.  Initial weights are small seeded random
-numbers (N(0, 0.01^2)), which relu needs to leave zero.
-``loss_curve_`` records J after every iteration (gd) or epoch (sgd).
+``solver="gd"``: full-batch gradient descent, stopped as soon as
+||grad J|| < tol (the epsilon of the notes) or after ``max_iter``
+iterations.  ``solver="sgd"``: one update per sample (shuffled each epoch
+when ``shuffle``), with the same stopping test on the full gradient after
+every epoch.  Initial weights are small seeded random numbers
+(N(0, 0.01^2)), which relu needs to leave zero.
+``loss_curve_`` records J at every iteration (gd) or epoch (sgd).
 Meant for teaching-sized data: the sgd solver loops in Python.
+
+``learning_rate="constant"`` is the notes' rule, w <- w - eta0 grad J: a
+step fixed in the units of the inputs, so it diverges once eta0 exceeds 2 /
+(the largest eigenvalue of X^T X / n), i.e. on ordinary unscaled data (a
+column in the hundreds), and crawls along a column much smaller than the
+others.  ``learning_rate="scaled"`` (the default) takes the same steps in
+standardized coordinates, as if every column had been centred and divided
+by its standard deviation (implicitly: sparse inputs stay sparse; without
+an intercept, divided by its root mean square only), which makes training
+independent of the columns' units and offsets; and a step (gd) or epoch
+(sgd) that raises J is taken back and the step halved, so it cannot
+diverge.  Of the adaptive rules measured (AdaGrad, Adam, a step
+normalised by the mean squared input norm), only this one fits unscaled
+data as well as scaled data within ``max_iter``: Adam and AdaGrad bound
+each step by eta0, so large weights take thousands of steps, and a norm-
+normalised step leaves badly scaled columns unlearnt.  Under it the
+stopping test, the initial weights and ``grad_norm_`` are in the
+standardized coordinates too.
 """
 import warnings
 
@@ -48,27 +66,50 @@ def _dact(name, z, out):
 ACTIVATIONS = ("identity", "heaviside", "logistic", "tanh", "relu")
 
 
+def _column_scales(design, n_columns, centre):
+    """The columns' means and standard deviations (with ``centre`` False:
+    zero means and root mean squares); 1 for a column without spread."""
+    n, idx, val = design.n_samples, design.idx, design.val
+    mu = np.bincount(idx, weights=val, minlength=n_columns) / n if centre else np.zeros(n_columns)
+    dev = val - mu[idx]          # two passes: no cancellation for columns far from zero
+    absent = n - np.bincount(idx, minlength=n_columns)      # the zeros a sparse row leaves out
+    sd = np.sqrt((np.bincount(idx, weights=dev * dev, minlength=n_columns) + absent * mu * mu) / n)
+    sd[~(sd > 1e-12 * np.maximum(np.abs(mu), 1.0))] = 1.0    # constant (to rounding): nothing to scale
+    return mu, sd
+
+
+def _norm(gw, gb, mu, sd):
+    """The gradient norm in the coordinates the steps are taken in
+    (v = w * sd, c = b + mu.w; w and b themselves under constant steps)."""
+    gv = (gw - mu * gb) / sd
+    return float(np.sqrt(gv @ gv + gb * gb))
+
+
 class Neuron(RegressorMixin, LinearModel):
     """A single neuron y_hat = activation(w.x + b) trained on the squared loss.
 
     Parameters: ``activation`` (see module), ``solver`` ('gd' or 'sgd'),
-    ``eta0`` (learning rate), ``max_iter`` (iterations for gd, epochs for
+    ``learning_rate`` ('scaled' or 'constant', see module), ``eta0``
+    (learning rate), ``max_iter`` (iterations for gd, epochs for
     sgd), ``tol`` (stop when the gradient norm < tol; None: exactly
     max_iter), ``fit_intercept``, ``shuffle`` (sgd), ``random_state`` (initial
     weights and shuffles), ``n_features`` (feature-string inputs).
 
     Attributes: ``coef_`` (n_features,), ``intercept_`` (1,),
     ``n_features_in_``, ``n_iter_``, ``loss_curve_``, ``grad_norm_`` (the
-    gradient norm when training stopped).
+    gradient norm when training stopped).  Model files written before
+    ``learning_rate`` existed load with ``learning_rate="constant"``, the rule
+    they were trained with.
     """
 
     _is_classifier = False
     _step_params = "eta0"
 
-    def __init__(self, activation="identity", *, solver="gd", eta0=0.1, max_iter=1000, tol=1e-4,
-                 fit_intercept=True, shuffle=True, random_state=None, n_features=None):
+    def __init__(self, activation="identity", *, solver="gd", learning_rate="scaled", eta0=0.1, max_iter=1000,
+                 tol=1e-4, fit_intercept=True, shuffle=True, random_state=None, n_features=None):
         self.activation = activation
         self.solver = solver
+        self.learning_rate = learning_rate
         self.eta0 = eta0
         self.max_iter = max_iter
         self.tol = tol
@@ -81,6 +122,7 @@ class Neuron(RegressorMixin, LinearModel):
         self._check_common()
         check_choice(self, "activation", ACTIVATIONS)
         check_choice(self, "solver", ("gd", "sgd"))
+        check_choice(self, "learning_rate", ("scaled", "constant"))
         check_real(self, "eta0", 0, lo_open=True)
 
     def _forward(self, design, rows, w, b):
@@ -103,25 +145,40 @@ class Neuron(RegressorMixin, LinearModel):
         y = np.asarray(y, dtype=np.float64)
         rng = check_random_state(self.random_state)
         F = self._n_columns()
-        w = rng.normal(0.0, 0.01, size=F)
-        b = rng.normal(0.0, 0.01) if self.fit_intercept else 0.0
+        scaled = self.learning_rate == "scaled"
+        mu, sd = _column_scales(design, F, self.fit_intercept) if scaled else (np.zeros(F), np.ones(F))
+        inv2 = 1.0 / (sd * sd)
+        centred = bool(mu.any())
+        # small random weights in the standardized coordinates, mapped back
+        w = rng.normal(0.0, 0.01, size=F) / sd
+        b = (rng.normal(0.0, 0.01) if self.fit_intercept else 0.0) - float(mu @ w)
         rows = design.rows()
         eta = float(self.eta0)
         self.loss_curve_ = []
         converged = False
         n_iter = 0
+        norm = np.inf
+        last = None       # (loss, gw, gb, w, b) where the last step began: a scaled step raising J goes back to it
         for _ in range(self.max_iter):
             if self.solver == "gd":
                 loss, gw, gb = self._gradient(design, rows, y, w, b)
-                norm = np.sqrt(gw @ gw + gb * gb)
+                if scaled and last is not None and not loss <= last[0]:
+                    (loss, gw, gb, w, b), eta = last, eta / 2
+                norm = _norm(gw, gb, mu, sd)
                 if self.tol is not None and norm < self.tol:
                     converged = True
                     break
-                w -= eta * gw
-                b -= eta * gb
+                if scaled:
+                    last = (loss, gw, gb, w.copy(), b)
+                # a step in the standardized coordinates v = w * sd, c = b + mu.w
+                dw = -eta * ((gw - mu * gb) * inv2)
+                w += dw
+                b += -eta * gb - float(mu @ dw)
                 n_iter += 1
                 self.loss_curve_.append(loss)
             else:
+                if scaled and last is None:
+                    last = self._gradient(design, rows, y, w, b) + (w.copy(), b)
                 order = rng.permutation(design.n_samples) if self.shuffle else range(design.n_samples)
                 ip, idx, val = design.indptr, design.idx, design.val
                 for i in order:
@@ -129,20 +186,34 @@ class Neuron(RegressorMixin, LinearModel):
                     z = float(vals @ w[cols]) + b
                     out = _act(self.activation, np.array([z]))
                     g = float(((out - y[i]) * _dact(self.activation, np.array([z]), out))[0])
-                    np.add.at(w, cols, -eta * g * vals)
-                    if self.fit_intercept:
-                        b -= eta * g
+                    step = eta * g
+                    if centred:     # the sample's standardized row is dense: (x - mu) / sd
+                        dw = step * mu * inv2
+                        np.add.at(dw, cols, -step * vals * inv2[cols])
+                        w += dw
+                        b += -step - float(mu @ dw)
+                    else:
+                        np.add.at(w, cols, -step * vals * inv2[cols])
+                        if self.fit_intercept:
+                            b -= step
                 n_iter += 1
                 loss, gw, gb = self._gradient(design, rows, y, w, b)
+                if scaled:
+                    if not loss <= last[0]:       # the epoch raised J: take it back, halve the step
+                        (loss, gw, gb, w, b), eta = last, eta / 2
+                    last = (loss, gw, gb, w.copy(), b)
                 self.loss_curve_.append(loss)
-                norm = np.sqrt(gw @ gw + gb * gb)
+                norm = _norm(gw, gb, mu, sd)
                 if self.tol is not None and norm < self.tol:
                     converged = True
                     break
+        if scaled and self.solver == "gd" and not converged and last is not None:
+            if not self._gradient(design, rows, y, w, b)[0] <= last[0]:     # the last step raised J
+                w, b = last[3], last[4]
         check_finite_weights(self, w, np.array([b]))
         if not converged:
             loss, gw, gb = self._gradient(design, rows, y, w, b)
-            norm = np.sqrt(gw @ gw + gb * gb)
+            norm = _norm(gw, gb, mu, sd)
             if self.tol is not None and norm >= self.tol:
                 warnings.warn(f"Neuron: gradient norm {norm:.3g} >= tol after {self.max_iter} "
                               "iterations; consider increasing max_iter", ConvergenceWarning)
@@ -152,6 +223,15 @@ class Neuron(RegressorMixin, LinearModel):
         self.intercept_ = np.array([b], dtype=np.float64)
         self._state = {}
         return self
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """Files of versions without ``learning_rate`` were trained with
+        constant steps: they load with that value, not the new default."""
+        params = header.get("params")
+        if isinstance(params, dict) and "learning_rate" not in params:
+            header = dict(header, params=dict(params, learning_rate="constant"))
+        return super()._from_parts(header, arrays)
 
     _extra_keys = ("grad_norm",)
 
