@@ -28,7 +28,7 @@ from pathlib import Path
 from . import __version__, options
 from . import io as ftio
 from .errors import FasttagError, InputError, TrainingInterrupted
-from .modelfile import atomic_file
+from .modelfile import atomic_file, replaced_file
 from .output import MAX_NBEST
 from .parallel import MAX_THREADS, check_threads
 from .store import BUNDLED, default_model_path, load
@@ -93,6 +93,21 @@ def _add_option(parser, opt, task=None):
     if default is not None and not isinstance(default, bool):
         kwargs["help"] += f" (default {default})"
     parser.add_argument(opt.flag, dest=opt.name, **kwargs)
+    if opt.reads:
+        _reads(parser, **{opt.name: opt.flag})
+
+
+def _reads(parser, **names):
+    """Record that the arguments ``names`` (dest=how the user names it) of
+    ``parser`` name files the command reads: no output may replace one
+    (:func:`_refuse_outputs_on_inputs`)."""
+    parser.set_defaults(reads={**(parser.get_default("reads") or {}), **names})
+
+
+def _writes(parser, **names):
+    """Record that the arguments ``names`` of ``parser`` name files the
+    command writes."""
+    parser.set_defaults(writes={**(parser.get_default("writes") or {}), **names})
 
 
 def build_parser():
@@ -119,6 +134,8 @@ def build_parser():
         p.add_argument("--scheduler", metavar="ADDRESS",
                        help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
                             "shard per worker (needs fasttag-nlp[dask])")
+        _reads(p, train="TRAIN", dev="--dev")
+        _writes(p, output="-o", plot="--plot")
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
@@ -152,6 +169,11 @@ def build_parser():
                                 "column, else upos)")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
+            _reads(p, dict="--dict")
+        if command in ("tag", "ner"):
+            _reads(p, tokenizer="--tokenizer")
+        _reads(p, input="INPUT", model="-m")
+        _writes(p, output="-o")
         _add_threads(p)
         _add_encoding(p)
 
@@ -162,10 +184,12 @@ def build_parser():
                      help="show the top features per tag among those occurring in this file")
     ins.add_argument("--top", type=int, default=10, metavar="N", help="features per tag (default 10)")
     ins.add_argument("--json", action="store_true", help="print one JSON object")
+    _reads(ins, model="MODEL", data="--data")
 
     ev = sub.add_parser("eval", help="evaluate a model on gold data", allow_abbrev=False)
     ev.add_argument("model", metavar="MODEL")
     ev.add_argument("test", metavar="TEST")
+    _reads(ev, model="MODEL", test="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
     _add_threads(ev)
     _add_encoding(ev)
@@ -185,12 +209,16 @@ def build_parser():
     _add_encoding(cl)
     for opt in options.for_cli("cluster", "cluster"):
         _add_option(cl, opt, "cluster")
+    _reads(cl, raw="RAW")
+    _writes(cl, output="-o")
     pl = sub.add_parser("plot", help="draw the learning curves of saved models side by side",
                         allow_abbrev=False)
     pl.add_argument("models", nargs="+", metavar="MODEL")
     pl.add_argument("-o", "--output", required=True, metavar="OUT", help="image to write (.png, .svg, .pdf)")
     pl.add_argument("--labels", help="comma-separated curve labels (default: the file names)")
     pl.add_argument("--x", choices=("epochs", "updates"), default="epochs", help="horizontal axis")
+    _reads(pl, models="MODEL")
+    _writes(pl, output="-o")
     return parser
 
 
@@ -208,9 +236,9 @@ def train_command(args):
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
-    _check_output(args.output, "-o", (args.train, args.dev))
+    _check_output(args.output, "-o")
     if args.plot:
-        _check_output(args.plot, "--plot", (args.train, args.dev, args.output))
+        _check_output(args.plot, "--plot")
     if "gazetteers" in given:
         lists = {}
         for item in given["gazetteers"]:
@@ -318,32 +346,81 @@ def _model_path(path, what):
     return _input_path(path, what)
 
 
-def _check_output(path, what, inputs=()):
+def _check_output(path, what):
     """Refuse, before any work, an output ``path`` that cannot be written:
-    a folder, in a folder that does not exist or cannot be written to, or
-    one of the command's ``inputs``, which writing would destroy."""
+    a folder, in a folder that does not exist or cannot be written to.  A
+    symbolic link is checked where the save writes: its target's folder
+    (:func:`fasttag.modelfile.replaced_file`)."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
     if path == "":
         raise InputError(f"{what} is an empty file name")
     if path.endswith(("/", os.sep)):
         raise InputError(f"{what} names a folder (it ends with {path[-1]}): give a file name", path=path)
-    if os.path.isfile(path) and any(isinstance(source, str) and os.path.isfile(source)
-                                    and os.path.samefile(path, source) for source in inputs):
-        raise InputError(f"{what} names an input of the command: writing it would destroy that file", path=path)
     if os.path.isdir(path):
         raise InputError(f"{what} is a folder: give a file name", path=path)
-    folder = os.path.dirname(os.path.abspath(path))
+    target = replaced_file(path)
+    if target is None:
+        return                      # a device, a pipe, /dev/stdout: written in place
+    folder = os.path.dirname(target)
+    shown = f"{folder} (of the link's target {target})" if os.path.islink(path) else os.path.dirname(path) or "."
     if not os.path.isdir(folder):
         state = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
-        raise InputError(f"{what}: the folder {os.path.dirname(path) or '.'} {state}", path=path)
+        raise InputError(f"{what}: the folder {shown} {state}", path=path)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".fasttag-check-", suffix=".tmp")
     except OSError as exc:
-        raise InputError(f"{what}: cannot write in {os.path.dirname(path) or '.'} "
-                         f"({exc.strerror or exc})", path=path) from None
+        raise InputError(f"{what}: cannot write in {shown} ({exc.strerror or exc})", path=path) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def _refuse_outputs_on_inputs(args):
+    """Before any work: no output of the command may be a file it reads
+    (the same file, through links too: writing it would destroy that
+    input), nor another of its outputs.  The inputs are the arguments the
+    parser records as read (:func:`_reads`; the option table's ``reads``),
+    so a new input option is protected by being declared one."""
+    inputs = [(name, path) for dest, name in (getattr(args, "reads", None) or {}).items()
+              for path in _paths_named(getattr(args, dest, None))]
+    written = []
+    for dest, what in (getattr(args, "writes", None) or {}).items():
+        path = getattr(args, dest, None)
+        if not isinstance(path, str) or path in ("", "-"):
+            continue
+        for name, source in inputs:
+            if _same_file(path, source):
+                raise InputError(f"{what} names the file of {name}, an input of the command: writing it "
+                                 f"would destroy that input", path=path)
+        target = replaced_file(path)        # None: a device, written in place
+        for other, earlier in written:
+            if target is not None and (target == replaced_file(earlier) or _same_file(path, earlier)):
+                raise InputError(f"{what} and {other} name the same file: one would replace the other",
+                                 path=path)
+        written.append((what, path))
+
+
+def _paths_named(value):
+    """The file names in an argument's value: a name, a list of names
+    (RAW...), TYPE=FILE (both the whole and the part after '=')."""
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str) and item:
+            yield item
+            if "=" in item:
+                yield item.partition("=")[2]
+
+
+def _same_file(output, source):
+    """Whether writing the regular file ``output`` would replace ``source``
+    ('-': standard input, when it is read from a file)."""
+    try:
+        if not os.path.isfile(output):
+            return False
+        if source == "-":
+            return os.path.samestat(os.fstat(sys.stdin.fileno()), os.stat(output))
+        return os.path.samefile(output, source)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _load_sequence_model(path, command):
@@ -370,8 +447,7 @@ def tag_command(args):
     if nbest is not None and not args.json:
         raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
-        _check_output(args.output, "-o", (args.input, args.model, getattr(args, "dict", None),
-                                          getattr(args, "tokenizer", None)))
+        _check_output(args.output, "-o")
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input is not None else sys.stdin.buffer
     model = _load_sequence_model(path, args.command)
@@ -546,6 +622,7 @@ def main(argv=None):
         with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext(), \
                 warnings.catch_warnings():
             warnings.showwarning = _warning
+            _refuse_outputs_on_inputs(args)
             return COMMANDS[args.command](args)
     except FasttagError as exc:
         hint = ""

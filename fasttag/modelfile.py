@@ -20,6 +20,7 @@ fsync, then rename.
 """
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -199,17 +200,18 @@ def atomic_file(path, mode="wb", **open_kwargs):
     SIGTERM during the block removes the temporary file as SIGINT does
     (when no handler of the program's own is installed).  A kill -9 cannot
     be caught: the temporary files it leaves (named with the writer's
-    process id) are removed by the next write into the same folder.
+    process id and machine, see :func:`_remove_stale_temporaries`) are
+    removed by the next write into the same folder on the same machine.
     """
     given = _fspath(path)
-    if _not_a_regular_file(given):
+    path = replaced_file(given)
+    if path is None:
         try:
             with open(given, mode, **open_kwargs) as f:
                 yield f
         except OSError as exc:
             raise _naming_output(exc, given, None) from None
         return
-    path = os.path.realpath(os.fsdecode(given))     # through a symbolic link: its target is replaced
     if not given:
         raise FileNotFoundError(errno.ENOENT, "an empty file name", given)
     if os.path.isdir(path):
@@ -218,7 +220,8 @@ def atomic_file(path, mode="wb", **open_kwargs):
     _remove_stale_temporaries(folder)
     with _terminate_as_exception():
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=_TMP_SUFFIX, dir=folder)
+            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}@{_machine() or 'unknown'}-",
+                                       suffix=_TMP_SUFFIX, dir=folder)
         except OSError as exc:      # a missing or read-only folder: name the file asked for, as open() does
             raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
         try:
@@ -256,6 +259,17 @@ def _naming_output(exc, given, tmp):
     return exc
 
 
+def replaced_file(path):
+    """The file a save to ``path`` replaces, as an absolute path: through
+    symbolic links, their target (whose folder must exist and be writable
+    for the save); None where the save writes ``path`` in place (a device,
+    a pipe, ``/dev/stdout``).  Commands check it before any work."""
+    given = _fspath(path)
+    if _not_a_regular_file(given):
+        return None
+    return os.path.realpath(os.fsdecode(given))
+
+
 _DESCRIPTOR_NAMES = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|\d+)/fd/\d+")
 
 
@@ -276,7 +290,15 @@ def _not_a_regular_file(path):
 
 def _remove_stale_temporaries(folder):
     """Remove temporary files of fasttag's own naming whose writer process
-    is gone (left by a kill -9 or a power cut in the middle of a save)."""
+    is provably gone (left by a kill -9 or a power cut in the middle of a
+    save): written on this machine, in this boot and process-id space
+    (:func:`_machine`), by a process id that is not alive.  The folder may
+    be shared (a volume of several containers, NFS): a file of another
+    machine, or of the old name format that names no machine, is never
+    removed, since its writer may be at work."""
+    machine = _machine()
+    if machine is None:
+        return
     try:
         names = os.listdir(folder)
     except OSError:
@@ -284,13 +306,31 @@ def _remove_stale_temporaries(folder):
     for name in names:
         if not (name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)):
             continue
-        pid = name[len(_TMP_PREFIX):].partition("-")[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
+        pid, at, rest = name[len(_TMP_PREFIX):].partition("@")
+        if not at or rest.partition("-")[0] != machine or not pid.isdigit() \
+                or int(pid) == os.getpid() or _process_alive(int(pid)):
             continue
         try:
             os.unlink(os.path.join(folder, name))
         except OSError:
             pass
+
+
+def _machine():
+    """Who may judge a temporary file's process id: a digest of this
+    host's name, its boot (Linux's boot id) and the process-id namespace.
+    None where there is no boot id to read (not Linux): then nothing is
+    ever removed."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            boot = f.read().strip()
+        space = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    if not boot:
+        return None
+    key = b"\0".join([os.fsencode(os.uname().nodename), boot, os.fsencode(space)])
+    return hashlib.sha256(key).hexdigest()[:16]
 
 
 def _process_alive(pid):

@@ -28,7 +28,9 @@ SPAN_TASKS = ("chunk", "ner", "spans")   # spans: a span tagger trained with no 
 class Option:
     """One option.  ``default`` is a value or a {task: value} dict.
     ``parse`` turns a command-line string into a value (None: the option
-    has no flag).  ``check(value)`` returns an error text or None."""
+    has no flag).  ``check(value)`` returns an error text or None.
+    ``reads``: the value names a file the command reads (``TYPE=FILE``:
+    the part after ``=``), which no output of the command may replace."""
     name: str
     help: str
     default: object = None
@@ -39,6 +41,7 @@ class Option:
     choices: tuple = None
     phases: tuple = ("train",)
     flag_name: str = None
+    reads: bool = False
     extra: dict = field(default_factory=dict)
 
     @property
@@ -161,7 +164,7 @@ OPTIONS = [
            default=False, tasks=TAG_SET_TASKS, check=_one_of(True, False), parse=bool,
            extra={"flag": True, "needs": ("init", ...)}),
     Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
-           parse=str, metavar="MODEL"),
+           parse=str, metavar="MODEL", reads=True),
     Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
     Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
     # ---------------------------------------------------------- decoding
@@ -197,17 +200,18 @@ OPTIONS = [
            parse=_parse_switch, metavar="on|off"),
     Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
            "{type: path or entries} dict", tasks=SPAN_TASKS, parse=str, metavar="TYPE=FILE",
-           flag_name="gazetteer"),
+           flag_name="gazetteer", reads=True),
     # ---------------------------------------------------------- segmentation
     Option("dictionary", "user dictionary used as features: one word per line (optional weight)",
-           tasks=("seg",), parse=str, metavar="FILE", flag_name="dict"),
+           tasks=("seg",), parse=str, metavar="FILE", flag_name="dict", reads=True),
     Option("folds", "jackknife folds of the vocabulary features (1: none)", default=3, tasks=("seg",),
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("runs", "runs of letters (of alphabets written with spaces), digits, URLs and e-mail addresses "
            "kept whole; off for a language whose alphabet the runs would keep from being segmented (in "
            "Python True, False or a dict)", default=True, tasks=("seg",), parse=_parse_switch, metavar="on|off"),
     Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
-           "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE"),
+           "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE",
+           reads=True),
     Option("prune", "drop averaged weights smaller than this in absolute value (MIRA's weights are far "
            "smaller than the perceptron's; with dev data the pruned model is scored again)", default=0.0,
            tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
@@ -217,7 +221,7 @@ OPTIONS = [
     # ---------------------------------------------------------- word clusters
     Option("clusters", "Brown clusters as features: a bitstring<TAB>word<TAB>count file (in Python also "
            "a dict word -> bit string); stored in the model (seg: clusters of characters)", tasks=WORD_TASKS + ("seg",),
-           parse=str, metavar="FILE"),
+           parse=str, metavar="FILE", reads=True),
     Option("n_clusters", "clusters to learn (the leaves of the tree; at most 5000)", default=1000,
            tasks=("cluster",), parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
            flag_name="clusters"),
@@ -227,7 +231,8 @@ OPTIONS = [
            tasks=("cluster",), parse=int, check=_int_at_least(0), metavar="N", phases=("cluster",)),
     # ---------------------------------------------------------- evaluation
     Option("words", "training word list for OOV recall (segmentation) or unknown-word accuracy (pos)",
-           tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None),
+           tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None,
+           reads=True),
 ]
 
 BY_NAME = {o.name: o for o in OPTIONS}

@@ -319,18 +319,50 @@ while True:
             assert modelfile.read(tmp_path / "m.ftm")[0]["kind"] == "test"
 
 
-def test_temporaries_of_dead_writers_are_removed_by_the_next_save(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+def _dead_pid():
+    return subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
-    stale = tmp_path / f".fasttag-{dead}-abc123.tmp"
+
+
+def _machine_of_saves(folder):
+    """The machine a save here writes into its temporary file's name
+    (``.fasttag-PID@MACHINE-….tmp``), seen while the save is open."""
+    with modelfile.atomic_file(folder / "probe.txt", "w") as f:
+        f.write("x")
+        (name,) = [n for n in os.listdir(folder) if n.startswith(".fasttag-")]
+    pid, at, rest = name[len(".fasttag-"):].partition("@")
+    assert pid == str(os.getpid()) and at, name
+    return rest.partition("-")[0]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/kernel/random/boot_id"), reason="needs Linux's boot id")
+def test_temporaries_of_dead_writers_are_removed_by_the_next_save(tmp_path):
+    dead = _dead_pid()
+    ours = _machine_of_saves(tmp_path)
+    stale = tmp_path / f".fasttag-{dead}@{ours}-abc123.tmp"
     stale.write_bytes(b"half a model")
-    mine = tmp_path / f".fasttag-{os.getpid()}-xyz.tmp"          # a live writer's: kept
+    mine = tmp_path / f".fasttag-{os.getpid()}@{ours}-xyz.tmp"          # a live writer's: kept
     mine.write_bytes(b"in progress")
     other = tmp_path / "notes.tmp"                                   # not ours: kept
     other.write_bytes(b"x")
     modelfile.write(tmp_path / "m.ftm", {"kind": "test"}, {})
     assert not stale.exists()
     assert mine.exists() and other.exists()
+
+
+def test_temporaries_of_other_machines_survive_a_save(tmp_path):
+    """A folder shared by containers or over NFS: a process id that is dead
+    here may be alive on the writer's machine, so its file is left alone;
+    so is a file of the old name format, which names no machine."""
+    dead = _dead_pid()
+    ours = _machine_of_saves(tmp_path)
+    foreign = "0123456789abcdef" if ours != "0123456789abcdef" else "fedcba9876543210"
+    theirs = tmp_path / f".fasttag-{dead}@{foreign}-abc123.tmp"
+    old_format = tmp_path / f".fasttag-{dead}-def456.tmp"
+    for path in (theirs, old_format):
+        path.write_bytes(b"in flight elsewhere")
+    modelfile.write(tmp_path / "m.ftm", {"kind": "test"}, {})
+    assert theirs.read_bytes() == old_format.read_bytes() == b"in flight elsewhere"
 
 
 def test_save_leaves_a_program_sigterm_handler_in_place(tmp_path):

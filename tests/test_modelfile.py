@@ -125,7 +125,7 @@ def test_a_regular_file_under_dev_is_replaced_atomically():
                 raise RuntimeError("the input turned out to be bad")
         with open(path, encoding="utf-8") as f:
             assert f.read() == "old\n"
-        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f".fasttag-{os.getpid()}-")]
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith(f".fasttag-{os.getpid()}@")]
     finally:
         os.unlink(path)
 
