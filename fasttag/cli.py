@@ -27,11 +27,12 @@ from pathlib import Path
 
 from . import __version__, options
 from . import io as ftio
-from .errors import FasttagError, InputError, TrainingInterrupted
-from .modelfile import atomic_file, replaced_file
+from .display import cut, printable
+from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted
+from .modelfile import atomic_file, open_model, replaced_file
 from .output import MAX_NBEST
 from .parallel import MAX_THREADS, check_threads
-from .store import BUNDLED, default_model_path, load
+from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
 from .tasks import TASKS, task_class
 
 #: The model kinds each tagging command reads, its bundled default, its help.
@@ -41,6 +42,11 @@ TAG_COMMANDS = {
     "segment": (("segmenter",), "zh", "segment Chinese text, one line in, one line out"),
     "tokenize": (("tokenizer",), "en-tok", "split raw text into sentences of tokens, one sentence a line"),
 }
+
+
+#: What -m and every other model argument takes.
+MODEL_HELP = (f"model file, or a bundled model's name ({', '.join(BUNDLED)}); a bundled name always means "
+              f"the bundled model: write ./en for a file named en")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,8 +148,8 @@ def build_parser():
     for command, (_, bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
         p.add_argument("input", nargs="?", metavar="INPUT", help="input file (default or '-': standard input)")
-        p.add_argument("-m", "--model", required=bundled is None,
-                       help="model file" + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
+        p.add_argument("-m", "--model", required=bundled is None, help=MODEL_HELP
+                       + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
         p.add_argument("-o", "--output", help="output file (default: standard output)")
         p.add_argument("--json", action="store_true",
                        help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
@@ -179,7 +185,7 @@ def build_parser():
 
     ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
                          allow_abbrev=False)
-    ins.add_argument("model", metavar="MODEL")
+    ins.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     ins.add_argument("--data", metavar="FILE",
                      help="show the top features per tag among those occurring in this file")
     ins.add_argument("--top", type=int, default=10, metavar="N", help="features per tag (default 10)")
@@ -187,7 +193,7 @@ def build_parser():
     _reads(ins, model="MODEL", data="--data")
 
     ev = sub.add_parser("eval", help="evaluate a model on gold data", allow_abbrev=False)
-    ev.add_argument("model", metavar="MODEL")
+    ev.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     ev.add_argument("test", metavar="TEST")
     _reads(ev, model="MODEL", test="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
@@ -236,6 +242,8 @@ def train_command(args):
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
+    if "init" in given:
+        given["init"] = str(_model_path(given["init"], "--init"))
     _check_output(args.output, "-o")
     if args.plot:
         _check_output(args.plot, "--plot")
@@ -270,13 +278,12 @@ def train_command(args):
             model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
         if exc.model is None:
-            print(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: "
-                  f"nothing saved", file=sys.stderr)
+            _say(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: nothing saved")
             return 130
         exc.model.save(args.output)
         info = exc.model.model.training_info
-        print(f"fasttag: interrupted at epoch {exc.epoch}: saved {args.output} with the best completed "
-              f"epoch ({info.get('best_epoch')})", file=sys.stderr)
+        _say(f"fasttag: interrupted at epoch {exc.epoch}: saved {args.output} with the best completed "
+             f"epoch ({info.get('best_epoch')})")
         return 130
     model.save(args.output)
     if args.plot:
@@ -287,9 +294,9 @@ def train_command(args):
     if not args.quiet:
         epochs = info.get("best_epochs") or [info.get("best_epoch")]
         pruned = model.meta.get("pruned_dev_score")      # the score of the model saved, when pruned
-        print(f"saved {args.output}: best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
-              + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else "")
-              + (f", {100 * pruned:.2f}% after pruning" if pruned is not None else ""), file=sys.stderr)
+        _say(f"saved {args.output}: best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
+             + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else "")
+             + (f", {100 * pruned:.2f}% after pruning" if pruned is not None else ""))
     return 0
 
 
@@ -316,10 +323,11 @@ def _dask_client(args, given):
         yield client
 
 
-def _input_path(path, what, stdin_ok=False):
+def _input_path(path, what, stdin_ok=False, opener=None):
     """``path`` of an input file the user named (``what``: its argument),
-    checked before any work: it exists, is not a folder and can be read.
-    "-" is standard input where ``stdin_ok``."""
+    checked before any work: it exists, is not a folder and can be read
+    (opened by ``opener``, by default ``open(path, "rb")``).  "-" is
+    standard input where ``stdin_ok``."""
     if path == "-":
         if stdin_ok:
             return sys.stdin.buffer
@@ -331,19 +339,25 @@ def _input_path(path, what, stdin_ok=False):
     if os.path.isdir(path):
         raise InputError(f"{what} is a folder, not a file", path=path)
     try:
-        with open(path, "rb"):
+        with (opener or (lambda p: open(p, "rb")))(path):
             pass
     except OSError as exc:
         raise InputError(f"{what}: cannot read ({exc.strerror or exc})", path=path) from None
+    except ModelFormatError as exc:           # a model path that is not a regular file
+        raise InputError(f"{what}: {exc}") from None
     return path
 
 
 def _model_path(path, what):
     """A model the user named: a bundled name ("en", "en-tok", "en-ner",
-    "zh") or a file, checked as :func:`_input_path` checks files."""
-    if isinstance(path, str) and path in BUNDLED and not os.path.exists(path):
+    "zh"; always the bundled model) or a file, checked as
+    :func:`_input_path` checks files, and opened as models are (a named
+    pipe is refused, never waited on)."""
+    if is_bundled_name(path):
         return default_model_path(path)
-    return _input_path(path, what)
+    if is_plain_name(path) and not os.path.exists(path):
+        raise InputError(f"{what}: {not_found(path)}", path=path)
+    return _input_path(path, what, opener=open_model)
 
 
 def _check_output(path, what):
@@ -533,7 +547,7 @@ def eval_command(args):
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
-        print(model.report(result))
+        print(printable(model.report(result), keep="\n"))
     return 0
 
 
@@ -547,14 +561,19 @@ def inspect_command(args):
     if not hasattr(model, "model"):
         raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
     try:
-        desc = inspection.describe(model, args.data, args.top)
+        desc = inspection.describe(model, args.data, args.top, with_transitions=False)
     except TypeError as exc:
         raise InputError(f"--data: {exc}") from None
     except InputError as exc:
         if exc.path is not None:
             raise
         raise InputError(str(exc), path=args.data) from None       # name the file at fault
-    print(json.dumps(desc, ensure_ascii=False) if args.json else inspection.report(desc))
+    trans = inspection.transitions(model.model)        # read a row at a time, never copied
+    with _output(None) as out:
+        if args.json:
+            inspection.write_json(desc, out, trans)
+        else:
+            out.write(printable(inspection.report(desc, transitions=trans), keep="\n") + "\n")
 
 
 def plot_command(args):
@@ -594,7 +613,7 @@ def cluster_command(args):
         sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))
     n_tokens = sum(map(len, sentences))
     if not args.quiet:
-        print(f"read {n_tokens:,} tokens in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        _say(f"read {n_tokens:,} tokens in {time.perf_counter() - t0:.1f} s")
     t1 = time.perf_counter()
     clusters = cluster(sentences, n_clusters=opts["n_clusters"], min_count=opts["min_count"],
                        seed=opts["seed"], iterations=opts["iterations"])
@@ -603,8 +622,8 @@ def cluster_command(args):
     except OSError as exc:
         raise InputError(f"cannot write the clusters ({exc.strerror})", path=args.output) from None
     if not args.quiet:
-        print(f"saved {args.output}: {len(clusters):,} words in {len(set(clusters.values())):,} clusters "
-              f"({time.perf_counter() - t1:.1f} s)", file=sys.stderr)
+        _say(f"saved {args.output}: {len(clusters):,} words in {len(set(clusters.values())):,} clusters "
+             f"({time.perf_counter() - t1:.1f} s)")
     return 0
 
 
@@ -643,12 +662,30 @@ def main(argv=None):
 
 def _warning(message, category, filename, lineno, file=None, line=None):
     """A warning on the command line: one line, ``fasttag: warning: ...``."""
-    print(f"fasttag: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"fasttag: warning: {_one_line(message)}", file=sys.stderr)
 
 
 def _error(message):
     """The one line of a user error: ``fasttag: error: what is wrong``."""
-    print(f"fasttag: error: {' '.join(str(message).split())}", file=sys.stderr)
+    print(f"fasttag: error: {_one_line(message)}", file=sys.stderr)
+
+
+#: The longest error or warning line: what a message quotes is capped
+#: where it is written (:func:`fasttag.display.quote`); this keeps any
+#: message it missed to a line a terminal can show.
+MAX_MESSAGE = 2000
+
+
+def _one_line(message):
+    """``message`` on one line, its characters printable (a model's
+    strings may hold escape sequences) and its length capped."""
+    return cut(printable(" ".join(str(message).split())), MAX_MESSAGE)
+
+
+def _say(text):
+    """A line of human-readable text on standard error (progress,
+    summaries), its characters printable."""
+    print(printable(text), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from ._core import hash_bytes, hash_string, hash_strings
 from ._features import extract
 from ._wordtypes import lookup_ids
 from .clusters import PREFIXES, prefix_values
+from .display import quote
 
 MAX_PARTS = 4
 MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
@@ -62,18 +63,18 @@ class Templates:
         for t, name in enumerate(self.names):
             parts = [] if name == "bias" else name.split("|")
             if len(parts) > MAX_PARTS:
-                raise ValueError(f"template {name!r}: at most {MAX_PARTS} parts")
+                raise ValueError(f"template {quote(name)}: at most {MAX_PARTS} parts")
             for p, part in enumerate(parts):
                 m = _PART.match(part.strip())
                 if not m:
-                    raise ValueError(f"template {name!r}: {part!r} is not of the form attribute[offset]")
+                    raise ValueError(f"template {quote(name)}: {quote(part)} is not of the form attribute[offset]")
                 if m.group(1) not in index:
-                    raise ValueError(f"template {name!r}: unknown attribute {m.group(1)!r} "
+                    raise ValueError(f"template {quote(name)}: unknown attribute {quote(m.group(1))} "
                                      f"(known: {', '.join(attribute_names)})")
                 self.attr_ids[t, p] = index[m.group(1)]
                 offset = int(m.group(2))
                 if not -MAX_OFFSET <= offset <= MAX_OFFSET:
-                    raise ValueError(f"template {name!r}: offset {offset} is beyond +-{MAX_OFFSET}")
+                    raise ValueError(f"template {quote(name)}: offset {offset} is beyond +-{MAX_OFFSET}")
                 self.offsets[t, p] = offset
             self.n_parts[t] = len(parts)
         self.seeds = hash_strings([f"template:{name}" for name in self.names])

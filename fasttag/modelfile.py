@@ -375,35 +375,48 @@ def _fspath(path):
 
 
 def read(path):
-    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`.
-
-    Reads no more than a regular file holds, and from a pipe or a device no
-    more than the header declares."""
+    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`
+    and, for what is read at all, :func:`open_model`."""
     path = _fspath(path)
+    with open_model(path) as f:         # its errors name the path
+        data = f.read()
     try:
-        with open(path, "rb") as f:
-            data = _read_model_bytes(f)
         return loads(data)
     except ModelFormatError as exc:
         raise ModelFormatError(f"{os.fsdecode(path)}: {exc}") from None
 
 
-def _read_model_bytes(f):
-    if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-        return f.read()
-    data = f.read(_PREFIX.size)
-    if len(data) < _PREFIX.size or data[:len(MAGIC)] != MAGIC:
-        return data
-    head_len = _PREFIX.unpack_from(data, 0)[2]
-    if head_len > _MAX_HEADER:
-        return data
-    data += f.read(head_len)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_model(path):
+    """``path`` opened for reading as a model file: the one place every
+    model path (``fasttag.load``, the command line's models, spaCy's
+    ``model.ftm``, NLTK's wrappers) is opened.  Only a regular file is
+    read: a named pipe would wait for a writer forever (a FIFO in a tar
+    archive or a spaCy pipeline folder), a device can be endless.  It is
+    opened without waiting, then checked, so nothing can change between
+    the check and the read.  ModelFormatError naming the path for what
+    is not a regular file; IsADirectoryError for a folder."""
+    path = _fspath(path)
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
-        header = json.loads(data[_PREFIX.size:].decode("utf-8", "surrogatepass"))
-        end = _payload_end(header["arrays"])
-    except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
-        return data
-    return data + f.read(max(end, 0) + _TRAILER.size) if end >= 0 else data
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a model file", path)
+        if not stat.S_ISREG(mode):
+            what = next((name for test, name in _FILE_TYPES if test(mode)), "not a file")
+            raise ModelFormatError(f"{os.fsdecode(path)}: {what}, not a regular file (a model is read "
+                                   f"from a file)")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 RUN_ONLY_META = ("history", "train_seconds")

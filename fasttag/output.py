@@ -19,6 +19,8 @@ Human output is one sentence a line of ``word/TAG`` tokens, or for
 """
 import json
 
+from .display import printable
+
 
 def record(words, tags=None, line=None, offsets=None, spans=None, text=None):
     """The JSON object of one sentence.  ``spans``: (label, first token,
@@ -72,8 +74,10 @@ def write_json(out, obj):
 
 def write_tagged(out, words, tags, end="\n"):
     """``word/TAG word/TAG ...``, then ``end``: the line end, or a space
-    before the next piece of the same line."""
-    out.write(" ".join(f"{w}/{t}" for w, t in zip(words, tags)))
+    before the next piece of the same line.  The words are written as
+    they are, the model's tags printable (a tag cannot end the line or
+    send an escape sequence to a terminal)."""
+    out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(words, tags)))
     out.write(end)
 
 
@@ -84,9 +88,10 @@ def write_entities(out, line, spans):
     """One ``LINE START END TYPE TEXT`` line (tab-separated) per span of
     a sentence (:class:`fasttag.rawtext.Span` items).  TEXT is the line's
     characters START to END as they are, except that tabs and line
-    breaks, which would end the field or the line, are written as spaces."""
+    breaks, which would end the field or the line, are written as spaces;
+    TYPE, the model's, printable."""
     for s in spans:
-        out.write(f"{line}\t{s.start}\t{s.end}\t{s.label}\t{s.text.translate(_ONE_FIELD)}\n")
+        out.write(f"{line}\t{s.start}\t{s.end}\t{printable(s.label)}\t{s.text.translate(_ONE_FIELD)}\n")
 
 
 def offsets_in(text, words):

@@ -13,6 +13,8 @@ useful), and it adds no dependency.
 import sys
 import time
 
+from .display import printable
+
 
 class Progress:
     """Progress of one training run named ``name`` ("pos", "seg" ...).
@@ -34,7 +36,7 @@ class Progress:
         if not self.enabled:
             return
         self.clear()
-        self._write(f"[fasttag {self.name}] {text}\n")
+        self._write(printable(f"[fasttag {self.name}] {text}") + "\n")
 
     def bar(self, label, done, total, started, unit_count, unit):
         """Redraw the live bar: ``done`` of ``total`` work items since
@@ -51,7 +53,8 @@ class Progress:
         eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
         width = 24
         filled = int(width * frac)
-        text = (f"[fasttag {self.name}] {label} [{'#' * filled}{'.' * (width - filled)}] {100 * frac:3.0f}%  "
+        head = printable(f"[fasttag {self.name}] {label}")
+        text = (f"{head} [{'#' * filled}{'.' * (width - filled)}] {100 * frac:3.0f}%  "
                 f"{unit_count / elapsed:,.0f} {unit}/s  ETA {_clock(eta)}")
         pad = max(self._drawn - len(text), 0)
         self._write("\r" + text + " " * pad)

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from . import modelfile
+from .display import quote
 from .errors import FasttagError, ModelFormatError
 
 # kind -> (module, class)
@@ -54,6 +55,32 @@ def default_model_path(lang: str = "en") -> Path:
     return path
 
 
+def is_bundled_name(path) -> bool:
+    """Whether ``path`` names a bundled model ("en", "en-tok", "en-ner",
+    "zh", given as a str).  A bundled name always means the bundled model,
+    whatever files the working directory holds: a file named ``en`` there
+    is ``./en``.  A name with a path separator or an extension, or a
+    ``pathlib.Path``, is a path."""
+    return isinstance(path, str) and path in BUNDLED
+
+
+def is_plain_name(path) -> bool:
+    """Whether ``path`` is a str with neither a path separator nor an
+    extension: what the user may have meant as a bundled model's name."""
+    if not isinstance(path, str) or not path:
+        return False
+    seps = {os.sep, os.altsep or os.sep, "/"}
+    return not any(sep in path for sep in seps) and "." not in path
+
+
+def not_found(path) -> str:
+    """What to say of a model ``path`` that does not exist: for a plain
+    name, also the bundled names (``-m en-US`` meant a bundled model)."""
+    if is_plain_name(path):
+        return f"no such file, and no bundled model of that name (bundled: {', '.join(BUNDLED)})"
+    return "no such file"
+
+
 LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
                 "SGDRegressor", "Neuron", "MLPClassifier", "MLPRegressor")
 KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
@@ -72,22 +99,17 @@ def check_stamp(header, name, version):
     from ._core import HASH_ID
     got = header.get("hash")
     if got != HASH_ID:
-        raise ModelFormatError(f"the model's features were hashed with {_short(got)}, this fasttag "
+        raise ModelFormatError(f"the model's features were hashed with {quote(got)}, this fasttag "
                                f"hashes with {HASH_ID!r}: retrain the model with this version")
     spec = header.get("featurizer")
     if not isinstance(spec, dict) or spec.get("name") != name:
         got = spec.get("name") if isinstance(spec, dict) else spec
-        raise ModelFormatError(f"the model's featurizer is {_short(got)}, not {name!r}")
+        raise ModelFormatError(f"the model's featurizer is {quote(got)}, not {name!r}")
     if type(spec.get("version")) is not int or spec["version"] != version:
-        raise ModelFormatError(f"the model was trained with version {_short(spec.get('version'))} of the "
+        raise ModelFormatError(f"the model was trained with version {quote(spec.get('version'))} of the "
                                f"{name!r} featurizer, this fasttag has version {version}: retrain the "
                                f"model with this version")
     return spec
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 60 else text[:56] + " ..."
 
 
 def model_class(kind):
@@ -95,12 +117,20 @@ def model_class(kind):
     try:
         module, name = KINDS[kind]
     except (KeyError, TypeError):
-        raise ModelFormatError(f"unknown fasttag model kind {kind!r}") from None
+        raise ModelFormatError(f"unknown fasttag model kind {quote(kind)}") from None
     return getattr(importlib.import_module(module), name)
 
 
 def load(path: str | os.PathLike | None = None):
     """Load a model file; without ``path``, the bundled English POS tagger.
+
+    ``path`` is a model file, or the name of a bundled model ("en",
+    "en-tok", "en-ner", "zh"; see :func:`default_model_path`).  A bundled
+    name always means the bundled model, even where the working directory
+    holds a file of that name: write ``./en`` for that file.  A name with a
+    path separator or an extension, or a ``pathlib.Path``, is a path.  Only
+    a regular file is read: a named pipe, a device or a folder is refused
+    (:func:`fasttag.modelfile.open_model`).
 
     Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter`,
     :class:`fasttag.SpanTagger` or a :mod:`fasttag.linear` estimator, as the
@@ -109,9 +139,14 @@ def load(path: str | os.PathLike | None = None):
     """
     if path is None:
         path = default_model_path("en")
-    elif isinstance(path, str) and path in BUNDLED and not os.path.exists(path):
+    elif is_bundled_name(path):
         path = default_model_path(path)
-    header, arrays = modelfile.read(path)        # TypeError for a non-path
+    try:
+        header, arrays = modelfile.read(path)        # TypeError for a non-path
+    except FileNotFoundError as exc:
+        if not is_plain_name(path) or exc.filename != path:
+            raise
+        raise FileNotFoundError(exc.errno, not_found(path), path) from None
     cls = model_class(header.get("kind"))
     try:
         return cls._from_parts(header, arrays)

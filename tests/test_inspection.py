@@ -78,3 +78,81 @@ def test_cli_inspect(run_cli, tmp_path, tagger):
     assert r.returncode == 2 and b"word-level models only" in r.stderr and b"Traceback" not in r.stderr
     r = run_cli("inspect", tmp_path / "m.ftm", "--top", "0")
     assert r.returncode == 2 and b"--top" in r.stderr
+
+
+# ---------------------------------------------------------------- many tags
+
+def _many_tags(model, n_tags, path):
+    """``model`` (a Tagger) with ``n_tags`` tags, random transitions, saved
+    at ``path``: a model with the shape of one of thousands of tags."""
+    from fasttag import modelfile
+    header, arrays = modelfile.loads(model.to_bytes())
+    header["tags"] = header["tags"] + [f"T{i}" for i in range(n_tags - len(header["tags"]))]
+    arrays["transitions"] = np.random.default_rng(1).standard_normal((n_tags + 2) * n_tags).astype(np.float32)
+    arrays.pop("allowed", None)
+    modelfile.write(path, header, arrays)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sample_tagger():
+    return Tagger.train(str(DATA / "sample.conllu"), epochs=2, verbose=False)
+
+
+def test_inspect_of_many_tags_shows_the_largest_transitions(run_cli, tmp_path, sample_tagger):
+    import fasttag
+    path = _many_tags(sample_tagger, 600, tmp_path / "many.ftm")
+    model = fasttag.load(path)
+    T = len(model.tags)
+    trans = np.asarray(model.model.trans).reshape(T + 2, T)
+    r = run_cli("inspect", path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    at = lines.index(f"(largest 20 of {T} x {T})")
+    shown = [line.split() for line in lines[at + 1:at + 21]]
+    order = np.argsort(-trans[:T].ravel(), kind="stable")[:20]
+    assert shown == [[model.tags[i // T], "->", model.tags[i % T], f"{trans[:T].ravel()[i]:.2f}"] for i in order]
+    r = run_cli("inspect", path, "--json", "--data", DATA / "sample.conllu", "--top", "3")
+    assert r.returncode == 0, r.stderr
+    desc = json.loads(r.stdout)
+    assert list(desc) == ["kind", "tags", "templates", "features", "weights", "decoder", "temperature",
+                          "training", "meta", "transitions", "top_features"]
+    np.testing.assert_array_equal(np.array(desc["transitions"]), trans)
+    # the top features per tag: the largest positive weights of the features in the data
+    keys, words = set(), []
+    for line in (DATA / "sample.conllu").read_text(encoding="utf-8").splitlines() + [""]:
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            words.append(cols[1])
+        elif not line.strip() and words:
+            keys.update(model.model.featurize([(words, None)])[0].ravel().tolist())
+            words = []
+    keys = np.array(sorted(keys), dtype=np.uint64)
+    scores = model.model.emit.score_batch(keys, np.arange(len(keys) + 1, dtype=np.int64), n_classes=T)
+    for t, tag in enumerate(model.tags):
+        best = sorted((w for w in scores[:, t].tolist() if w > 0), reverse=True)[:3]
+        assert [w for _, w in desc["top_features"][tag]] == pytest.approx(best), tag
+
+
+def test_inspect_of_many_tags_needs_no_tag_by_tag_structures(tmp_path, sample_tagger, cli_command):
+    """Memory: inspecting a model of 2,000 tags (4 million transitions)
+    adds little to what loading it takes."""
+    import subprocess
+    import sys
+    path = _many_tags(sample_tagger, 2000, tmp_path / "many.ftm")
+    code = f"""
+import resource, sys
+import fasttag
+from fasttag import cli
+fasttag.load({str(path)!r})
+loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert cli.main(["inspect", {str(path)!r}]) in (0, None)
+used = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print("KB", used - loaded, file=sys.stderr)
+"""
+    _, env = cli_command
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    grown_kb = int(proc.stderr.split("KB")[-1].split()[0])
+    assert grown_kb < 100_000, f"inspect took {grown_kb:,} KB more than loading the model"
