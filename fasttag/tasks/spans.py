@@ -13,8 +13,9 @@ Features (per token, hashed templates, see :func:`span_templates`):
   prefixes and suffixes, word shape and orthographic flags, a +-2 window;
 * every extra input column (POS tags, chunk tags, ...) as ``c1 .. cN`` over
   a +-2 window, with n-grams and word conjunctions for the first one;
-* document-level features (on by default for NER): how the word's
-  lowercase form is written elsewhere in its document (``doc``: lowercase,
+* document-level features (off by default for NER and chunking: raw
+  text has no documents; on for a span tagger trained with no task): how
+  the word's lowercase form is written elsewhere in its document (``doc``: lowercase,
   capitalised away from a sentence start, all capitals), whether the
   sentence is written in capitals (``headline``), and the roles the word
   takes elsewhere in runs of capitalised words (``docrun``: alone, first,
@@ -33,7 +34,8 @@ Features (per token, hashed templates, see :func:`span_templates`):
 
 Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
-feature column unless ``feature_columns`` is given.
+feature column unless ``feature_columns`` is given; NER reads none unless
+it is given, so that its model tags raw text (which has no columns).
 """
 from __future__ import annotations
 
