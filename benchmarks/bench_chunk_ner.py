@@ -51,7 +51,8 @@ def fasttag_spans(task, train_path, dev_path, test_path, epochs=None, algorithm=
     with tempfile.TemporaryDirectory(prefix="bench_fasttag_") as tmp:
         with H.timer() as train_t:
             tagger = SpanTagger.train(train, dev=dev, task=task, epochs=epochs, seed=seed,
-                                      algorithm=algorithm, k=k, C=C, verbose=False)
+                                      algorithm=algorithm, k=k, C=C, verbose=False,
+                                      **(H.NER_COLUMN_OPTIONS if task == "ner" else {}))
         info = tagger.model.training_info
         path = os.path.join(tmp, "model.ftm")
         tagger.save(path)

@@ -119,7 +119,8 @@ def spans(task, clusters=None, options=None, holdout=0):
     with tempfile.TemporaryDirectory(prefix="bench_clusters_") as tmp:
         with H.timer() as t_train:
             tagger = SpanTagger.train(train, dev=dev, task=task, verbose=False, clusters=clusters,
-                                      **{"seed": 0, **(options or {})})
+                                      **{"seed": 0, **(H.NER_COLUMN_OPTIONS if task == "ner" else {}),
+                                         **(options or {})})
         path = os.path.join(tmp, "model.ftm")
         tagger.save(path)
         size = os.path.getsize(path)

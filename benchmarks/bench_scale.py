@@ -238,7 +238,8 @@ def bench_training_threads(task, train_path, test, epochs, threads):
 DASK_TASKS = {                 # task -> (model class, training options, training file, test file, score key)
     "pos": ("Tagger", {}, ("en_ewt", "en_ewt-ud-train.conllu"), ("en_ewt", "en_ewt-ud-test.conllu"), "accuracy"),
     "seg": ("Segmenter", {}, ("zh_pd1998", "train.txt"), ("sighan2005", "pku_test_gold.utf8"), "f1"),
-    "ner": ("SpanTagger", {"task": "ner"}, ("conll2003", "eng.train"), ("conll2003", "eng.testb"), "f1"),
+    "ner": ("SpanTagger", {"task": "ner", **H.NER_COLUMN_OPTIONS}, ("conll2003", "eng.train"),
+            ("conll2003", "eng.testb"), "f1"),
 }
 
 
@@ -361,7 +362,8 @@ def jobs_for(task, data, args, threads):
         jobs.append(H.Job(f"fasttag trained ({epochs} epochs)", fasttag_tagger, (task, test, reps, threads),
                           {"train": train, "epochs": epochs,
                            # the averaged perceptron, as crfsuite ap (NER defaults to 3-best MIRA)
-                           "train_opts": {"task": task, "algorithm": "perceptron"}}))
+                           "train_opts": {"task": task, "algorithm": "perceptron",
+                                          **(H.NER_COLUMN_OPTIONS if task == "ner" else {})}}))
         if args.anchors:
             train_rows = H.rows_iob1_to_iob2(H.load_columns_all(train_path))
             test_rows = H.load_columns_all(test_path) * k

@@ -118,6 +118,15 @@ def with_columns(sentences, columns):
     return out
 
 
+def column_options(task, sentences):
+    """NER's options of the recorded runs: every column between the word
+    and the tag a feature, and the document features (chunking's defaults
+    are those already)."""
+    if task != "ner":
+        return {}
+    return {**H.NER_COLUMN_OPTIONS, "feature_columns": list(range(1, len(sentences[0].rows[0]) - 1))}
+
+
 def predict(job):
     """(job, predicted tags, dev score or None) of the tagger with column
     ``name``: trained on the folds other than ``fold`` and tagging it, or
@@ -130,7 +139,7 @@ def predict(job):
         lo, hi = fold * len(train) // folds, (fold + 1) * len(train) // folds
         train, test = train[:lo] + train[hi:], train[lo:hi]
     model = SpanTagger.train(train, dev=dev, task=task, seed=seed, verbose=False, clusters=clusters,
-                             templates=templates, ensemble=ensemble)
+                             templates=templates, ensemble=ensemble, **column_options(task, train))
     return job, model.tag_sents(test), model.model.training_info.get("dev_score")
 
 
@@ -178,7 +187,8 @@ def main():
     # the task's default templates (a one-epoch model of a few sentences holds them), then each column's
     from fasttag import SpanTagger
     defaults = SpanTagger.train(plain["train"][:200], task=args.task, epochs=1, verbose=False,
-                                clusters=args.clusters).model.templates.names
+                                clusters=args.clusters,
+                                **column_options(args.task, plain["train"])).model.templates.names
     first = len(plain["train"][0].rows[0]) - 1      # the first added column's number: c1 .. are the corpus's
     templates = {name: list(defaults) + column_templates(name, first) for name in names}
     jobs = [(args.task, name, seed, f, args.folds, 1, args.clusters, templates[name])

@@ -41,8 +41,13 @@ __all__ = [
     "data_path", "load_conllu", "load_columns", "load_columns_all",
     "load_segmented", "load_lines", "load_wordlist", "iob1_to_iob2",
     "rows_iob1_to_iob2", "tagging_metrics", "conll_spans", "conll_f1",
-    "score_seg", "vocabulary", "Job", "quiet",
+    "score_seg", "vocabulary", "Job", "quiet", "NER_COLUMN_OPTIONS",
 ]
+
+#: CoNLL-2003 NER trained as the recorded NER numbers were: the POS and
+#: chunk columns and the document features beside the words (``task="ner"``
+#: trains on the words alone by default, so that its model tags raw text).
+NER_COLUMN_OPTIONS = {"feature_columns": [1, 2], "document_features": True}
 
 
 # --------------------------------------------------------------------------

@@ -96,7 +96,7 @@ def _add_option(parser, opt, task=None):
     if opt.name == "gazetteers":
         kwargs["action"] = "append"
     default = opt.default_for(task) if task else None
-    if default is not None and not isinstance(default, bool):
+    if default is not None and not isinstance(default, (bool, tuple)):
         kwargs["help"] += f" (default {default})"
     parser.add_argument(opt.flag, dest=opt.name, **kwargs)
     if opt.reads:

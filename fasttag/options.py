@@ -183,16 +183,18 @@ OPTIONS = [
            check=_column_value, phases=("train", "eval", "tag")),
     Option("word_column", "word column of column files", default=0, tasks=WORD_TASKS,
            parse=int, check=_int_at_least(0), metavar="N", phases=("train", "eval")),
-    Option("feature_columns", "columns used as features (default: every other column)", tasks=SPAN_TASKS,
-           parse=_parse_int_list, check=_int_list, metavar="N,M"),
+    Option("feature_columns", "columns used as features beside the words, 0-based (default: none for ner, "
+           "so that its model tags raw text; every other column for chunk)", default={"ner": ()},
+           tasks=SPAN_TASKS, parse=_parse_int_list, check=_int_list, metavar="N,M"),
     Option("scheme", "tag scheme of the files (default: detected)", tasks=SPAN_TASKS, parse=str,
            choices=("iob1", "iob2", "bioes"), check=lambda v: None if v is None else _one_of("iob1", "iob2", "bioes")(v),
            phases=("train", "eval")),
     Option("internal_scheme", "the scheme learned and decoded with", default="bioes", tasks=SPAN_TASKS,
            check=_one_of("bioes", "iob2")),
-    Option("document_features", "document-level features (default: on for ner, off for chunk); they need "
-           "whole documents, so turn them off for a model that will tag raw text a sentence at a time",
-           default={"chunk": False, "ner": True, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False),
+    Option("document_features", "document-level features (default: off for ner and chunk); they need whole "
+           "documents (column files with -DOCSTART- lines), which raw text, tagged a sentence at a "
+           "time, does not give",
+           default={"chunk": False, "ner": False, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False),
            parse=_parse_switch, metavar="on|off"),
     Option("ambiguity_classes", "features of the span types each word took in the training data "
            "(jackknifed; default: on for ner, off for chunk)",

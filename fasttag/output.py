@@ -6,6 +6,9 @@ Human output is one sentence a line of ``word/TAG`` tokens, or for
 ``--json`` writes JSON Lines instead, one object per sentence:
 
 * ``tokens``: the words; ``tags``: their tags (when the model tags words);
+  a span model's tags are IOB2 (``B-PER I-PER``, as spaCy and most tools
+  read them), whatever scheme it was trained on (CoNLL-2003's files are
+  IOB1), and its records say so: ``"scheme": "iob2"``;
 * ``line``: the 1-based input line of the sentence (its first line for
   CoNLL-U and column files);
 * ``offsets``: ``[start, end]`` of each token in its line, where the input
@@ -21,16 +24,22 @@ import json
 
 from .display import printable
 
+#: The scheme of a span model's tags in JSON records.
+SPAN_SCHEME = "iob2"
 
-def record(words, tags=None, line=None, offsets=None, spans=None, text=None):
+
+def record(words, tags=None, line=None, offsets=None, spans=None, text=None, scheme=None):
     """The JSON object of one sentence.  ``spans``: (label, first token,
-    end token) triples; ``text``: the line ``offsets`` point into."""
+    end token) triples; ``text``: the line ``offsets`` point into;
+    ``scheme``: the span scheme of ``tags``, for span models."""
     out = {}
     if line is not None:
         out["line"] = line
     out["tokens"] = list(words)
     if tags is not None:
         out["tags"] = list(tags)
+    if scheme is not None:
+        out["scheme"] = scheme
     if offsets is not None:
         out["offsets"] = [[a, b] for a, b in offsets]
     if spans is not None:

@@ -262,7 +262,8 @@ class FasttagSpans(_Component):
     def _check(self, model):
         if model.feature_columns:
             raise InputError("this span model reads feature columns (POS, chunk tags) that spaCy "
-                             "does not give it: train one on words alone (--feature-columns '')")
+                             "does not give it: train one on words alone ('fasttag train ner' without "
+                             "--feature-columns)")
 
     def _annotate(self, docs):
         from . import schemes

@@ -309,7 +309,8 @@ def test_span_tagger_per_sentence_arguments_and_numpy_tokens():
     """columns and documents give one entry per sentence (a short list was
     a bare IndexError, a long one silently cut); numpy str tokens are
     tokens with document features too."""
-    model = SpanTagger.train(str(DATA / "sample_ner.conll"), task="ner", epochs=1, verbose=False)
+    model = SpanTagger.train(str(DATA / "sample_ner.conll"), task="ner", epochs=1, verbose=False,
+                             feature_columns=[1, 2], document_features=True)
     cols = [("NNP", "I-NP"), ("VBZ", "B-VP")]
     for kwargs in ({"columns": [cols]}, {"columns": [cols, cols], "documents": [0]},
                    {"columns": [cols, cols, cols]}):

@@ -35,7 +35,8 @@ def files(tmp_path_factory):
     f["dir"].mkdir()
     Tagger.train(str(CONLLU), epochs=1, verbose=False).save(d / "pos.ftm")
     Segmenter.train(str(ZH), epochs=1, verbose=False).save(d / "seg.ftm")
-    SpanTagger.train(str(CONLL), task="ner", epochs=1, verbose=False).save(d / "ner.ftm")
+    SpanTagger.train(str(CONLL), task="ner", epochs=1, verbose=False, feature_columns=[1, 2],
+                     document_features=True).save(d / "ner.ftm")
     Tokenizer.train(str(TOK), epochs=1, verbose=False).save(d / "tok.ftm")
     for kind in ("pos", "seg", "ner", "tok"):
         f[kind] = d / f"{kind}.ftm"

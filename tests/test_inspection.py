@@ -46,7 +46,7 @@ def test_explain_names_and_weights(tagger):
 
 
 def test_span_tagger_explain_reads_columns():
-    ner = SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False)
+    ner = SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=2, verbose=False, feature_columns=[1, 2])
     words = ["EU", "rejects", "German", "call"]
     cols = [("NNP", "B-NP"), ("VBZ", "B-VP"), ("JJ", "B-NP"), ("NN", "I-NP")]
     out = ner.explain(words, columns=cols, top=200)

@@ -396,7 +396,7 @@ def test_identical_training_gives_identical_files(tmp_path, task):
                                          algorithm="mira", k=2, verbose=False),
         "seg": lambda: Segmenter.train(str(DATA / "sample_zh_train.txt"), epochs=2, seed=3, verbose=False),
         "ner": lambda: SpanTagger.train(str(DATA / "sample_ner.conll"), task="ner", epochs=2, seed=5,
-                                        verbose=False),
+                                        verbose=False, feature_columns=[1, 2], document_features=True),
     }
     a, b = _train_twice(trainers[task])
     assert a == b

@@ -207,7 +207,7 @@ def test_json_of_ner_and_span_models(run_cli):
     text = "Yesterday Angela Merkel met Barack Obama in New York.\n"
     for command in (("ner",), ("tag", "-m", "en-ner")):
         records = _json_lines(ok(run_cli(*command, "--json", input=text.encode())))
-        assert len(records) == 1 and set(records[0]) == {"line", "tokens", "tags", "offsets", "spans"}
+        assert len(records) == 1 and set(records[0]) == {"line", "tokens", "tags", "scheme", "offsets", "spans"}
         spans = records[0]["spans"]
         assert {(s["label"], s["text"]) for s in spans} >= {("PER", "Angela Merkel"), ("PER", "Barack Obama"),
                                                             ("LOC", "New York")}

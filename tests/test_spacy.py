@@ -96,7 +96,8 @@ def test_bundled_ner_component_on_raw_text():
 
 def test_ner_component_refuses_models_with_feature_columns(tmp_path):
     path = tmp_path / "cols.ftm"
-    SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False).save(path)
+    SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=1, verbose=False,
+                     feature_columns=[1, 2]).save(path)
     nlp = spacy.blank("en")
     nlp.add_pipe("fasttag_ner", config={"model": str(path)})
     with pytest.raises(fasttag.InputError, match="feature columns"):

@@ -66,7 +66,8 @@ def _headline_data(seed=3):
 
 def test_words_in_capitals_take_the_cluster_of_their_capitalised_form():
     train, clusters, new_places, new_people = _headline_data()
-    model = SpanTagger.train(train, clusters=clusters, epochs=3, verbose=False, task="ner")
+    model = SpanTagger.train(train, clusters=clusters, epochs=3, verbose=False, task="ner",
+                             document_features=True)
     loaded = SpanTagger.from_bytes(model.to_bytes())
     assert loaded.model.featurizer.words.capitals_fallback
     for w in new_places:
@@ -186,7 +187,7 @@ def test_a_words_class_is_the_same_feature_by_type_and_as_a_training_column():
     hashed, or models trained then would be misread."""
     from fasttag.features import hash_texts
     sents = _ner_data()
-    model = SpanTagger.train(sents, dev=sents, task="ner", epochs=2, verbose=False)
+    model = SpanTagger.train(sents, dev=sents, task="ner", epochs=2, verbose=False, document_features=True)
     featurizer = model.model.featurizer
     words = ["Paris", "Zed", "said", "Paris", "unseen"]
     sent = fasttag.io.Sentence(words, None, [[w] for w in words], [], list(range(5)), 1)

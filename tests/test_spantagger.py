@@ -21,8 +21,10 @@ CHUNK = DATA / "sample_chunk.conll"
 
 @pytest.fixture(scope="module")
 def ner_tagger():
-    # without the (jackknifed) ambiguity classes: the tests below expect the training set learned
-    return SpanTagger.train(NER, task="ner", epochs=8, verbose=False, ambiguity_classes=False)
+    # without the (jackknifed) ambiguity classes: the tests below expect the training set learned;
+    # with the POS and chunk columns and the document features, which NER takes on request only
+    return SpanTagger.train(NER, task="ner", epochs=8, verbose=False, ambiguity_classes=False,
+                            feature_columns=[1, 2], document_features=True)
 
 
 @pytest.fixture(scope="module")

@@ -23,12 +23,12 @@ TRAIN_VALUES = {
     "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
     "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],
     "format": ["conll"], "column": {"pos": ["xpos"], "chunk": ["1"], "ner": ["1"]},
-    "word_column": ["1"], "feature_columns": [""], "scheme": ["bioes"],
+    "word_column": ["1"], "feature_columns": {"chunk": [""], "ner": ["1,2"]}, "scheme": ["bioes"],
     "gazetteers": [f"PER={DATA / 'sample_gazetteer.txt'}"],
     "dictionary": [str(DATA / "sample_userdict.txt")], "folds": ["1"], "prune": ["0.5"],
     "threads": ["2"], "ensemble": ["2"], "clusters": [str(DATA / "sample_clusters.txt")],
     "ambiguity_classes": {"chunk": ["on"], "ner": ["off"]},
-    "document_features": {"chunk": ["on"], "ner": ["off"]}, "runs": ["off"],
+    "document_features": {"chunk": ["on"], "ner": ["on"]}, "runs": ["off"],
     "unlabeled": [str(DATA / "sample_zh_train.txt")],
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
 }

@@ -121,7 +121,8 @@ def pos_bytes():
 @pytest.fixture(scope="module")
 def ner_bytes():
     tagger = SpanTagger.train(DATA / "sample_ner.conll", task="ner", epochs=4, verbose=False,
-                              gazetteers={"LOC": ["Bonn", "New York"]})
+                              gazetteers={"LOC": ["Bonn", "New York"]}, feature_columns=[1, 2],
+                              document_features=True)
     return tagger.to_bytes()
 
 

@@ -13,8 +13,9 @@ Features (per token, hashed templates, see :func:`span_templates`):
   prefixes and suffixes, word shape and orthographic flags, a +-2 window;
 * every extra input column (POS tags, chunk tags, ...) as ``c1 .. cN`` over
   a +-2 window, with n-grams and word conjunctions for the first one;
-* document-level features (on by default for NER): how the word's
-  lowercase form is written elsewhere in its document (``doc``: lowercase,
+* document-level features (off by default for NER and chunking: raw
+  text has no documents; on for a span tagger trained with no task): how
+  the word's lowercase form is written elsewhere in its document (``doc``: lowercase,
   capitalised away from a sentence start, all capitals), whether the
   sentence is written in capitals (``headline``), and the roles the word
   takes elsewhere in runs of capitalised words (``docrun``: alone, first,
@@ -33,7 +34,8 @@ Features (per token, hashed templates, see :func:`span_templates`):
 
 Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
-feature column unless ``feature_columns`` is given.
+feature column unless ``feature_columns`` is given; NER reads none unless
+it is given, so that its model tags raw text (which has no columns).
 """
 from __future__ import annotations
 
@@ -901,7 +903,8 @@ class SpanTagger(SequenceTask):
         predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
         Text gives ``word/TAG`` tokens one sentence a line, or with
         ``entities`` one line per span (:func:`fasttag.output.write_entities`).
-        ``json``: JSON Lines instead (:mod:`fasttag.output`), with the
+        ``json``: JSON Lines instead (:mod:`fasttag.output`; tags in IOB2,
+        ``"scheme": "iob2"``, whatever :attr:`scheme` is), with the
         ``nbest`` best tag sequences of each sentence when given (text
         input).  The input is read, tagged and written in batches, in
         bounded memory; ``n_threads`` tags batches on that many threads
@@ -942,9 +945,11 @@ class SpanTagger(SequenceTask):
                 tags = result if nbest is None else result[0][0]
                 found = schemes.spans(tags, self.scheme) if json or entities else None
                 if json:
-                    rec = output.record(sent.words, tags, sent.line, sent.offsets, found, sent.text)
+                    rec = output.record(sent.words, self._json_tags(tags, found), sent.line, sent.offsets, found,
+                                        sent.text, output.SPAN_SCHEME)
                     if nbest is not None:
-                        rec["nbest"] = output.alternatives(result, lambda ts: schemes.spans(ts, self.scheme))
+                        rec["nbest"] = output.alternatives([(self._json_tags(ts), score) for ts, score in result],
+                                                           lambda ts: schemes.spans(ts, output.SPAN_SCHEME))
                     output.write_json(out, rec)
                 elif entities:
                     output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
@@ -952,6 +957,14 @@ class SpanTagger(SequenceTask):
                     output.write_tagged(out, sent.words, tags, "\n" if sent.ends_line else " ")
         finally:
             close()
+
+    def _json_tags(self, tags, found=None):
+        """``tags`` (in :attr:`scheme`, their spans ``found``) in the scheme
+        of JSON records, IOB2: what spaCy and most readers expect, where
+        the training files may have been IOB1 or BIOES."""
+        if found is None:
+            found = schemes.spans(tags, self.scheme)
+        return schemes.encode(found, len(tags), output.SPAN_SCHEME)
 
     def _tag_columns(self, sentences, out, json, n_threads=1):
         def tagged(batch):
@@ -977,8 +990,9 @@ class SpanTagger(SequenceTask):
     def _write_batch(self, batch, tags, out, json):
         for sent, tags in zip(batch, tags):
             if json:
-                output.write_json(out, output.record(sent.words, tags, sent.start_line,
-                                                     spans=schemes.spans(tags, self.scheme)))
+                found = schemes.spans(tags, self.scheme)
+                output.write_json(out, output.record(sent.words, self._json_tags(tags, found), sent.start_line,
+                                                     spans=found, scheme=output.SPAN_SCHEME))
             else:
                 ftio.write_conll(sent, tags, out, mode="append")
 
