@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import __version__, options
 from . import io as ftio
-from .errors import FasttagError, InputError, TrainingInterrupted
+from .errors import FasttagError, InputError, TrainingInterrupted, WorkersLost
 from .modelfile import atomic_file
 from .output import MAX_NBEST
 from .parallel import MAX_THREADS, check_threads
@@ -241,13 +241,15 @@ def train_command(args):
                 kwargs["client"] = client
             model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
+        # Ctrl-C, or a Dask cluster that lost its workers (WorkersLost says why)
+        why = f" because {exc.reason}" if isinstance(exc, WorkersLost) else ""
         if exc.model is None:
-            print(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: "
+            print(f"fasttag: interrupted at epoch {exc.epoch}{why}, before any epoch was completed: "
                   f"nothing saved", file=sys.stderr)
             return 130
         exc.model.save(args.output)
         info = exc.model.model.training_info
-        print(f"fasttag: interrupted at epoch {exc.epoch}: saved {args.output} with the best completed "
+        print(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the best completed "
               f"epoch ({info.get('best_epoch')})", file=sys.stderr)
         return 130
     model.save(args.output)
