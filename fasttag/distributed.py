@@ -29,6 +29,15 @@ with each shard counting its folds (sentences, or documents) from its own
 start, and sends them once with the model.  Document features are
 computed per shard; the cuts fall between sentences.
 
+Losing workers: the model, the fold tables and each epoch's weights are
+tasks of the cluster (:func:`_constant`), not scattered data: where a
+worker dies, even every worker at once, Dask computes what it held again
+and runs its shards again on the workers that remain or return, with the
+same result (a shard's epoch depends only on its inputs).  When none is
+left for the cluster's patience (:func:`_patience`), or the workers
+running a shard keep dying, training stops as Ctrl-C does, keeping the
+best completed epoch: :class:`fasttag.errors.WorkersLost`.
+
 Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
 maps a ``dask.bag`` (such as ``dask.bag.read_text`` of large files, read
 on the workers) through the model, carried to the workers as its bytes.
@@ -194,8 +203,10 @@ def _patience():
     """Seconds to wait for a worker while the cluster has none: the
     scheduler's own ``distributed.scheduler.no-workers-timeout`` where it
     is set, else ``distributed.comm.timeouts.connect`` (30 s): how long
-    Dask itself waits for a peer before counting it as gone, many times a
-    nanny's restart of a killed worker (a second or two)."""
+    Dask itself waits for a peer before counting it as gone, longer than
+    a nanny takes to start a killed worker again (seconds) and than a
+    LocalCluster waits for it (``distributed.deploy.lost-worker-timeout``,
+    15 s)."""
     import dask
     from dask.utils import parse_timedelta
     for name in ("distributed.scheduler.no-workers-timeout", "distributed.comm.timeouts.connect"):

@@ -79,13 +79,18 @@ def kill_after(monkeypatch):
 
 def test_workers_killed_while_the_nannies_restart_them(train_file, kill_after):
     """Both workers killed at once after epoch 1, and again after epoch 2
-    (the nannies start new ones each time): the same model as undisturbed."""
-    with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    (the nannies start new ones each time): the same model as undisturbed.
+    A LocalCluster closes a nanny whose worker is not back within
+    distributed.deploy.lost-worker-timeout (15 s), which a busy host can
+    take to start one: here it waits, as training does."""
+    patient = {"distributed.deploy.lost-worker-timeout": "10 minutes",
+               "distributed.scheduler.no-workers-timeout": "10 minutes"}
+    with dask_config(patient), \
+            dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             dd.Client(cluster) as client:
         undisturbed = fasttag.Tagger.train(train_file, epochs=4, verbose=False, client=client)
         killed = kill_after((1, 2), lambda: client.run(os.getpid).values())
-        with dask_config({"distributed.scheduler.no-workers-timeout": "120s"}):    # slow restarts on a busy host
-            disturbed = fasttag.Tagger.train(train_file, epochs=4, verbose=False, client=client)
+        disturbed = fasttag.Tagger.train(train_file, epochs=4, verbose=False, client=client)
     assert len(killed) == 2 and all(killed), killed
     assert disturbed.model.training_info["workers"] == 2
     assert "interrupted_at_epoch" not in disturbed.model.training_info
