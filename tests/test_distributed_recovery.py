@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ import fasttag
 from fasttag import progress
 
 dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag[dask]')")
+import dask  # noqa: E402  (installed with dask.distributed)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PATIENCE = "3s"     # how long training waits for a worker where none is left (the default: 30 s)
@@ -50,11 +51,6 @@ def _kill(pids):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def dask_config(values):
-    import dask
-    return dask.config.set(values)
 
 
 @pytest.fixture
@@ -85,7 +81,7 @@ def test_workers_killed_while_the_nannies_restart_them(train_file, kill_after):
     take to start one: here it waits, as training does."""
     patient = {"distributed.deploy.lost-worker-timeout": "10 minutes",
                "distributed.scheduler.no-workers-timeout": "10 minutes"}
-    with dask_config(patient), \
+    with dask.config.set(patient), \
             dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             dd.Client(cluster) as client:
         undisturbed = fasttag.Tagger.train(train_file, epochs=4, verbose=False, client=client)
@@ -125,7 +121,7 @@ def test_all_workers_lost_keeps_the_best_completed_epoch(lone_workers, train_fil
     _, client, pids = lone_workers
     two = fasttag.Tagger.train(train_file, epochs=2, verbose=False, client=client)
     kill_after((2,), lambda: pids)
-    with dask_config({"distributed.scheduler.no-workers-timeout": PATIENCE}):
+    with dask.config.set({"distributed.scheduler.no-workers-timeout": PATIENCE}):
         with pytest.raises(fasttag.TrainingInterrupted) as info:
             fasttag.Tagger.train(train_file, epochs=6, verbose=False, client=client)
     exc = info.value
@@ -148,6 +144,8 @@ def test_cli_all_workers_lost(lone_workers, train_file, cli_command, tmp_path):
     env = dict(env, DASK_DISTRIBUTED__SCHEDULER__NO_WORKERS_TIMEOUT=PATIENCE)
     proc = subprocess.Popen(command + ["train", "pos", str(train_file), "-o", str(out), "--scheduler", address,
                                        "--epochs", "6"], stderr=subprocess.PIPE, env=env, cwd=str(tmp_path))
+    watchdog = threading.Timer(300, proc.kill)      # a hung command fails the test, never hangs it
+    watchdog.start()
     try:
         seen = []
         for line in proc.stderr:
@@ -160,6 +158,7 @@ def test_cli_all_workers_lost(lone_workers, train_file, cli_command, tmp_path):
         rest = proc.stderr.read().decode()
         assert proc.wait(timeout=120) == 130, rest
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
