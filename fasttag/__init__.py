@@ -7,10 +7,11 @@
 """
 __version__ = "0.1.0"
 
-from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted  # noqa: E402
+from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost  # noqa: E402
 from .store import default_model_path, load, loads  # noqa: E402
 
-__all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupted", "Tagger", "Segmenter", "SpanTagger", "Tokenizer",
+__all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupted", "WorkersLost", "Tagger",
+           "Segmenter", "SpanTagger", "Tokenizer",
            "load", "loads", "default_model_path", "__version__"]
 
 _LAZY = {"Tagger": "fasttag.tasks.pos", "Segmenter": "fasttag.tasks.seg", "SpanTagger": "fasttag.tasks.spans",

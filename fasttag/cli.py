@@ -28,7 +28,7 @@ from pathlib import Path
 from . import __version__, options
 from . import io as ftio
 from .display import cut, printable
-from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted
+from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
 from .modelfile import atomic_file, open_model, replaced_file
 from .output import MAX_NBEST
 from .parallel import MAX_THREADS, check_threads
@@ -277,12 +277,15 @@ def train_command(args):
                 kwargs["client"] = client
             model = cls.train(train, dev=dev, verbose=not args.quiet, **kwargs, **given)
     except TrainingInterrupted as exc:
+        # Ctrl-C, or a Dask cluster that lost its workers (WorkersLost says why)
+        why = f" because {exc.reason}" if isinstance(exc, WorkersLost) else ""
         if exc.model is None:
-            _say(f"fasttag: interrupted at epoch {exc.epoch}, before any epoch was completed: nothing saved")
+            _say(f"fasttag: interrupted at epoch {exc.epoch}{why}, before any epoch was completed: "
+                 f"nothing saved")
             return 130
         exc.model.save(args.output)
         info = exc.model.model.training_info
-        _say(f"fasttag: interrupted at epoch {exc.epoch}: saved {args.output} with the best completed "
+        _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the best completed "
              f"epoch ({info.get('best_epoch')})")
         return 130
     model.save(args.output)

@@ -29,6 +29,15 @@ with each shard counting its folds (sentences, or documents) from its own
 start, and sends them once with the model.  Document features are
 computed per shard; the cuts fall between sentences.
 
+Losing workers: the model, the fold tables and each epoch's weights are
+tasks of the cluster (:func:`_constant`), not scattered data: where a
+worker dies, even every worker at once, Dask computes what it held again
+and runs its shards again on the workers that remain or return, with the
+same result (a shard's epoch depends only on its inputs).  When none is
+left for the cluster's patience (:func:`_patience`), or the workers
+running a shard keep dying, training stops as Ctrl-C does, keeping the
+best completed epoch: :class:`fasttag.errors.WorkersLost`.
+
 Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
 maps a ``dask.bag`` (such as ``dask.bag.read_text`` of large files, read
 on the workers) through the model, carried to the workers as its bytes.
@@ -45,7 +54,7 @@ import numpy as np
 from . import mixing, modelfile
 from ._core import AveragedVector, WeightTable
 from ._sequence import transition_size
-from .errors import InputError, TrainingInterrupted
+from .errors import InputError, TrainingInterrupted, WorkersLost
 
 _WORKER_CACHE = {}          # on a worker: (run, path, start, end) -> (model, featurized shard)
 _WORKER_LOCK = threading.Lock()
@@ -117,9 +126,6 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
         trans = AveragedVector(transition_size(len(model.tags)))
     emit.loosen()
     run = uuid.uuid4().hex
-    # hash=False: a new run's bytes equal to an earlier run's (the same model,
-    # epoch 1's empty weights) would share keys the earlier run is releasing
-    model_bytes = client.scatter(_structure_bytes(task_model), broadcast=True, hash=False)
     if opts.get("max_sentences"):
         raise InputError("option max_sentences does not apply to distributed training")
     reading = dict(opts)            # what the task's reader needs (format, columns, scheme ...)
@@ -127,8 +133,10 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     digests = [zlib.crc32(blob) for blob in blobs]         # what each worker must read
     tables = task_model._fold_tables(lambda: [_parse_range(type(task_model), blob, reading) for blob in blobs])
     blobs = None                    # (the file's bytes: not kept while training)
+    patience = _patience()
+    model_bytes = _constant(client, _structure_bytes(task_model))
     if tables is not None:
-        tables = client.scatter(tables, broadcast=True, hash=False)
+        tables = _constant(client, tables)
     selection = trainer.Selection(model, dev, evaluate)
     step = 0
     best = None
@@ -138,11 +146,12 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
     try:
         for epoch in range(1, epochs + 1):
             t0 = time.perf_counter()
-            weights = client.scatter(_weights_bytes(emit, trans), broadcast=True, hash=False)
+            weights = _constant(client, _weights_bytes(emit, trans))
             futures = [client.submit(_shard_epoch, run, model_bytes, tables, weights, path, a, b, digest, reading,
                                      seed, epoch, i, rule, pure=False)
                        for i, ((a, b), digest) in enumerate(zip(ranges, digests))]
-            results = client.gather(futures)
+            results = _gather(client, futures, patience)
+            weights = futures = None
             changes = [c for c, _ in results]
             n_sentences = sum(c.n for c in changes)
             n_tokens = sum(t for _, t in results)
@@ -161,18 +170,114 @@ def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, 
                 dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
                 progress.line(f"epoch {epoch}/{epochs}  train acc {100 * stats['train_accuracy']:.2f}%"
                               f"{dev_text}  {len(ranges)} workers  {seconds:.1f}s")
-    except KeyboardInterrupt:
-        if best is None:
-            raise TrainingInterrupted(finished + 1) from None
-        trainer._keep(model, best, [history], bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens,
-                      n_sentences)
-        model.training_info["interrupted_at_epoch"] = finished + 1
-        raise TrainingInterrupted(finished + 1, model) from None
+    except (KeyboardInterrupt, _Lost) as exc:
+        reason = exc.reason if isinstance(exc, _Lost) else None
+        kept = None
+        if best is not None:
+            trainer._keep(model, best, [history], bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens,
+                          n_sentences)
+            model.training_info["workers"] = len(ranges)
+            model.training_info["interrupted_at_epoch"] = finished + 1
+            if reason is not None:
+                model.training_info["interrupted_by"] = reason
+            kept = model
+        if reason is not None:
+            raise WorkersLost(finished + 1, reason, kept) from None
+        raise TrainingInterrupted(finished + 1, kept) from None
     finally:
-        client.run(_forget, run)
+        client.run(_forget, run, on_error="ignore")
     trainer._keep(model, best, [history], bool(dev), epochs, seed, rule[0], rule[1], rule[2], n_tokens, n_sentences)
     model.training_info["workers"] = len(ranges)
     return history
+
+
+class _Lost(Exception):
+    """The cluster lost the workers of an epoch for good: ``reason``."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _patience():
+    """Seconds to wait for a worker while the cluster has none: the
+    scheduler's own ``distributed.scheduler.no-workers-timeout`` where it
+    is set, else ``distributed.comm.timeouts.connect`` (30 s): how long
+    Dask itself waits for a peer before counting it as gone, longer than
+    a nanny takes to start a killed worker again (seconds) and than a
+    LocalCluster waits for it (``distributed.deploy.lost-worker-timeout``,
+    15 s)."""
+    import dask
+    from dask.utils import parse_timedelta
+    for name in ("distributed.scheduler.no-workers-timeout", "distributed.comm.timeouts.connect"):
+        seconds = parse_timedelta(dask.config.get(name, None), default="s")
+        if seconds:
+            return name, float(seconds)
+    return "distributed.comm.timeouts.connect", 30.0
+
+
+def _identity(value):
+    return value
+
+
+def _constant(client, value):
+    """A future of ``value`` computed on the cluster (not scattered): the
+    scheduler keeps the task, so a copy lost with every worker that held
+    it is computed again on the workers that remain or return (scattered
+    data would be lost for good, and the epoch with it)."""
+    import dask
+    # Dask warns about large graphs and suggests futures: this is one
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
+        return client.submit(_identity, value, pure=False)
+
+
+def _gather(client, futures, patience, poll=1.0):
+    """The results of one epoch's shard ``futures``, in order.  Dask runs
+    a shard whose worker dies again on the workers that remain or return;
+    this stops (:class:`_Lost`) when the cluster has had no worker for
+    ``patience`` (the setting named and its seconds), or when the workers
+    running a shard died more often than the scheduler allows."""
+    dd = require_dask()
+    from distributed.scheduler import NoValidWorkerError
+    setting, seconds = patience
+    none_for = f"the Dask cluster lost its workers (none for {seconds:g} s, {setting})"
+    lost = []
+    done = threading.Event()
+
+    def watch():
+        alone_since = None
+        while not done.wait(poll):
+            try:
+                workers = len(client.nthreads())
+            except Exception:           # (the client is closing: the gather says why)
+                continue
+            now = time.monotonic()
+            if workers:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = now
+            elif now - alone_since >= seconds:
+                lost.append(none_for)
+                client.cancel(futures)
+                return
+
+    watcher = threading.Thread(target=watch, name="fasttag-dask-watch", daemon=True)
+    watcher.start()
+    try:
+        return client.gather(futures)
+    except dd.KilledWorker:
+        shard = next((i for i, f in enumerate(futures) if f.status == "error"), 0)
+        raise _Lost(f"the Dask workers running shard {shard + 1} of {len(futures)} kept dying (more often than "
+                    f"distributed.scheduler.allowed-failures allows)") from None
+    except NoValidWorkerError:
+        raise _Lost(none_for) from None
+    except dd.CancelledError:
+        if lost:
+            raise _Lost(lost[0]) from None
+        raise
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _structure_bytes(task_model):

@@ -46,3 +46,18 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
         kept = "nothing kept" if model is None else "the best completed epoch kept"
         super().__init__(f"training interrupted at epoch {epoch} ({kept})")
+
+
+class WorkersLost(TrainingInterrupted):
+    """Training on a Dask cluster stopped because the cluster lost its
+    workers for good (none for a while, or the workers running a shard
+    kept dying); kept like Ctrl-C (a :class:`TrainingInterrupted`):
+    ``model`` is the best completed epoch's model or None, and
+    ``reason`` says what happened (also recorded as
+    ``training_info["interrupted_by"]``)."""
+
+    def __init__(self, epoch, reason, model=None):
+        super().__init__(epoch, model)
+        self.reason = reason
+        kept = "nothing kept" if model is None else "the best completed epoch kept"
+        self.args = (f"training stopped at epoch {epoch} because {reason} ({kept})",)
