@@ -22,10 +22,13 @@ over the whole training set (for one-vs-rest the sum over the classes).
 import numpy as np
 
 from .._linear import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
-from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, available_if, check_choice,
-                    check_int, check_real)
+from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, available_if,
+                    check_choice, check_int, check_real, check_state_bound)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
+
+#: The largest loss derivative an update uses (sgd_epoch clips to it).
+MAX_DLOSS = 1e12
 
 
 class _SGDBase(LinearModel):
@@ -74,17 +77,35 @@ class _SGDBase(LinearModel):
         st = self._state
         t, n_avg = (int(v) for v in st["counters"])
         if not 1 <= t <= MAX_COUNT:      # t is 1-based: eta0 / t**power_t, 1 / (alpha (t0 + t - 1))
-            raise ValueError(f"the update counter {t} is outside [1, 2**62]")
+            raise ValueError(f"state.counters: the update counter {t} is outside [1, 2**62]")
         if not 0 <= n_avg < t:
-            raise ValueError(f"{n_avg} averaged updates out of {t - 1}")
+            raise ValueError(f"state.counters: {n_avg} averaged updates out of {t - 1}")
         # an epoch folds wscale into V as soon as it falls below 1e-6
         if not np.all((st["wscale"] >= 1e-6) & (st["wscale"] <= 1.0)):
-            raise ValueError("wscale is outside [1e-6, 1]")
+            raise ValueError("state.wscale is outside [1e-6, 1]")
         if np.any(st["cavg"] < 0):
-            raise ValueError("cavg (a sum of wscales) is negative")
+            raise ValueError("state.cavg (a sum of wscales) is negative")
         opt_init = float(st["opt_init"][0])
         if opt_init < 0 or (self.learning_rate == "optimal" and not opt_init > 0):
-            raise ValueError(f"opt_init {opt_init!r} does not fit learning_rate={self.learning_rate!r}")
+            raise ValueError(f"state.opt_init {opt_init!r} does not fit learning_rate={self.learning_rate!r}")
+        # the weights are wscale * V and b; averaging sums n_avg of them:
+        # (U + cavg V) / n_avg and bsum / n_avg are their averages, and cavg
+        # sums n_avg wscales (each <= 1) since V last absorbed wscale
+        check_state_bound("V", st["V"] * st["wscale"], MAX_WEIGHT, "weights (wscale * V)")
+        check_state_bound("b", st["b"], MAX_WEIGHT, "intercepts")
+        if np.any(st["cavg"] > n_avg):
+            raise ValueError(f"state.cavg (a sum of wscales <= 1) is beyond the {n_avg} averaged updates")
+        limit = f"n_avg * {MAX_WEIGHT:.3g} (the sum of n_avg = {n_avg} updates' weights)"
+        with np.errstate(over="ignore", invalid="ignore"):
+            check_state_bound("U", st["U"] + st["cavg"] * st["V"], n_avg * MAX_WEIGHT,
+                              "sums of weights (U + cavg * V)", limit)
+        check_state_bound("bsum", st["bsum"], n_avg * MAX_WEIGHT, "sums of intercepts", limit)
+        # the first step of the 'optimal' schedule, 1 / (alpha * opt_init), times the
+        # largest loss derivative an update uses stays within MAX_WEIGHT (training's
+        # own opt_init, alpha**-0.75, does for every alpha above 1e-106)
+        if self.learning_rate == "optimal" and not self._alpha() * opt_init * MAX_WEIGHT >= MAX_DLOSS:
+            raise ValueError(f"state.opt_init {opt_init!r} makes the first step of learning_rate='optimal' "
+                             f"(1 / (alpha * opt_init)) too large for weights within {MAX_WEIGHT:.3g}")
 
     def _restore(self):
         self.t_ = int(self._state["counters"][0])
