@@ -669,7 +669,7 @@ def test_random_corruptions_never_crash_or_load_garbage():
                         try:     # extreme but finite weights or steps may overflow in training
                             data = m2.to_bytes()
                         except ValueError as exc:
-                            assert "NaN, infinity" in str(exc), exc
+                            assert "training diverged" in str(exc), exc
                             diverged += 1
                         else:
                             type(m).from_bytes(data)

@@ -33,14 +33,18 @@ compiled code is recorded instead of killing the run.  Results:
 
 Command line::
 
-    python tools/fuzz_models.py --cases 6000 --seed 1 --jobs 2 --out fuzz-out
+    python tools/fuzz_models.py --cases 6000 --jobs 2 --out fuzz-out   # a fresh seed, printed
+    python tools/fuzz_models.py --cases 6000 --seed 1 --jobs 2       # the same cases every time
     python tools/fuzz_models.py --replay 1:123           # regenerate and run case 123 of seed 1
     python tools/fuzz_models.py --run fuzz-out/case-000123.ftm   # rerun a kept case here
 
 The long mode prints a summary table and the first reproductions of every
-failure class; ``--out`` keeps every failing case file with a JSON line in
-``failures.jsonl`` (description, result, reproduction).  The test suite runs
-a bounded number of cases through :func:`run_cases` (tests/test_model_fuzz.py).
+failure class, and exits with status 1 when any case fails; ``--out`` keeps
+every failing case file with a JSON line in ``failures.jsonl`` (description,
+result, reproduction).  Without ``--seed`` a run draws a fresh seed and
+prints it.  No mode writes into the current folder (a replay's case file
+goes to a new temporary folder, or ``--out``).  The test suite runs cases
+0..799 of seed 1 through :func:`run_cases` (tests/test_model_fuzz.py).
 
 Adding a model kind: add a seed builder to :func:`_build_seed_models` (its
 family says which inputs use it) and, for a new family, a ``_use_*``
@@ -1711,6 +1715,9 @@ def _load(data, loader):
         os._exit(3)
     if loader == "test:sleep":
         time.sleep(3600)
+    if loader == "test:spin":
+        while True:
+            pass
     if loader == "test:raise":
         raise KeyError("a test load error")
     raise ValueError(f"unknown loader {loader!r}")
@@ -1856,6 +1863,27 @@ def _warm_up(warm, tmp):
             run_one(case, tmp)
 
 
+#: A forked case is a hang when it has computed for its time limit (CPU
+#: seconds, where /proc tells them), or waited for WALL_FACTOR times that:
+#: a busy machine slows a case down but does not make it a hang.
+WALL_FACTOR = 10
+
+
+def _cpu_seconds(pid):
+    """User + system CPU seconds of a process, or None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _over_time(pid, limit, wall):
+    cpu = _cpu_seconds(pid)
+    return cpu is None or cpu > limit or wall > limit * WALL_FACTOR
+
+
 def _run_forked(case, tmp, out, limit):
     """Run a case in a forked child.  The child writes its own result;
     returns None then, else the crash or hang result."""
@@ -1875,12 +1903,14 @@ def _run_forked(case, tmp, out, limit):
         finally:
             sys.stderr.flush()
             os._exit(code)
-    deadline = time.monotonic() + limit
+    start = time.monotonic()
+    deadline = start + limit
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline and _over_time(pid, limit, now - start):
             try:
                 os.kill(pid, signal.SIGUSR1)       # faulthandler: where is it stuck?
                 time.sleep(1.0)
@@ -1890,7 +1920,7 @@ def _run_forked(case, tmp, out, limit):
             os.waitpid(pid, 0)
             return {"status": "hang", "type": f"over {limit:g} s", "phase": "", "message": "", "where": "",
                     "stderr_from_worker": True}
-        time.sleep(0.002 if time.monotonic() - deadline + limit < 0.5 else 0.02)
+        time.sleep(0.002 if now - start < 0.5 else 0.02)
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
         return None
     if os.WIFSIGNALED(status):
@@ -2012,7 +2042,7 @@ class Worker:
         job["path"] = case["path"]
         timeout = self.timeout * case.get("scale", 1.0)
         if self.fork:
-            timeout += 15.0         # the worker kills a late case itself: this is for a stuck worker
+            timeout = timeout * WALL_FACTOR + 15.0   # the worker kills a late case itself: this is for a stuck worker
         t0 = time.monotonic()
         try:
             self.proc.stdin.write((json.dumps(job) + "\n").encode())
