@@ -36,7 +36,7 @@ PKG_ROOT = Path(fasttag.__file__).resolve().parents[1]  # the fasttag under test
 PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_metrics_segmentation.py"]
 LONGEST = ["tests/test_model_fuzz.py", "tests/test_linear_safety.py"]
 # the model-file fuzzer at a sixth of its size: the release run fuzzes in full
-FUZZ_BATCHES = "10"
+FUZZ_CASES = "80"
 
 needs_debug_copy = pytest.mark.skipif(
     _core.DEBUG_BUILD or os.environ.get("FASTTAG_SKIP_DEBUG_BUILD", "") not in ("", "0"),
@@ -183,7 +183,7 @@ def test_the_compiled_code_tests_pass_under_the_debug_build(debug_copy):
     else:
         groups = [["tests"] + [f"--ignore={f}" for f in PURE_PYTHON]]
     env = _env(debug_copy)
-    env.setdefault("FASTTAG_FUZZ_BATCHES", FUZZ_BATCHES)
+    env.setdefault("FASTTAG_FUZZ_CASES", FUZZ_CASES)
     t0 = time.perf_counter()
     procs = [subprocess.Popen(args + group, cwd=debug_copy, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -44,7 +44,7 @@ every failing case file with a JSON line in ``failures.jsonl`` (description,
 result, reproduction).  Without ``--seed`` a run draws a fresh seed and
 prints it.  No mode writes into the current folder (a replay's case file
 goes to a new temporary folder, or ``--out``).  The test suite runs cases
-0..799 of seed 1 through :func:`run_cases` (tests/test_model_fuzz.py).
+0..499 of seed 1 through :func:`run_cases` (tests/test_model_fuzz.py).
 
 Adding a model kind: add a seed builder to :func:`_build_seed_models` (its
 family says which inputs use it) and, for a new family, a ``_use_*``
