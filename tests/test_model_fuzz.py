@@ -16,6 +16,8 @@ when any case fails, the failing files kept in DIR):
 
     python tools/fuzz_models.py --cases 6000 --jobs 2 --out DIR
 """
+import io
+import json
 import os
 import shutil
 import subprocess
@@ -127,6 +129,28 @@ def test_a_slow_case_on_a_busy_machine_is_not_a_hang():
     assert not fm._over_time(os.getpid(), limit=1e6, wall=5e6)         # 5e6 s waited, little computed
     assert fm._over_time(os.getpid(), limit=1e6, wall=1e7 + 1)
     assert fm._over_time(os.getpid(), limit=0.0, wall=0.0)               # computed past a limit of 0
+
+
+def test_a_late_result_of_an_earlier_case_is_not_taken_for_the_next(folder):
+    """A child killed as a hang may have written its result in the second
+    the worker gave it to say where it was stuck: that line arrives before
+    the next case's and must not be taken for it (it shifted every later
+    result by one: files deleted under running cases, hundreds of false
+    failures)."""
+    w = fm.Worker(log_dir=folder)
+    lines = iter(["BEGIN 2", json.dumps({"status": "ok", "index": 1}),
+                  json.dumps({"status": "rejected", "index": 2, "message": "bad file"})])
+
+    class Proc:
+        stdin = io.BytesIO()
+
+        def poll(self):
+            return None
+    w.proc = Proc()
+    w._readline = lambda timeout: next(lines)
+    result = w.run({"index": 2, "path": os.devnull, "loader": "fasttag.loads", "family": "pos"})
+    w.proc = None
+    assert result["status"] == "rejected" and result["index"] == 2
 
 
 def test_other_load_exceptions_are_load_errors(worker):
