@@ -370,16 +370,33 @@ def test_averages_beyond_their_step_count_are_a_load_error():
     ok.partial_fit(X, y)
 
 
-def test_an_sgd_first_step_too_large_for_the_weights_is_a_load_error():
-    """opt_init sets the first step of learning_rate='optimal',
-    1 / (alpha * opt_init): a tiny one (5e-324) made the next update
-    overflow to infinity."""
+def test_a_learning_rate_beyond_the_largest_weight_is_a_load_error():
+    """The step of the next update (eta0; eta0 / t**power_t; 1 / (alpha *
+    (opt_init + t - 1))) must not exceed the largest weight a file holds:
+    eta0=1e308, power_t=-2**31 or opt_init=1e-300 at t=1 loaded, and the
+    next partial_fit overflowed ("diverged")."""
     est, X, y = fitted("SGDClassifier")
     header, arrays = parts(est)
     tiny = {**arrays, "state.opt_init": np.array([1e-300]), "state.counters": np.array([1, 0])}
     reject(SGDClassifier, header, tiny, match="state.opt_init")
     fine = {**arrays, "state.counters": np.array([1, 0])}      # training's own opt_init
     SGDClassifier.from_bytes(modelfile.dumps(header, fine)).partial_fit(X, y)
+    est, X, y = fitted("SGDRegressor")                        # learning_rate='invscaling'
+    header, arrays = parts(est)
+    for params, name in [({"eta0": 1e308}, "eta0"), ({"power_t": -2 ** 31}, "power_t"),
+                         ({"learning_rate": "constant", "eta0": 1e308}, "eta0")]:
+        reject(SGDRegressor, {**header, "params": {**header["params"], **params}}, arrays, match=name)
+    ok = SGDRegressor.from_bytes(modelfile.dumps({**header, "params": {**header["params"], "power_t": -0.5}},
+                                                 arrays))
+    ok.partial_fit(X, y)
+    for name in ("Perceptron", "AveragedPerceptron"):
+        est, X, y = fitted(name)
+        header, arrays = parts(est)
+        reject(type(est), {**header, "params": {**header["params"], "eta0": 1e308}}, arrays, match="eta0")
+        big = type(est).from_bytes(modelfile.dumps({**header, "params": {**header["params"], "eta0": 1e30}},
+                                                   arrays))
+        big.partial_fit(X, y)
+        big.predict(X)
 
 
 def test_sgd_averaging_sums_are_checked_against_their_count():

@@ -27,9 +27,6 @@ from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter,
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 
-#: The largest loss derivative an update uses (sgd_epoch clips to it).
-MAX_DLOSS = 1e12
-
 
 class _SGDBase(LinearModel):
     _losses = CLASSIFICATION_LOSSES
@@ -100,12 +97,25 @@ class _SGDBase(LinearModel):
             check_state_bound("U", st["U"] + st["cavg"] * st["V"], n_avg * MAX_WEIGHT,
                               "sums of weights (U + cavg * V)", limit)
         check_state_bound("bsum", st["bsum"], n_avg * MAX_WEIGHT, "sums of intercepts", limit)
-        # the first step of the 'optimal' schedule, 1 / (alpha * opt_init), times the
-        # largest loss derivative an update uses stays within MAX_WEIGHT (training's
-        # own opt_init, alpha**-0.75, does for every alpha above 1e-106)
-        if self.learning_rate == "optimal" and not self._alpha() * opt_init * MAX_WEIGHT >= MAX_DLOSS:
-            raise ValueError(f"state.opt_init {opt_init!r} makes the first step of learning_rate='optimal' "
-                             f"(1 / (alpha * opt_init)) too large for weights within {MAX_WEIGHT:.3g}")
+        # the learning rate of the next update is a step no larger than the largest
+        # weight (a larger one makes weights no file may hold, and 1e308 overflows)
+        eta = self._next_rate(t, opt_init)
+        if not eta <= MAX_WEIGHT:
+            what = {"optimal": f"1 / (alpha * (opt_init + t - 1)) with alpha={self._alpha()!r}, "
+                               f"state.opt_init {opt_init!r}",
+                    "constant": f"eta0={self.eta0!r}",
+                    "invscaling": f"eta0 / t**power_t with eta0={self.eta0!r}, power_t={self.power_t!r}"}
+            raise ValueError(f"the learning rate at update t={t}, {what[self.learning_rate]}, is {eta:.3g}: "
+                             f"beyond {MAX_WEIGHT:.3g}, the largest weight")
+
+    def _next_rate(self, t, opt_init):
+        """The learning rate sgd_epoch uses at update ``t``."""
+        with np.errstate(all="ignore"):
+            if self.learning_rate == "optimal":
+                return float(np.float64(1.0) / (self._alpha() * (opt_init + t - 1)))
+            if self.learning_rate == "constant":
+                return float(self.eta0)
+            return float(np.float64(self.eta0) / np.power(np.float64(t), float(self.power_t)))
 
     def _restore(self):
         self.t_ = int(self._state["counters"][0])
