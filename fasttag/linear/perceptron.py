@@ -61,12 +61,12 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
             ts = st[name]
             if ts.size and (ts.min() < 0 or ts.max() > step):
                 raise ValueError(f"state.{name} holds timestamps outside [0, step={step}]")
-        # W and B are the current weights; TOT (BTOT) sums the weights of
-        # the first TS (BTS) steps: within TS * MAX_WEIGHT, so that the
-        # averages (TOT + (step - TS) W) / step stay within MAX_WEIGHT
         _, eta, _ = self._algo_params()
         if not eta <= MAX_WEIGHT:       # one update moves a weight by eta0 * x
             raise ValueError(f"eta0={eta!r} is a step beyond {MAX_WEIGHT:.3g}, the largest weight")
+        # W and B are the current weights; TOT (BTOT) sums the weights of
+        # the first TS (BTS) steps: within TS * MAX_WEIGHT, so that the
+        # averages (TOT + (step - TS) W) / step stay within MAX_WEIGHT
         for w, tot, ts in (("W", "TOT", "TS"), ("B", "BTOT", "BTS")):
             check_state_bound(w, st[w], MAX_WEIGHT, "weights")
             check_state_bound(tot, st[tot], st[ts] * MAX_WEIGHT, "sums of weights",
