@@ -41,7 +41,7 @@ CHUNK = 100          # cases written to disk at a time
 
 
 class _Seeds(dict):
-    def __repr__(self):           # hypothesis prints the arguments of a failing example
+    def __repr__(self):           # not the whole dict in a failure report
         return f"<{len(self)} seed models>"
 
 
@@ -231,15 +231,6 @@ def test_fuzzed_model_files_are_rejected_or_work(seeds, workers, folder):
             failures.append((c, r))
     report = "\n".join(fm.describe(c, r) + f"\n  file: {c['path']}" for c, r in failures)
     assert not failures, f"{len(failures)} of {CASES} fuzzed model files (seed {SEED}) failed:\n{report}"
-
-
-def test_the_run_here_is_the_same_every_time(seeds):
-    """The suite's cases are named by the fixed seed and their index, not
-    drawn at random: every machine and every run tests the same files."""
-    assert SEED == os.environ.get("FASTTAG_FUZZ_SEED", "1")
-    a = [fm.make_case(seeds, f"{SEED}:{i}")["data"] for i in (0, 1, CASES - 1)]
-    b = [fm.make_case(seeds, f"{SEED}:{i}")["data"] for i in (0, 1, CASES - 1)]
-    assert a == b
 
 
 def _fuzz_cli(*args, cwd):
