@@ -34,7 +34,7 @@ PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_metric
                "tests/test_install_hints.py"]
 # run beside the rest, in a process of their own (CI has two cores)
 LONGEST = ["tests/test_model_fuzz.py", "tests/test_linear_safety.py"]
-FUZZ_BATCHES = "10"     # the model-file fuzzer at a sixth of README's run: the release run fuzzes in full
+FUZZ_CASES = "80"     # the model-file fuzzer at a sixth of README's run: the release run fuzzes in full
 
 
 def _copy_sources(root: Path) -> None:
@@ -79,7 +79,7 @@ def run_tests(root: Path) -> bool:
         groups = [rest]
     env = _env(root, debug=False)
     env["FASTTAG_EXPECT_DEBUG_BUILD"] = "1"
-    env.setdefault("FASTTAG_FUZZ_BATCHES", FUZZ_BATCHES)
+    env.setdefault("FASTTAG_FUZZ_CASES", FUZZ_CASES)
     t0 = time.perf_counter()
     procs = [subprocess.Popen(args + group, cwd=root, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for group in groups]

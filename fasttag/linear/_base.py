@@ -455,6 +455,11 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                                                    or np.abs(arr).max() <= MAX_WEIGHT)):
                 raise ValueError(f"cannot save this {type(self).__name__}: {name} holds NaN, "
                                  "infinity or a weight beyond float32 (training diverged; try a smaller eta0 or scaled inputs)")
+        try:                                # the bounds loading checks (see check_state_bound)
+            self._check_state()
+        except ValueError as exc:
+            raise ValueError(f"cannot save this {type(self).__name__}: training state: {exc}, which loading "
+                             "refuses (training diverged; try a smaller eta0 or scaled inputs)") from None
         store.stamp(header, FEATURIZERS[self._input_kind], 1)
         return header, arrays
 
@@ -625,6 +630,26 @@ def storable_classes(classes):
         raise ValueError(f"class labels of dtype {classes.dtype} cannot be kept in a model file ({exc}): "
                          "give them as strings or numbers") from None
     return classes
+
+
+def check_state_bound(name, values, bound, what="values", limit=None):
+    """A ValueError naming ``state.<name>`` when some of ``values`` (the
+    array, or a quantity derived from it) lies beyond ``bound`` in absolute
+    value (a number, or an array that broadcasts: ``limit`` then says what
+    it is); NaN and overflow count as beyond.
+
+    Why the bounds: a model file may hold weights up to :data:`MAX_WEIGHT`
+    (float32's largest), so the weights training leaves in the state are
+    within it too, and an accumulator that sums the weights of ``n`` steps
+    is within ``n * MAX_WEIGHT`` (at most 2**62 * 3.4e38, about 1.6e57).
+    Within these bounds every product and sum of a further epoch stays far
+    from float64's 1.8e308; state beyond them (1e308, say) is no state that
+    training saves, and continuing from it overflows.  Saving checks the
+    same bounds, so a model that saves also loads."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.all(np.abs(values) <= bound))
+    if not ok:
+        raise ValueError(f"state.{name} holds {what} beyond {limit or f'{float(bound):.3g}'}")
 
 
 def check_finite_weights(est, *arrays):

@@ -17,8 +17,8 @@ The threshold is learned as the weight of a constant input 1
 import numpy as np
 
 from .._linear import ALGORITHMS as _ALGOS, averaged_weights, pa_epoch
-from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, check_choice, check_int,
-                    check_real)
+from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, check_choice,
+                    check_int, check_real, check_state_bound)
 from ._compat import ClassifierMixin
 
 
@@ -56,11 +56,21 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
         st = self._state
         step = int(st["step"][0])
         if not 0 <= step <= MAX_COUNT:
-            raise ValueError(f"step {step} is outside [0, 2**62]")
+            raise ValueError(f"state.step {step} is outside [0, 2**62]")
         for name in ("TS", "BTS"):      # the lazy averages weigh each weight by step - TS
             ts = st[name]
             if ts.size and (ts.min() < 0 or ts.max() > step):
-                raise ValueError(f"{name} holds timestamps outside [0, step={step}]")
+                raise ValueError(f"state.{name} holds timestamps outside [0, step={step}]")
+        _, eta, _ = self._algo_params()
+        if not eta <= MAX_WEIGHT:       # one update moves a weight by eta0 * x
+            raise ValueError(f"eta0={eta!r} is a step beyond {MAX_WEIGHT:.3g}, the largest weight")
+        # W and B are the current weights; TOT (BTOT) sums the weights of
+        # the first TS (BTS) steps: within TS * MAX_WEIGHT, so that the
+        # averages (TOT + (step - TS) W) / step stay within MAX_WEIGHT
+        for w, tot, ts in (("W", "TOT", "TS"), ("B", "BTOT", "BTS")):
+            check_state_bound(w, st[w], MAX_WEIGHT, "weights")
+            check_state_bound(tot, st[tot], st[ts] * MAX_WEIGHT, "sums of weights",
+                              f"{ts} * {MAX_WEIGHT:.3g} (the sum of {ts} steps' weights)")
 
     def _restore(self):
         self.t_ = int(self._state["step"][0])

@@ -22,8 +22,8 @@ over the whole training set (for one-vs-rest the sum over the classes).
 import numpy as np
 
 from .._linear import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
-from ._base import (MAX_COUNT, LinearClassifierMixin, check_counter, LinearModel, available_if, check_choice,
-                    check_int, check_real)
+from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, available_if,
+                    check_choice, check_int, check_real, check_state_bound)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 
@@ -74,17 +74,48 @@ class _SGDBase(LinearModel):
         st = self._state
         t, n_avg = (int(v) for v in st["counters"])
         if not 1 <= t <= MAX_COUNT:      # t is 1-based: eta0 / t**power_t, 1 / (alpha (t0 + t - 1))
-            raise ValueError(f"the update counter {t} is outside [1, 2**62]")
+            raise ValueError(f"state.counters: the update counter {t} is outside [1, 2**62]")
         if not 0 <= n_avg < t:
-            raise ValueError(f"{n_avg} averaged updates out of {t - 1}")
+            raise ValueError(f"state.counters: {n_avg} averaged updates out of {t - 1}")
         # an epoch folds wscale into V as soon as it falls below 1e-6
         if not np.all((st["wscale"] >= 1e-6) & (st["wscale"] <= 1.0)):
-            raise ValueError("wscale is outside [1e-6, 1]")
+            raise ValueError("state.wscale is outside [1e-6, 1]")
         if np.any(st["cavg"] < 0):
-            raise ValueError("cavg (a sum of wscales) is negative")
+            raise ValueError("state.cavg (a sum of wscales) is negative")
         opt_init = float(st["opt_init"][0])
         if opt_init < 0 or (self.learning_rate == "optimal" and not opt_init > 0):
-            raise ValueError(f"opt_init {opt_init!r} does not fit learning_rate={self.learning_rate!r}")
+            raise ValueError(f"state.opt_init {opt_init!r} does not fit learning_rate={self.learning_rate!r}")
+        # the weights are wscale * V and b; averaging sums n_avg of them:
+        # (U + cavg V) / n_avg and bsum / n_avg are their averages, and cavg
+        # sums n_avg wscales (each <= 1) since V last absorbed wscale
+        check_state_bound("V", st["V"] * st["wscale"], MAX_WEIGHT, "weights (wscale * V)")
+        check_state_bound("b", st["b"], MAX_WEIGHT, "intercepts")
+        if np.any(st["cavg"] > n_avg):
+            raise ValueError(f"state.cavg (a sum of wscales <= 1) is beyond the {n_avg} averaged updates")
+        limit = f"n_avg * {MAX_WEIGHT:.3g} (the sum of n_avg = {n_avg} updates' weights)"
+        with np.errstate(over="ignore", invalid="ignore"):
+            check_state_bound("U", st["U"] + st["cavg"] * st["V"], n_avg * MAX_WEIGHT,
+                              "sums of weights (U + cavg * V)", limit)
+        check_state_bound("bsum", st["bsum"], n_avg * MAX_WEIGHT, "sums of intercepts", limit)
+        # the learning rate of the next update is a step no larger than the largest
+        # weight (a larger one makes weights no file may hold, and 1e308 overflows)
+        eta = self._next_rate(t, opt_init)
+        if not eta <= MAX_WEIGHT:
+            what = {"optimal": f"1 / (alpha * (opt_init + t - 1)) with alpha={self._alpha()!r}, "
+                               f"state.opt_init {opt_init!r}",
+                    "constant": f"eta0={self.eta0!r}",
+                    "invscaling": f"eta0 / t**power_t with eta0={self.eta0!r}, power_t={self.power_t!r}"}
+            raise ValueError(f"the learning rate at update t={t}, {what[self.learning_rate]}, is {eta:.3g}: "
+                             f"beyond {MAX_WEIGHT:.3g}, the largest weight")
+
+    def _next_rate(self, t, opt_init):
+        """The learning rate sgd_epoch uses at update ``t``."""
+        with np.errstate(all="ignore"):
+            if self.learning_rate == "optimal":
+                return float(np.float64(1.0) / (self._alpha() * (opt_init + t - 1)))
+            if self.learning_rate == "constant":
+                return float(self.eta0)
+            return float(np.float64(self.eta0) / np.power(np.float64(t), float(self.power_t)))
 
     def _restore(self):
         self.t_ = int(self._state["counters"][0])
