@@ -14,7 +14,10 @@ Layout (all integers little-endian)::
 Loading checks, before trusting anything: the magic, the version, that the
 header fits the data, that it parses, that every array's dtype is allowed,
 that its shape matches its byte count and lies inside the payload, and every
-checksum.  Lying headers cannot make it allocate more than the file's size.
+checksum.  Lying headers cannot make it allocate more than the file's size
+for the arrays (no dimension exceeds the payload's size); parsing the JSON
+header takes at most about 25 times the header's size (nested empty lists
+are the worst case), and the header is at most ``MAX_HEADER`` bytes.
 Pickle is never used.  Saves are atomic: a temporary file in the same folder,
 fsync, then rename.
 """
@@ -38,7 +41,16 @@ MAGIC = b"FASTTAG\x00"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _TRAILER = struct.Struct("<I")
-_MAX_HEADER = 64 * 1024 * 1024
+# The header holds the tags, templates, tag dictionary words, gazetteers
+# and settings: a few KB for the bundled models, a few MB for a tag
+# dictionary of a million-word corpus or large gazetteers.  16 MiB is far
+# above that, and bounds what parsing it may take (up to ~25 bytes per
+# byte of JSON: about 400 MB; 64 MiB took 1.7 GB).  Saving refuses more.
+MAX_HEADER = 16 * 1024 * 1024
+# An empty array's other dimensions hold nothing, so they need no payload:
+# they may exceed the payload's size up to this, never more (a lying
+# [0, 2**62] would reach code that allocates by the shape).
+_MAX_EMPTY_DIM = 1 << 16
 _MAX_NDIM = 8                       # fasttag stores vectors and matrices
 _MAX_DIM = 1 << 62
 _ALLOWED_DTYPES = {"<u8", "<i8", "<u4", "<i4", "<u2", "<i2", "|u1", "|i1", "<f4", "<f8"}
@@ -73,6 +85,9 @@ def dumps(header, arrays):
     head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
     head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
+    if len(head) > MAX_HEADER:
+        raise ValueError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
+                         f"hold (gazetteers or a tag dictionary this large belong in a smaller model)")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
     return body + _TRAILER.pack(zlib.crc32(body))
 
@@ -97,7 +112,10 @@ def loads(data):
             f"({FORMAT_VERSION}): upgrade fasttag")
     if version < 1:
         raise ModelFormatError(f"invalid fasttag model format version {version}")
-    if head_len > _MAX_HEADER or _PREFIX.size + head_len + _TRAILER.size > len(data):
+    if head_len > MAX_HEADER:
+        raise ModelFormatError(f"corrupt fasttag model: a header of {head_len:,} bytes, over the "
+                               f"{MAX_HEADER:,} a model file may hold")
+    if _PREFIX.size + head_len + _TRAILER.size > len(data):
         raise ModelFormatError("truncated or corrupt fasttag model: the header runs past the end")
     (crc,) = _TRAILER.unpack_from(data, len(data) - _TRAILER.size)
     body = data[: len(data) - _TRAILER.size]
@@ -159,6 +177,9 @@ def _read_array(spec, payload):
             or not _is_size(offset) or not _is_size(nbytes) or not _is_size(crc):
         raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a malformed shape or size")
     dtype = np.dtype(spec["dtype"])
+    if any(s > max(len(payload), _MAX_EMPTY_DIM) for s in shape):
+        raise ModelFormatError(
+            f"corrupt fasttag model: array {name!r} has a dimension larger than the file ({shape})")
     count = 1
     for s in shape:
         count *= s
@@ -355,7 +376,7 @@ def _read_model_bytes(f):
     if len(data) < _PREFIX.size or data[:len(MAGIC)] != MAGIC:
         return data
     head_len = _PREFIX.unpack_from(data, 0)[2]
-    if head_len > _MAX_HEADER:
+    if head_len > MAX_HEADER:
         return data
     data += f.read(head_len)
     try:

@@ -16,6 +16,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from .errors import InputError
+from .output import MAX_NBEST       # MIRA's k-best lists are the decoder's n-best lists
 
 ALL = ("pos", "seg", "chunk", "ner", "spans", "tok", "features")
 TEMPLATE_TASKS = ("pos", "seg", "chunk", "ner", "spans", "tok")   # features: the caller's dicts are the features
@@ -146,7 +147,7 @@ OPTIONS = [
            default={**{t: "perceptron" for t in ALL}, "ner": "mira", "seg": "mira", "chunk": "mira"},
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
     Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, "ner": 3, "seg": 3, "chunk": 3},
-           parse=int, check=_int_at_least(1), metavar="K",
+           parse=int, check=_int_between(1, MAX_NBEST), metavar="K",
            extra={"needs": ("algorithm", "mira"), "default_without": 1}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),

@@ -36,7 +36,7 @@ import numpy as np
 from . import confidence, modelfile, options, parallel, store, trainer
 from .errors import InputError, ModelFormatError, TrainingInterrupted
 from .progress import Progress
-from .sequence import SequenceModel
+from .sequence import SequenceModel, tag_fault
 from .tables import table_from_arrays, table_to_arrays
 
 
@@ -492,6 +492,12 @@ class SequenceTask(modelfile.Stored):
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        fine_tuned = meta.get("fine_tuned", 0)
+        if not modelfile.header_int(fine_tuned, 0):
+            raise ModelFormatError(f"corrupt fasttag model: meta fine_tuned {fine_tuned!r:.40} is not a count")
+        if meta.get("online") is not None:
+            trainer.check_settings(meta["online"], "meta online")
+        trainer.check_settings(header.get("training", {}), "training info")
         tau = meta.get("temperature", 1.0)
         if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 1e-3 <= tau <= 1e3:
             raise ModelFormatError(f"corrupt fasttag model: temperature {tau!r} is not a number in [0.001, 1000]")
@@ -560,10 +566,11 @@ def tag_set(examples, missing):
     bad = [t for t in tags if not isinstance(t, str)]
     if bad:
         raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
-    blank = sorted(t for t in tags if not t or t != "".join(t.split()))
-    if blank:
+    bad = sorted(t for t in tags if tag_fault(t))
+    if bad:
         # text output writes word/TAG separated by spaces, column files a tag per field
-        raise InputError(f"a tag must be a non-empty string without whitespace, not {blank[0]!r}")
+        raise InputError(f"a tag must be a non-empty string without whitespace or control characters, "
+                         f"not {ascii(bad[0])} ({tag_fault(bad[0])})")
     return sorted(tags)
 
 
