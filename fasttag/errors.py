@@ -46,3 +46,11 @@ class TrainingInterrupted(KeyboardInterrupt):
         self.model = model
         kept = "nothing kept" if model is None else "the best completed epoch kept"
         super().__init__(f"training interrupted at epoch {epoch} ({kept})")
+
+
+def shown(value, n=40):
+    """``value`` quoted for an error message: ``ascii()`` (a model file's
+    strings may hold newlines, escape codes or lone surrogates that a
+    terminal or an encoder would choke on), cut to about ``n`` characters."""
+    text = ascii(value)
+    return text if len(text) <= n else text[:n - 4] + " ..."

@@ -17,7 +17,7 @@ from . import parallel
 from ._core import WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from ._wordtypes import distinct
-from .errors import InputError, ModelFormatError
+from .errors import InputError, ModelFormatError, shown
 from .modelfile import header_int
 from .features import Templates
 from .tables import table_from_arrays, table_to_arrays
@@ -256,7 +256,7 @@ class SequenceModel:
         for i, t in enumerate(tags):
             fault = tag_fault(t)
             if fault:
-                raise ModelFormatError(f"corrupt fasttag model: tags[{i}] {_shown(t)} {fault}")
+                raise ModelFormatError(f"corrupt fasttag model: tags[{i}] {shown(t)} {fault}")
         templates = _str_list(header.get("templates"), "templates")
         words = _str_list(header.get("tagdict_words", []), "tagdict_words")
         classes = header.get("tagdict_classes", [])
@@ -331,13 +331,6 @@ def _str_list(value, name):
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ModelFormatError(f"corrupt fasttag model: {name} is not a list of strings")
     return value
-
-
-def _shown(value, n=40):
-    """``repr(value)`` cut to about ``n`` characters, ASCII only: safe in
-    any message or terminal."""
-    text = ascii(value)
-    return text if len(text) <= n else text[:n - 4] + " ..."
 
 
 def _chunks(examples, max_tokens):

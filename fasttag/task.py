@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from . import confidence, modelfile, options, parallel, store, trainer
-from .errors import InputError, ModelFormatError, TrainingInterrupted
+from .errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from .progress import Progress
 from .sequence import SequenceModel, tag_fault
 from .tables import table_from_arrays, table_to_arrays
@@ -345,8 +345,8 @@ class SequenceTask(modelfile.Stored):
         if not new:
             return
         if not allow:
-            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
-            raise InputError(f"the training data has tags the model does not know ({shown}): "
+            listed = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            raise InputError(f"the training data has tags the model does not know ({listed}): "
                              f"allow them with allow_new_tags (--allow-new-tags)")
         self.model.add_tags(new)
         self._tags_added()
@@ -494,7 +494,7 @@ class SequenceTask(modelfile.Stored):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
         fine_tuned = meta.get("fine_tuned", 0)
         if not modelfile.header_int(fine_tuned, 0):
-            raise ModelFormatError(f"corrupt fasttag model: meta fine_tuned {fine_tuned!r:.40} is not a count")
+            raise ModelFormatError(f"corrupt fasttag model: meta fine_tuned {shown(fine_tuned)} is not a count")
         if meta.get("online") is not None:
             trainer.check_settings(meta["online"], "meta online")
         trainer.check_settings(header.get("training", {}), "training info")

@@ -27,7 +27,7 @@ from ._core import AveragedVector, WeightTable
 from ._keyids import KeyIds
 from ._sequence import transition_size
 from . import mixing
-from .errors import InputError, ModelFormatError, TrainingInterrupted
+from .errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from .output import MAX_NBEST
 from .progress import Progress
 from .tables import mean_table, table_from_arrays, table_to_arrays
@@ -367,18 +367,13 @@ def check_settings(settings, name):
         raise ModelFormatError(f"corrupt fasttag model: {name} is a {type(settings).__name__}, not an object")
     algorithm, k, C = settings.get("algorithm"), settings.get("k"), settings.get("C")
     if "algorithm" in settings and algorithm not in ALGORITHMS:
-        raise ModelFormatError(f"corrupt fasttag model: {name} algorithm {_shown(algorithm)} is not "
+        raise ModelFormatError(f"corrupt fasttag model: {name} algorithm {shown(algorithm)} is not "
                                f"{' or '.join(ALGORITHMS)}")
     if "k" in settings and (type(k) is not int or not 1 <= k <= MAX_NBEST):
-        raise ModelFormatError(f"corrupt fasttag model: {name} k {_shown(k)} is not an integer from 1 to "
+        raise ModelFormatError(f"corrupt fasttag model: {name} k {shown(k)} is not an integer from 1 to "
                                f"{MAX_NBEST}")
     if "C" in settings and (type(C) not in (int, float) or not 0 < C < float("inf")):
-        raise ModelFormatError(f"corrupt fasttag model: {name} C {_shown(C)} is not a positive number")
-
-
-def _shown(value, n=40):
-    text = ascii(value)
-    return text if len(text) <= n else text[:n - 4] + " ..."
+        raise ModelFormatError(f"corrupt fasttag model: {name} C {shown(C)} is not a positive number")
 
 
 class Online:

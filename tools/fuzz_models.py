@@ -12,16 +12,24 @@ keys duplicated or unsorted, arrays dropped, added or renamed), of the array
 table itself (lying shapes such as ``[0, 2**63]`` or 65 dimensions,
 Infinity or strings in shape/offset/nbytes, overlapping or misaligned
 offsets, forbidden dtypes), of the container (format version, header
-length, a nested or undecodable header) and raw byte flips in the payload.
+length, a nested or undecodable header) and raw byte flips in the payload;
+and of what a model is trusted with: tag names with newlines, tabs, escape
+codes, NULs or lone surrogates, emission and transition weights scaled up
+to float32's maximum, template counts around and far beyond the bound, a
+header around its size bound, and the training settings fine-tuning and
+``update`` reuse (algorithm, MIRA's k and C, fine_tuned, temperature).
 The container is written here, not with ``fasttag.modelfile.dumps``, and
 every checksum (per array and the trailer) is recomputed after the
 mutations, so the cases get past the checksums to the semantic validation
 and to the compiled code.
 
-Each case is loaded and, when the load succeeds, used (tagged, segmented,
-evaluated, predicted, ``partial_fit``, saved with ``to_bytes`` and loaded
-again with the same outputs) in a worker subprocess, so that a crash of the
-compiled code is recorded instead of killing the run.  Results:
+Each case is loaded and, when the load succeeds, used in every way its
+kind allows (tagged, segmented, evaluated, n-best lists, marginals checked
+to be probabilities, explain, ``tag_file`` checked line by line, what
+``inspect`` computes, fine-tuned, ``update``, predicted, ``partial_fit``,
+saved with ``to_bytes`` and loaded again with the same outputs) in a worker
+subprocess, so that a crash of the compiled code is recorded instead of
+killing the run.  Results:
 
 ``rejected``     the load raised ModelFormatError (what a bad file must do);
 ``ok``           it loaded and every use worked;
