@@ -16,13 +16,15 @@ header fits the data, that it parses, that every array's dtype is allowed,
 that its shape matches its byte count and lies inside the payload, and every
 checksum.  Lying headers cannot make it allocate more than the file's size
 for the arrays (no dimension exceeds the payload's size); parsing the JSON
-header takes at most about 25 times the header's size (nested empty lists
-are the worst case), and the header is at most ``MAX_HEADER`` bytes.
+header takes at most about 12 times the header's size (a list of short
+strings is the worst case), the header being at most ``MAX_HEADER`` bytes
+with at most ``MAX_HEADER_CONTAINERS`` lists and objects.
 Pickle is never used.  Saves are atomic: a temporary file in the same folder,
 fsync, then rename.
 """
 import contextlib
 import errno
+import gc
 import json
 import os
 import re
@@ -44,9 +46,14 @@ _TRAILER = struct.Struct("<I")
 # The header holds the tags, templates, tag dictionary words, gazetteers
 # and settings: a few KB for the bundled models, a few MB for a tag
 # dictionary of a million-word corpus or large gazetteers.  16 MiB is far
-# above that, and bounds what parsing it may take (up to ~25 bytes per
-# byte of JSON: about 400 MB; 64 MiB took 1.7 GB).  Saving refuses more.
+# above that, and bounds what parsing it may take (up to ~12 bytes per
+# byte of JSON: about 200 MB; 64 MiB took 1.7 GB).  Saving refuses more.
 MAX_HEADER = 16 * 1024 * 1024
+# Lists and objects are the costliest JSON to parse (about 60 bytes and a
+# garbage-collector entry each; 5 million "[]" took 20 s).  A header holds
+# a few thousand (tag dictionary classes, the array table, per-epoch
+# curves); a million bounds the parse to about a second.
+MAX_HEADER_CONTAINERS = 1 << 20
 # An empty array's other dimensions hold nothing, so they need no payload:
 # they may exceed the payload's size up to this, never more (a lying
 # [0, 2**62] would reach code that allocates by the shape).
@@ -85,6 +92,9 @@ def dumps(header, arrays):
     head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
     head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
+    if _containers(head) > MAX_HEADER_CONTAINERS:
+        raise ValueError(f"the model's header holds over {MAX_HEADER_CONTAINERS:,} lists and objects, more than a "
+                         f"model file may hold")
     if len(head) > MAX_HEADER:
         raise ValueError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
                          f"hold (gazetteers or a tag dictionary this large belong in a smaller model)")
@@ -121,8 +131,12 @@ def loads(data):
     body = data[: len(data) - _TRAILER.size]
     if zlib.crc32(body) != crc:
         raise ModelFormatError("corrupt fasttag model: checksum mismatch (truncated or damaged file)")
+    raw = bytes(data[_PREFIX.size: _PREFIX.size + head_len])
+    if _containers(raw) > MAX_HEADER_CONTAINERS:
+        raise ModelFormatError(f"corrupt fasttag model: the header holds over {MAX_HEADER_CONTAINERS:,} lists and "
+                               f"objects")
     try:
-        header = json.loads(bytes(data[_PREFIX.size: _PREFIX.size + head_len]).decode("utf-8", "surrogatepass"))
+        header = _parse_header(raw)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"corrupt fasttag model: unreadable header ({exc})") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
@@ -141,6 +155,25 @@ def loads(data):
             raise ModelFormatError(f"corrupt fasttag model: array {name!r} is stored twice")
         arrays[name] = arr
     return header, arrays
+
+
+def _containers(head):
+    """An upper bound of the lists and objects of JSON text ``head`` (its
+    brackets, those inside strings included)."""
+    return head.count(b"[") + head.count(b"{")
+
+
+def _parse_header(raw):
+    """The JSON of header bytes ``raw`` (their size and containers already
+    bounded), parsed with the garbage collector paused: the parser's
+    many new lists would trigger collection after collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _payload_end(specs):
@@ -380,7 +413,9 @@ def _read_model_bytes(f):
         return data
     data += f.read(head_len)
     try:
-        header = json.loads(data[_PREFIX.size:].decode("utf-8", "surrogatepass"))
+        if _containers(data[_PREFIX.size:]) > MAX_HEADER_CONTAINERS:
+            return data
+        header = _parse_header(data[_PREFIX.size:])
         end = _payload_end(header["arrays"])
     except (UnicodeDecodeError, ValueError, RecursionError, TypeError, KeyError):
         return data

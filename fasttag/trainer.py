@@ -28,7 +28,7 @@ from ._keyids import KeyIds
 from ._sequence import transition_size
 from . import mixing
 from .errors import InputError, ModelFormatError, TrainingInterrupted, shown
-from .output import MAX_NBEST
+from .options import MAX_MIRA_K
 from .progress import Progress
 from .tables import mean_table, table_from_arrays, table_to_arrays
 
@@ -360,8 +360,8 @@ ALGORITHMS = ("perceptron", "mira")
 def check_settings(settings, name):
     """The training settings a model file records (``name``: where, for the
     message) and that fine-tuning and :class:`Online` reuse: an algorithm
-    training knows, MIRA's k from 1 to MAX_NBEST (its k-best lists take
-    memory in proportion) and a positive finite C, each where present;
+    training knows, MIRA's k from 1 to MAX_MIRA_K (as training takes it)
+    and a positive finite C, each where present;
     ModelFormatError otherwise."""
     if not isinstance(settings, dict):
         raise ModelFormatError(f"corrupt fasttag model: {name} is a {type(settings).__name__}, not an object")
@@ -369,9 +369,9 @@ def check_settings(settings, name):
     if "algorithm" in settings and algorithm not in ALGORITHMS:
         raise ModelFormatError(f"corrupt fasttag model: {name} algorithm {shown(algorithm)} is not "
                                f"{' or '.join(ALGORITHMS)}")
-    if "k" in settings and (type(k) is not int or not 1 <= k <= MAX_NBEST):
+    if "k" in settings and (type(k) is not int or not 1 <= k <= MAX_MIRA_K):
         raise ModelFormatError(f"corrupt fasttag model: {name} k {shown(k)} is not an integer from 1 to "
-                               f"{MAX_NBEST}")
+                               f"{MAX_MIRA_K}")
     if "C" in settings and (type(C) not in (int, float) or not 0 < C < float("inf")):
         raise ModelFormatError(f"corrupt fasttag model: {name} C {shown(C)} is not a positive number")
 

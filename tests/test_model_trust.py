@@ -151,6 +151,15 @@ def test_a_header_beyond_the_bound_is_refused_and_never_written(tagger):
     refused(data, "a header of", f"{modelfile.MAX_HEADER:,}")
 
 
+def test_a_header_of_too_many_lists_is_refused_and_never_written(tagger):
+    """5 million empty lists (15 MB) once took 20 s to parse."""
+    header, arrays = modelfile.loads(tagger.to_bytes())
+    header["meta"]["corpus"] = [[]] * (modelfile.MAX_HEADER_CONTAINERS + 1)
+    with pytest.raises(ValueError, match="lists and objects"):
+        modelfile.dumps(header, arrays)
+    refused(container(header, arrays), "lists and objects")
+
+
 # ---------------------------------------------------------------- training settings
 
 @pytest.mark.parametrize("where, key, value, words", [
@@ -159,6 +168,7 @@ def test_a_header_beyond_the_bound_is_refused_and_never_written(tagger):
     ("training", "k", 10 ** 9, "k 1000000000"),
     ("training", "k", "x", "k 'x'"),
     ("training", "k", 0, "k 0"),
+    ("training", "k", 65, "k 65 is not an integer from 1 to 64"),
     ("training", "k", True, "k True"),
     ("training", "C", -1.0, "C -1.0"),
     ("training", "C", "1", "C '1'"),
@@ -177,6 +187,12 @@ def test_training_settings_that_fine_tuning_and_update_reuse_are_checked(tagger,
         else:
             header["training"] = {**header["training"], "algorithm": "mira", key: value}
     refused(edited(tagger, edit), words)
+
+
+def test_training_refuses_a_mira_k_that_loading_refuses():
+    """k=999 took 40 s to update a model on 62 tokens."""
+    with pytest.raises(fasttag.InputError, match="option k must be an integer from 1 to 64"):
+        Tagger.train([(["a"], ["A"])], algorithm="mira", k=65, epochs=1, verbose=False)
 
 
 def test_valid_training_settings_still_fine_tune_and_update(tagger):

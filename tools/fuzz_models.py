@@ -1330,8 +1330,9 @@ def op_template_count(rnd, d, ctx):
 
 
 def op_header_size(rnd, d, ctx):
-    """A header just under or over the bound (16 MiB): one long string,
-    a long list of empty lists (the costliest JSON to parse), or spaces."""
+    """A header just under or over its bounds (16 MiB, 2**20 lists and
+    objects): one long string, a long list of empty lists (the costliest
+    JSON to parse), or spaces."""
     limit = 16 * 1024 * 1024
     size = rnd.choice([limit - 4096, limit - 200_000, limit + 1, limit + 100_000, 40 * 1024 * 1024])
     have = len(json.dumps(d.header, ensure_ascii=True)) + 200 * len(d.arrays)
@@ -1341,8 +1342,10 @@ def op_header_size(rnd, d, ctx):
     holder, key = (meta, "corpus") if isinstance(meta, dict) else (d.header, "pad")
     if how == "string":
         holder[key] = "x" * room
-    elif how == "lists":
-        holder[key] = [[]] * (room // 3)
+    elif how == "lists":            # as many as fill the header, or around the bound of 2**20 lists
+        n = rnd.choice([room // 3, (1 << 20) - 1000, (1 << 20) + 1])
+        holder[key] = [[]] * n
+        return f"header with {n:,} empty lists"
     else:
         d.text_ops.append(lambda text, room=room: text + " " * room)
     return f"header about {size:,} bytes ({how})"
@@ -1357,7 +1360,7 @@ def op_training_info(rnd, d, ctx):
     meta, info = d.header["meta"], d.header["training"]
     pools = {
         "algorithm": ["perceptron", "mira", "adam", "", None, 1, ["mira"]],
-        "k": [1, 2, 3, 999, 1000, 1001, 10 ** 9, 2 ** 63, 0, -1, "x", "3", 2.0, 2.5, True, None],
+        "k": [1, 2, 3, 63, 64, 65, 1000, 10 ** 9, 2 ** 63, 0, -1, "x", "3", 2.0, 2.5, True, None],
         "C": [1.0, 0.001, 1e-300, 1e308, 5e-324, 0, 0.0, -1.0, NAN, INF, "1", True, None, [1]],
         "fine_tuned": [0, 1, 7, 2 ** 62, 2 ** 63, "many", -1, 1.5, None, True, [1]],
         "temperature": [0.001, 1000, 1000.0, 0.0009, 1001, 1e-300, NAN, INF, "1", True, None],
