@@ -37,7 +37,7 @@ import zlib
 
 import numpy as np
 
-from .errors import ModelFormatError
+from .errors import InputError, ModelFormatError
 
 MAGIC = b"FASTTAG\x00"
 FORMAT_VERSION = 1
@@ -68,7 +68,10 @@ def _align(n):
 
 
 def dumps(header, arrays):
-    """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping."""
+    """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping.
+    A header over the bounds loading reads (gazetteers or a tag dictionary
+    of millions of entries) is an InputError: the data that made
+    it was too large."""
     if "arrays" in header:
         raise ValueError("'arrays' is a reserved header key")
     specs = []
@@ -93,10 +96,10 @@ def dumps(header, arrays):
         "utf-8", "surrogatepass")
     head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
     if _containers(head) > MAX_HEADER_CONTAINERS:
-        raise ValueError(f"the model's header holds over {MAX_HEADER_CONTAINERS:,} lists and objects, more than a "
+        raise InputError(f"the model's header holds over {MAX_HEADER_CONTAINERS:,} lists and objects, more than a "
                          f"model file may hold")
     if len(head) > MAX_HEADER:
-        raise ValueError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
+        raise InputError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
                          f"hold (gazetteers or a tag dictionary this large belong in a smaller model)")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
     return body + _TRAILER.pack(zlib.crc32(body))
