@@ -56,42 +56,48 @@ class Lattice:
             self.end = np.where(ok[(T + 1) * T:], self.end, -np.inf)
         self.unmasked = (trans[:T * T].reshape(T, T), trans[T * T:T * T + T], trans[(T + 1) * T:])
 
-    def _forward_backward(self, E, tau, use_mask=True):
+    def _transitions(self, tau, use_mask=True):
         A, start, end = (self.A, self.start, self.end) if use_mask else self.unmasked
-        alpha, beta, log_z = forward_backward(E[None] / tau, np.array([E.shape[0]]), A / tau, start / tau,
-                                              end / tau)
-        return alpha[0], beta[0], float(log_z[0])
+        return A / tau, start / tau, end / tau
 
     def _run(self, tau):
-        """Forward-backward over the sentence, and whether the mask was
-        kept (False: no valid path under it, so, as the decoder does,
-        none is applied)."""
-        alpha, beta, log_z = self._forward_backward(self.E, tau)
-        if math.isfinite(log_z):
-            return alpha, beta, log_z, True
-        return self._forward_backward(self.E, tau, use_mask=False) + (False,)
+        """Forward-backward over the sentence: (alpha, beta, log Z, the
+        transitions used); the mask is dropped when no sequence is valid
+        under it (as the decoder does)."""
+        for use_mask in (True, False):
+            A, start, end = self._transitions(tau, use_mask)
+            alpha, beta, log_z = forward_backward(self.E[None] / tau, np.array([self.E.shape[0]]), A, start, end)
+            if math.isfinite(log_z[0]) or not use_mask:
+                return alpha[0], beta[0], log_z[0], (A, start, end)
 
     def marginals(self, tau=1.0):
         """``n x T`` probabilities that token i has tag t."""
         if self.E.shape[0] == 0:
             return np.zeros(self.E.shape)
-        alpha, beta, log_z, _ = self._run(tau)
-        with np.errstate(invalid="ignore"):
-            p = np.exp(alpha + beta - log_z)
-        return np.nan_to_num(p, nan=0.0)
+        alpha, beta = self._run(tau)[:2]
+        return posteriors(alpha + beta)
 
     def probability(self, constraints, tau=1.0):
         """The probability that every position ``i`` of ``constraints``
-        (a dict position -> allowed tag ids) has one of its tags."""
+        (a dict position -> allowed tag ids) has one of its tags: the
+        forward pass of the constrained lattice scaled by the unconstrained
+        pass's normalisers, so that no two huge log partition functions are
+        subtracted."""
         if self.E.shape[0] == 0:
             return 1.0
-        log_z, use_mask = self._run(tau)[2:]
-        E = self.E.copy()
+        A, start, end = self._run(tau)[3]
+        n = self.E.shape[0]
+        lengths = np.array([n])
+        E = self.E[None] / tau
+        alpha, norms = _forward(E, lengths, A, start)
+        kept = E.copy()
         for i, tags in constraints.items():
-            keep = np.full(E.shape[1], -np.inf)
+            keep = np.full(E.shape[2], -np.inf)
             keep[list(tags)] = 0.0
-            E[i] = E[i] + keep
-        return math.exp(min(0.0, self._forward_backward(E, tau, use_mask)[2] - log_z))
+            kept[0, i] = kept[0, i] + keep
+        alpha_c = _forward(kept, lengths, A, start, norms)[0]
+        log_p = _logsumexp(alpha_c[0, n - 1] + end, axis=0) - _logsumexp(alpha[0, n - 1] + end, axis=0)
+        return math.exp(min(0.0, float(log_p))) if not math.isnan(log_p) else 0.0
 
 
 def lattices(model, examples, emit=None, trans=None):
@@ -142,24 +148,65 @@ def batch_marginals(lats, tau=1.0, max_cells=1 << 22, max_group=256):
     return out
 
 
+def _normalised(v, given=None):
+    """``v`` (B x T log scores) shifted per row by its log-sum-exp (or by
+    ``given``), and the shifts: rows of all -inf stay as they are."""
+    z = _logsumexp(v, axis=1) if given is None else given
+    return v - np.where(np.isfinite(z), z, 0.0)[:, None], z
+
+
+def _forward(E, lengths, A, start, norms=None):
+    """The forward pass of :func:`forward_backward`: alpha with each row
+    normalised (its log-sum-exp 0), and the per-position normalisers
+    (B x n; 0 past a sentence's end).  With ``norms``, those normalisers
+    are subtracted instead of each row's own."""
+    B, n, T = E.shape
+    alpha = np.empty((B, n, T))
+    c = np.zeros((B, n))
+    alpha[:, 0], c[:, 0] = _normalised(start + E[:, 0], None if norms is None else norms[:, 0])
+    for i in range(1, n):
+        step, z = _normalised(_logsumexp(alpha[:, i - 1, :, None] + A[None], axis=1) + E[:, i],
+                              None if norms is None else norms[:, i])
+        live = i < lengths
+        alpha[:, i] = np.where(live[:, None], step, alpha[:, i - 1])
+        c[:, i] = np.where(live, z, 0.0)
+    return alpha, c
+
+
 def forward_backward(E, lengths, A, start, end):
     """Log-space forward-backward of a batch: ``E`` (B x n x T) emission
     scores, sentence b using its first ``lengths[b]`` rows; ``A``,
     ``start`` and ``end`` the transition scores (-inf: forbidden).  Returns
     alpha and beta (B x n x T) and log Z (B); padding rows carry alpha and
-    beta through unchanged, so one array serves sentences of any length."""
+    beta through unchanged, so one array serves sentences of any length.
+
+    Every row of alpha and beta is shifted by its own log-sum-exp (the
+    scaled forward-backward): the values that matter stay near 0 whatever
+    the size of the weights, so ``posteriors(alpha + beta)`` are exact
+    marginals even for scores of 1e40, where alpha + beta - log Z would
+    cancel huge numbers (weights of 1e13 gave "probabilities" summing to
+    20).  Each position's marginals are alpha + beta up to a constant."""
     B, n, T = E.shape
-    alpha = np.empty((B, n, T))
+    alpha, c = _forward(E, lengths, A, start)
     beta = np.empty((B, n, T))
-    alpha[:, 0] = start + E[:, 0]
-    for i in range(1, n):
-        step = _logsumexp(alpha[:, i - 1, :, None] + A[None], axis=1) + E[:, i]
-        alpha[:, i] = np.where((i < lengths)[:, None], step, alpha[:, i - 1])
-    beta[:, n - 1] = end
+    last = np.broadcast_to(_normalised(end[None])[0], (B, T))
+    beta[:, n - 1] = last
     for i in range(n - 2, -1, -1):
-        step = _logsumexp(A[None] + (E[:, i + 1] + beta[:, i + 1])[:, None, :], axis=2)
-        beta[:, i] = np.where((i < lengths - 1)[:, None], step, end)
-    return alpha, beta, _logsumexp(alpha[:, n - 1] + end, axis=1)
+        step = _normalised(_logsumexp(A[None] + (E[:, i + 1] + beta[:, i + 1])[:, None, :], axis=2))[0]
+        beta[:, i] = np.where((i < lengths - 1)[:, None], step, last)
+    with np.errstate(invalid="ignore"):
+        log_z = c.sum(axis=1) + _logsumexp(alpha[:, n - 1] + end, axis=1)
+    return alpha, beta, np.where(np.isnan(log_z), -np.inf, log_z)
+
+
+def posteriors(scores):
+    """Per row of ``scores`` (n x T log scores) the probabilities they say
+    (a softmax with the row's maximum subtracted): every row sums to 1."""
+    m = np.max(scores, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
+    p = np.nan_to_num(p, nan=0.0)
+    return p / np.maximum(p.sum(axis=1, keepdims=True), np.finfo(float).tiny)
 
 
 def _lockstep(lat, Es, tau):
@@ -181,9 +228,7 @@ def _lockstep(lat, Es, tau):
         elif not np.isfinite(log_z[b]):
             out.append(None)
         else:
-            with np.errstate(invalid="ignore"):
-                p = np.exp(alpha[b, :m] + beta[b, :m] - log_z[b])
-            out.append(np.nan_to_num(p, nan=0.0))
+            out.append(posteriors(alpha[b, :m] + beta[b, :m]))
     return out
 
 

@@ -61,3 +61,11 @@ class WorkersLost(TrainingInterrupted):
         self.reason = reason
         kept = "nothing kept" if model is None else "the best completed epoch kept"
         self.args = (f"training stopped at epoch {epoch} because {reason} ({kept})",)
+
+
+def shown(value, n=40):
+    """``value`` quoted for an error message: ``ascii()`` (a model file's
+    strings may hold newlines, escape codes or lone surrogates that a
+    terminal or an encoder would choke on), cut to about ``n`` characters."""
+    text = ascii(value)
+    return text if len(text) <= n else text[:n - 4] + " ..."

@@ -30,6 +30,12 @@ from .display import quote
 
 MAX_PARTS = 4
 MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
+# Every token gets one uint64 key per template (a batch of 50,000 tokens
+# holds 400 KB per template), so the count bounds the memory of tagging.
+# The default sets have 20 to 70 templates and hand-written ones rarely
+# more than a few hundred; 1024 is far above them and keeps a model file
+# (where a template costs a dozen bytes) from needing gigabytes to tag.
+MAX_TEMPLATES = 1024
 _PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
 
 
@@ -53,6 +59,8 @@ class Templates:
     def __init__(self, templates, attribute_names):
         self.names = list(templates)
         self.attribute_names = list(attribute_names)
+        if len(self.names) > MAX_TEMPLATES:
+            raise ValueError(f"{len(self.names)} feature templates: at most {MAX_TEMPLATES}")
         if len(set(self.names)) != len(self.names):
             raise ValueError("duplicate feature templates")
         index = {name: i for i, name in enumerate(attribute_names)}

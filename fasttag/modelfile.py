@@ -14,12 +14,17 @@ Layout (all integers little-endian)::
 Loading checks, before trusting anything: the magic, the version, that the
 header fits the data, that it parses, that every array's dtype is allowed,
 that its shape matches its byte count and lies inside the payload, and every
-checksum.  Lying headers cannot make it allocate more than the file's size.
+checksum.  Lying headers cannot make it allocate more than the file's size
+for the arrays (no dimension exceeds the payload's size); parsing the JSON
+header takes at most about 12 times the header's size (a list of short
+strings is the worst case), the header being at most ``MAX_HEADER`` bytes
+with at most ``MAX_HEADER_CONTAINERS`` lists and objects.
 Pickle is never used.  Saves are atomic: a temporary file in the same folder,
 fsync, then rename.
 """
 import contextlib
 import errno
+import gc
 import hashlib
 import json
 import os
@@ -33,13 +38,27 @@ import zlib
 
 import numpy as np
 
-from .errors import ModelFormatError
+from .errors import InputError, ModelFormatError
 
 MAGIC = b"FASTTAG\x00"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _TRAILER = struct.Struct("<I")
-_MAX_HEADER = 64 * 1024 * 1024
+# The header holds the tags, templates, tag dictionary words, gazetteers
+# and settings: a few KB for the bundled models, a few MB for a tag
+# dictionary of a million-word corpus or large gazetteers.  16 MiB is far
+# above that, and bounds what parsing it may take (up to ~12 bytes per
+# byte of JSON: about 200 MB; 64 MiB took 1.7 GB).  Saving refuses more.
+MAX_HEADER = 16 * 1024 * 1024
+# Lists and objects are the costliest JSON to parse (about 60 bytes and a
+# garbage-collector entry each; 5 million "[]" took 20 s).  A header holds
+# a few thousand (tag dictionary classes, the array table, per-epoch
+# curves); a million bounds the parse to about a second.
+MAX_HEADER_CONTAINERS = 1 << 20
+# An empty array's other dimensions hold nothing, so they need no payload:
+# they may exceed the payload's size up to this, never more (a lying
+# [0, 2**62] would reach code that allocates by the shape).
+_MAX_EMPTY_DIM = 1 << 16
 _MAX_NDIM = 8                       # fasttag stores vectors and matrices
 _MAX_DIM = 1 << 62
 _ALLOWED_DTYPES = {"<u8", "<i8", "<u4", "<i4", "<u2", "<i2", "|u1", "|i1", "<f4", "<f8"}
@@ -50,7 +69,10 @@ def _align(n):
 
 
 def dumps(header, arrays):
-    """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping."""
+    """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping.
+    A header over the bounds loading reads (gazetteers or a tag dictionary
+    of millions of entries) is an InputError: the data that made
+    it was too large."""
     if "arrays" in header:
         raise ValueError("'arrays' is a reserved header key")
     specs = []
@@ -74,6 +96,12 @@ def dumps(header, arrays):
     head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
     head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
+    if _containers(head) > MAX_HEADER_CONTAINERS:
+        raise InputError(f"the model's header holds over {MAX_HEADER_CONTAINERS:,} lists and objects, more than a "
+                         f"model file may hold")
+    if len(head) > MAX_HEADER:
+        raise InputError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
+                         f"hold (gazetteers or a tag dictionary this large belong in a smaller model)")
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
     return body + _TRAILER.pack(zlib.crc32(body))
 
@@ -98,14 +126,21 @@ def loads(data):
             f"({FORMAT_VERSION}): upgrade fasttag")
     if version < 1:
         raise ModelFormatError(f"invalid fasttag model format version {version}")
-    if head_len > _MAX_HEADER or _PREFIX.size + head_len + _TRAILER.size > len(data):
+    if head_len > MAX_HEADER:
+        raise ModelFormatError(f"corrupt fasttag model: a header of {head_len:,} bytes, over the "
+                               f"{MAX_HEADER:,} a model file may hold")
+    if _PREFIX.size + head_len + _TRAILER.size > len(data):
         raise ModelFormatError("truncated or corrupt fasttag model: the header runs past the end")
     (crc,) = _TRAILER.unpack_from(data, len(data) - _TRAILER.size)
     body = data[: len(data) - _TRAILER.size]
     if zlib.crc32(body) != crc:
         raise ModelFormatError("corrupt fasttag model: checksum mismatch (truncated or damaged file)")
+    raw = bytes(data[_PREFIX.size: _PREFIX.size + head_len])
+    if _containers(raw) > MAX_HEADER_CONTAINERS:
+        raise ModelFormatError(f"corrupt fasttag model: the header holds over {MAX_HEADER_CONTAINERS:,} lists and "
+                               f"objects")
     try:
-        header = json.loads(bytes(data[_PREFIX.size: _PREFIX.size + head_len]).decode("utf-8", "surrogatepass"))
+        header = _parse_header(raw)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"corrupt fasttag model: unreadable header ({exc})") from None
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
@@ -124,6 +159,25 @@ def loads(data):
             raise ModelFormatError(f"corrupt fasttag model: array {name!r} is stored twice")
         arrays[name] = arr
     return header, arrays
+
+
+def _containers(head):
+    """An upper bound of the lists and objects of JSON text ``head`` (its
+    brackets, those inside strings included)."""
+    return head.count(b"[") + head.count(b"{")
+
+
+def _parse_header(raw):
+    """The JSON of header bytes ``raw`` (their size and containers already
+    bounded), parsed with the garbage collector paused: the parser's
+    many new lists would trigger collection after collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _payload_end(specs):
@@ -160,6 +214,9 @@ def _read_array(spec, payload):
             or not _is_size(offset) or not _is_size(nbytes) or not _is_size(crc):
         raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a malformed shape or size")
     dtype = np.dtype(spec["dtype"])
+    if any(s > max(len(payload), _MAX_EMPTY_DIM) for s in shape):
+        raise ModelFormatError(
+            f"corrupt fasttag model: array {name!r} has a dimension larger than the file ({shape})")
     count = 1
     for s in shape:
         count *= s

@@ -8,6 +8,7 @@ dictionary or per-position candidate classes, and pruning of open
 positions to their best ``prune_k`` tags.  Decoding is Viterbi or greedy.
 Training lives in :mod:`fasttag.trainer`.
 """
+import unicodedata
 from itertools import chain
 
 import numpy as np
@@ -16,7 +17,7 @@ from . import parallel
 from ._core import WeightTable
 from ._sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from ._wordtypes import distinct
-from .errors import InputError, ModelFormatError
+from .errors import InputError, ModelFormatError, shown
 from .modelfile import header_int
 from .features import Templates
 from .tables import table_from_arrays, table_to_arrays
@@ -252,6 +253,10 @@ class SequenceModel:
         """Rebuild from :meth:`to_parts` output; ModelFormatError if it does
         not add up."""
         tags = _str_list(header.get("tags"), "tags")
+        for i, t in enumerate(tags):
+            fault = tag_fault(t)
+            if fault:
+                raise ModelFormatError(f"corrupt fasttag model: tags[{i}] {shown(t)} {fault}")
         templates = _str_list(header.get("templates"), "templates")
         words = _str_list(header.get("tagdict_words", []), "tagdict_words")
         classes = header.get("tagdict_classes", [])
@@ -297,6 +302,28 @@ class SequenceModel:
         model.trans = trans.astype(np.float64)
         model.training_info = training
         return model
+
+
+def tag_fault(tag):
+    """What is wrong with ``tag`` as a tag name, or None.  A tag is written
+    as a field of tagged text, column files and CoNLL-U, and as a spaCy
+    label: it must be a non-empty str without whitespace (a field
+    separator), control characters (a NUL, an escape code) or lone
+    surrogates (no UTF-8 form).  Training refuses such tags, and loading
+    refuses a model file that has one."""
+    if not isinstance(tag, str):
+        return f"a {type(tag).__name__}, not a str"
+    if not tag:
+        return "empty"
+    if tag != "".join(tag.split()):
+        return "holds whitespace"
+    for ch in tag:
+        category = unicodedata.category(ch)
+        if category == "Cc":
+            return f"holds the control character U+{ord(ch):04X}"
+        if category == "Cs":
+            return f"holds the lone surrogate U+{ord(ch):04X}"
+    return None
 
 
 def _str_list(value, name):

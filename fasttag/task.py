@@ -34,9 +34,9 @@ import warnings
 import numpy as np
 
 from . import confidence, modelfile, options, parallel, store, trainer
-from .errors import InputError, ModelFormatError, TrainingInterrupted
+from .errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from .progress import Progress
-from .sequence import SequenceModel
+from .sequence import SequenceModel, tag_fault
 from .tables import table_from_arrays, table_to_arrays
 
 
@@ -345,8 +345,8 @@ class SequenceTask(modelfile.Stored):
         if not new:
             return
         if not allow:
-            shown = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
-            raise InputError(f"the training data has tags the model does not know ({shown}): "
+            listed = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            raise InputError(f"the training data has tags the model does not know ({listed}): "
                              f"allow them with allow_new_tags (--allow-new-tags)")
         self.model.add_tags(new)
         self._tags_added()
@@ -492,6 +492,12 @@ class SequenceTask(modelfile.Stored):
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        fine_tuned = meta.get("fine_tuned", 0)
+        if not modelfile.header_int(fine_tuned, 0):
+            raise ModelFormatError(f"corrupt fasttag model: meta fine_tuned {shown(fine_tuned)} is not a count")
+        if meta.get("online") is not None:
+            trainer.check_settings(meta["online"], "meta online")
+        trainer.check_settings(header.get("training", {}), "training info")
         tau = meta.get("temperature", 1.0)
         if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 1e-3 <= tau <= 1e3:
             raise ModelFormatError(f"corrupt fasttag model: temperature {tau!r} is not a number in [0.001, 1000]")
@@ -560,10 +566,11 @@ def tag_set(examples, missing):
     bad = [t for t in tags if not isinstance(t, str)]
     if bad:
         raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
-    blank = sorted(t for t in tags if not t or t != "".join(t.split()))
-    if blank:
+    bad = sorted(t for t in tags if tag_fault(t))
+    if bad:
         # text output writes word/TAG separated by spaces, column files a tag per field
-        raise InputError(f"a tag must be a non-empty string without whitespace, not {blank[0]!r}")
+        raise InputError(f"a tag must be a non-empty string without whitespace or control characters, "
+                         f"not {ascii(bad[0])} ({tag_fault(bad[0])})")
     return sorted(tags)
 
 

@@ -27,7 +27,8 @@ from ._core import AveragedVector, WeightTable
 from ._keyids import KeyIds
 from ._sequence import transition_size
 from . import mixing
-from .errors import InputError, TrainingInterrupted
+from .errors import InputError, ModelFormatError, TrainingInterrupted, shown
+from .options import MAX_MIRA_K
 from .progress import Progress
 from .tables import mean_table, table_from_arrays, table_to_arrays
 
@@ -351,6 +352,28 @@ def _accuracy(pred, gold):
     if not pred or not sum(len(g) for g in gold):
         return 0.0
     return float(np.mean(np.concatenate(pred) == np.concatenate(gold)))
+
+
+ALGORITHMS = ("perceptron", "mira")
+
+
+def check_settings(settings, name):
+    """The training settings a model file records (``name``: where, for the
+    message) and that fine-tuning and :class:`Online` reuse: an algorithm
+    training knows, MIRA's k from 1 to MAX_MIRA_K (as training takes it)
+    and a positive finite C, each where present;
+    ModelFormatError otherwise."""
+    if not isinstance(settings, dict):
+        raise ModelFormatError(f"corrupt fasttag model: {name} is a {type(settings).__name__}, not an object")
+    algorithm, k, C = settings.get("algorithm"), settings.get("k"), settings.get("C")
+    if "algorithm" in settings and algorithm not in ALGORITHMS:
+        raise ModelFormatError(f"corrupt fasttag model: {name} algorithm {shown(algorithm)} is not "
+                               f"{' or '.join(ALGORITHMS)}")
+    if "k" in settings and (type(k) is not int or not 1 <= k <= MAX_MIRA_K):
+        raise ModelFormatError(f"corrupt fasttag model: {name} k {shown(k)} is not an integer from 1 to "
+                               f"{MAX_MIRA_K}")
+    if "C" in settings and (type(C) not in (int, float) or not 0 < C < float("inf")):
+        raise ModelFormatError(f"corrupt fasttag model: {name} C {shown(C)} is not a positive number")
 
 
 class Online:

@@ -405,3 +405,49 @@ def test_ctrl_c_with_a_dev_set_still_fits_the_temperature(monkeypatch):
     gold = [np.array([model.model.tag_index[t] for t in ts]) for _, ts in dev]
     assert model.temperature != 1.0
     assert model.temperature == pytest.approx(confidence.fit_temperature(model.model, ex, gold))
+
+
+def _exact_marginals(lat, tau):
+    """Brute-force marginals with every sequence's score summed exactly
+    (fractions): the reference for weights far beyond float64's precision
+    of their sums."""
+    from fractions import Fraction
+    n, T = lat.E.shape
+    seqs = []
+    for seq in itertools.product(range(T), repeat=n):
+        parts = [lat.start[seq[0]], lat.end[seq[-1]]] + [lat.E[i, t] for i, t in enumerate(seq)] \
+            + [lat.A[seq[i - 1], seq[i]] for i in range(1, n)]
+        if all(np.isfinite(parts)):
+            seqs.append((sum(Fraction(float(x)) for x in parts), seq))
+    top = max(s for s, _ in seqs)
+    w = [math.exp(float((s - top) / Fraction(tau))) for s, _ in seqs]
+    p = np.zeros((n, T))
+    for wi, (_, seq) in zip(w, seqs):
+        for i, t in enumerate(seq):
+            p[i, t] += wi / sum(w)
+    return p
+
+
+@pytest.mark.parametrize("scale", [1e13, 1e20, 1e30, float(np.finfo(np.float32).max)])
+@pytest.mark.parametrize("tau", [1.0, 0.001])
+def test_marginals_of_extreme_weights_are_probabilities(tagger, scale, tau):
+    """Weights the loader accepts, up to float32's maximum, at the lowest
+    temperature it accepts: every token's marginals are finite, sum to 1
+    and equal exact enumeration (the scores of 1e13 and more once gave
+    "probabilities" summing to 20, or inf)."""
+    from fasttag import modelfile
+    header, arrays = modelfile.loads(tagger.to_bytes())
+    w = arrays["emit.weights"].astype(np.float64)
+    arrays["emit.weights"] = (w / np.abs(w).max() * scale).astype(np.float32)
+    header["meta"] = dict(header["meta"], temperature=tau)
+    model = fasttag.loads(modelfile.dumps(header, arrays))
+    sents = [["the", "dog", "barks", "and", "Anna", "ran"], ["Paris", "unseen"], ["a"]]
+    got = model.marginals(sents)
+    for s, p, lat in zip(sents, got, confidence.lattices(model.model, [(s, None) for s in sents])):
+        assert p.shape == (len(s), len(model.tags)) and np.all(np.isfinite(p))
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+        ref = _exact_marginals(lat, tau)
+        np.testing.assert_allclose(p, ref, atol=1e-6)
+        np.testing.assert_allclose(lat.marginals(tau), ref, atol=1e-6)
+        best = max(range(len(model.tags)), key=lambda t: ref[0, t])
+        assert lat.probability({0: [best]}, tau) == pytest.approx(ref[0, best], abs=1e-6)

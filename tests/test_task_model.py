@@ -101,7 +101,7 @@ def test_flags_of_other_tasks_are_refused(task, run_cli, tmp_path):
     (["--epochs", "0"], "--epochs must be an integer of at least 1"),
     (["--epochs", "-3"], "--epochs must be an integer of at least 1"),
     (["--algorithm", "mira", "--C", "-1"], "--C must be a positive number"),
-    (["--algorithm", "mira", "--k", "0"], "--k must be an integer of at least 1"),
+    (["--algorithm", "mira", "--k", "0"], "--k must be an integer from 1 to 64"),
     (["--k", "3"], "--k applies to --algorithm mira only"),
     (["--seed", "-1"], "--seed must be an integer of at least 0"),
 ])

@@ -12,16 +12,24 @@ keys duplicated or unsorted, arrays dropped, added or renamed), of the array
 table itself (lying shapes such as ``[0, 2**63]`` or 65 dimensions,
 Infinity or strings in shape/offset/nbytes, overlapping or misaligned
 offsets, forbidden dtypes), of the container (format version, header
-length, a nested or undecodable header) and raw byte flips in the payload.
+length, a nested or undecodable header) and raw byte flips in the payload;
+and of what a model is trusted with: tag names with newlines, tabs, escape
+codes, NULs or lone surrogates, emission and transition weights scaled up
+to float32's maximum, template counts around and far beyond the bound, a
+header around its size bound, and the training settings fine-tuning and
+``update`` reuse (algorithm, MIRA's k and C, fine_tuned, temperature).
 The container is written here, not with ``fasttag.modelfile.dumps``, and
 every checksum (per array and the trailer) is recomputed after the
 mutations, so the cases get past the checksums to the semantic validation
 and to the compiled code.
 
-Each case is loaded and, when the load succeeds, used (tagged, segmented,
-evaluated, predicted, ``partial_fit``, saved with ``to_bytes`` and loaded
-again with the same outputs) in a worker subprocess, so that a crash of the
-compiled code is recorded instead of killing the run.  Results:
+Each case is loaded and, when the load succeeds, used in every way its
+kind allows (tagged, segmented, evaluated, n-best lists, marginals checked
+to be probabilities, explain, ``tag_file`` checked line by line, what
+``inspect`` computes, fine-tuned, ``update``, predicted, ``partial_fit``,
+saved with ``to_bytes`` and loaded again with the same outputs) in a worker
+subprocess, so that a crash of the compiled code is recorded instead of
+killing the run.  Results:
 
 ``rejected``     the load raised ModelFormatError (what a bad file must do);
 ``ok``           it loaded and every use worked;
@@ -58,6 +66,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import struct
@@ -1222,6 +1231,168 @@ def op_container(rnd, d, ctx):
     return "a 5000-digit integer in the header"
 
 
+# ---------------------------------------------------------------- what a model is trusted with
+
+# tag names that break a field or a line of the output, a terminal, or
+# UTF-8 (training refuses them), and unusual ones that are fine
+TAG_NAMES = ["NOUN\n1\tinjected\t_\tX", "\n", "\t", " ", "a b", "\r", "\x00", "\x1b[31m", "\x7f", "\x85", "\x1f",
+             "\u2028", "\u2029", "\u00a0", "\u3000", "\udc80", "\ud800", "\udfff", "", "\ufeff", "\u200b",
+             "\u202e", "😀", "é", "/", "|", "_", "#", "=", "x" * 10_000]
+
+
+def op_tag_chars(rnd, d, ctx):
+    """One tag name gets characters of TAG_NAMES (a span tag keeps its
+    B-/I- prefix, so that only the characters are at fault)."""
+    tags = _tags(d)
+    if not tags or not all(isinstance(t, str) for t in tags):
+        return None
+    tags = list(tags)
+    i = rnd.randrange(len(tags))
+    bad = rnd.choice(TAG_NAMES)
+    how = rnd.choice(["replace", "append", "insert"])
+    old = tags[i]
+    if how == "replace":
+        tags[i] = old[:2] + bad if old[1:2] == "-" else bad
+    elif how == "append":
+        tags[i] = old + bad
+    else:
+        k = rnd.randrange(len(old) + 1)
+        tags[i] = old[:k] + bad + old[k:]
+    d.header["tags"] = tags
+    return f"tags[{i}] = {_short(tags[i], 40)} ({how}, was {_short(old, 20)})"
+
+
+def op_extreme_weights(rnd, d, ctx):
+    """Emission and transition weights scaled to extremes the loader
+    accepts (up to float32's maximum), perhaps at the lowest or highest
+    temperature it accepts: what marginals, n-best and training must
+    compute with."""
+    names = {e[0]: e for e in d.arrays}
+    targets = [n for n in ("emit.weights", "transitions") if n in names and names[n][1].dtype.kind == "f"]
+    if not targets:
+        return None
+    which = rnd.choice(targets + ["both"]) if len(targets) == 2 else targets[0]
+    scale = rnd.choice([1e13, 1e15, 1e20, 1e30, 1e38, float(np.finfo(np.float32).max), 1e-30, 1e-45])
+    how = rnd.choice(["scale", "scale", "all", "one", "signs"])
+    g = np.random.default_rng(rnd.getrandbits(32))
+    big = float(np.finfo(np.float32).max)
+    for name in (targets if which == "both" else [which]):
+        e = names[name]
+        w = e[1].astype(np.float64).ravel()
+        if not w.size:
+            continue
+        top = np.abs(w).max()
+        with np.errstate(all="ignore"):
+            if how == "scale":
+                w = w / (top if top > 0 else 1.0) * scale
+            elif how == "all":
+                w = np.full_like(w, scale)
+            elif how == "one":
+                w[g.integers(0, w.size)] = scale * rnd.choice([1, -1])
+            else:
+                w = np.where(g.random(w.size) < 0.5, -scale, scale)
+        e[1] = np.clip(w, -big, big).astype(e[1].dtype).reshape(e[1].shape)
+    what = f"{which} ({how}) to {scale:g}"
+    meta = d.header.get("meta")
+    if isinstance(meta, dict) and rnd.random() < 0.5:
+        meta["temperature"] = rnd.choice([0.001, 1000.0, 0.01, 1])
+        what += f", temperature {meta['temperature']}"
+    return what
+
+
+_TEMPLATE_ATTR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
+
+
+def op_template_count(rnd, d, ctx):
+    """Many valid, distinct templates over the model's own attributes:
+    just under, at and over the bound (1024), and far over it (300,000 in
+    a few MB, which once needed tens of GiB to tag)."""
+    t = d.header.get("templates")
+    if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+        return None
+    attrs = sorted({m for x in t for m in _TEMPLATE_ATTR.findall(x)})
+    if not attrs:
+        return None
+    n = rnd.choice([1023, 1024, 1025, 1100, 5000, 300_000])
+    have = set(t)
+    new = list(t)
+
+    def candidates():
+        for off in range(-1024, 1025):
+            for a in attrs:
+                yield f"{a}[{off}]"
+        for i in range(-1024, 1025):
+            for j in range(-1024, 1025):
+                yield f"{attrs[0]}[{i}]|{attrs[-1]}[{j}]"
+    for c in candidates():
+        if len(new) >= n:
+            break
+        if c not in have:
+            new.append(c)
+    d.header["templates"] = new
+    return f"templates: {len(t)} -> {len(new)}"
+
+
+def op_header_size(rnd, d, ctx):
+    """A header just under or over its bounds (16 MiB, 2**20 lists and
+    objects): one long string, a long list of empty lists (the costliest
+    JSON to parse), or spaces."""
+    limit = 16 * 1024 * 1024
+    size = rnd.choice([limit - 4096, limit - 200_000, limit + 1, limit + 100_000, 40 * 1024 * 1024])
+    have = len(json.dumps(d.header, ensure_ascii=True)) + 200 * len(d.arrays)
+    room = max(0, size - have)
+    how = rnd.choice(["string", "string", "lists", "spaces"])
+    meta = d.header.get("meta")
+    holder, key = (meta, "corpus") if isinstance(meta, dict) else (d.header, "pad")
+    if how == "string":
+        holder[key] = "x" * room
+    elif how == "lists":            # as many as fill the header, or around the bound of 2**20 lists
+        n = rnd.choice([room // 3, (1 << 20) - 1000, (1 << 20) + 1])
+        holder[key] = [[]] * n
+        return f"header with {n:,} empty lists"
+    else:
+        d.text_ops.append(lambda text, room=room: text + " " * room)
+    return f"header about {size:,} bytes ({how})"
+
+
+def op_training_info(rnd, d, ctx):
+    """The training settings fine-tuning and update() reuse (algorithm,
+    MIRA's k and C, the online settings), the fine-tuning count, the
+    temperature and the learning curve, to edge and wrong values."""
+    if not isinstance(d.header.get("meta"), dict) or not isinstance(d.header.get("training"), dict):
+        return None
+    meta, info = d.header["meta"], d.header["training"]
+    pools = {
+        "algorithm": ["perceptron", "mira", "adam", "", None, 1, ["mira"]],
+        "k": [1, 2, 3, 63, 64, 65, 1000, 10 ** 9, 2 ** 63, 0, -1, "x", "3", 2.0, 2.5, True, None],
+        "C": [1.0, 0.001, 1e-300, 1e308, 5e-324, 0, 0.0, -1.0, NAN, INF, "1", True, None, [1]],
+        "fine_tuned": [0, 1, 7, 2 ** 62, 2 ** 63, "many", -1, 1.5, None, True, [1]],
+        "temperature": [0.001, 1000, 1000.0, 0.0009, 1001, 1e-300, NAN, INF, "1", True, None],
+        "curve": [[], [0.5], [NAN], [INF], ["x"], "abc", None, [0.1] * 1000],
+    }
+    where = rnd.choice(["training", "training", "online", "meta"])
+    if where == "training":
+        key = rnd.choice(["algorithm", "k", "k", "C", "curve"])
+        v = _copy(rnd.choice(pools[key]))
+        if key == "curve":
+            key = rnd.choice(["train_accuracy", "dev_scores"])
+        info[key] = v
+        if key in ("k", "C") and rnd.random() < 0.7:
+            info["algorithm"] = "mira"
+        return f"training[{key!r}] = {_short(v)}"
+    if where == "online":
+        online = {"algorithm": "mira", "k": 2, "C": 1.0}
+        key = rnd.choice(["algorithm", "k", "C"])
+        online[key] = _copy(rnd.choice(pools[key]))
+        v = online if rnd.random() < 0.9 else rnd.choice([[], "mira", 3, {}])
+        meta["online"] = v
+        return f"meta['online'] = {_short(v)}"
+    key = rnd.choice(["fine_tuned", "fine_tuned", "temperature"])
+    v = _copy(rnd.choice(pools[key]))
+    meta[key] = v
+    return f"meta[{key!r}] = {_short(v)}"
+
+
 # (weight, operator)
 OPERATORS = [
     (22, op_header_value), (10, op_header_list), (5, op_header_key), (3, op_kind),
@@ -1230,6 +1401,8 @@ OPERATORS = [
     (7, op_emit_coherent), (3, op_words_array),
     (20, op_array), (3, op_array_add), (3, op_array_drop), (2, op_array_rename), (2, op_array_swap),
     (8, op_table), (4, op_payload_flip), (3, op_container),
+    (5, op_tag_chars), (5, op_extreme_weights), (3, op_template_count), (1, op_header_size),
+    (5, op_training_info),
 ]
 
 
@@ -1520,6 +1693,89 @@ def _roundtrip(ph, model, loader, outputs_fn):
     return again
 
 
+class UseCheckFailed(AssertionError):
+    """A use step returned something wrong (marginals that are not
+    probabilities, output lines a tag name broke)."""
+
+
+def _check_marginals(probs, lengths, n_tags):
+    """Per sentence an n x T array of finite probabilities, each row
+    summing to 1."""
+    if len(probs) != len(lengths):
+        raise UseCheckFailed(f"{len(probs)} marginal arrays for {len(lengths)} sentences")
+    for p, n in zip(probs, lengths):
+        p = np.asarray(p)
+        if p.shape != (n, n_tags) or not np.all(np.isfinite(p)) or np.any(p < -1e-9) or np.any(p > 1 + 1e-6) \
+                or (n and not np.allclose(p.sum(axis=1), 1.0, atol=1e-6)):
+            raise UseCheckFailed(f"marginals are not probabilities: shape {p.shape}, row sums "
+                                 f"{_short(p.sum(axis=1).tolist() if p.ndim == 2 else None, 80)}")
+
+
+def _nbest(fn, model):
+    """``fn()`` (an n-best call); a greedy model refuses n-best lists with
+    the documented InputError."""
+    from fasttag import InputError
+    try:
+        return fn()
+    except InputError as exc:
+        if model.model.decoder == "greedy" and "Viterbi" in str(exc):
+            return None
+        raise
+
+
+def _tag_file(model, tmp, name, text, **kw):
+    """``model.tag_file`` of ``text`` written to a file, as the console
+    script writes it (UTF-8, lone surrogates of the input passed through):
+    the output text."""
+    import io
+    src = Path(tmp) / name
+    src.write_bytes(text.encode("utf-8", "surrogateescape"))
+    buf = io.BytesIO()
+    out = io.TextIOWrapper(buf, encoding="utf-8", errors="surrogateescape", newline="\n")
+    model.tag_file(str(src), out, **kw)
+    out.flush()
+    return buf.getvalue().decode("utf-8", "surrogateescape")
+
+
+def _check_lines(out, sentences, what):
+    """Text output: one line per sentence, one ``word/TAG`` item per word,
+    no control characters: a tag name cannot add a line or a field."""
+    lines = out.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if len(lines) != len(sentences) or any(len(line.split(" ")) != len(s) for line, s in zip(lines, sentences)
+                                           if s):
+        raise UseCheckFailed(f"{what}: {len(lines)} output lines for {len(sentences)} sentences: {_short(out, 120)}")
+    bad = [ch for ch in out if ch not in "\n" and (ord(ch) < 32 or 0x7f <= ord(ch) < 0xa0 or
+                                                  0xd800 <= ord(ch) < 0xe000)]
+    if bad:
+        raise UseCheckFailed(f"{what}: the output holds {ascii(bad[0])}")
+
+
+def _check_conllu(out, n_lines, what):
+    """CoNLL-U output: as many lines as the input, 10 fields each."""
+    lines = out.rstrip("\n").split("\n")
+    if len(lines) != n_lines or any(len(line.split("\t")) != 10 for line in lines if line and line[0] != "#"):
+        raise UseCheckFailed(f"{what}: the tags broke the CoNLL-U lines: {_short(out, 120)}")
+
+
+def _inspect(model):
+    """What ``fasttag inspect`` computes (its printing is the console
+    script's business)."""
+    from fasttag import inspection
+    desc = inspection.describe(model)
+    inspection.report(desc)
+    json.dumps(desc, ensure_ascii=False, allow_nan=True)
+    return desc
+
+
+def _fine_tune(model, data, **kw):
+    """A model fine-tuned from ``model`` for one epoch, then used."""
+    tuned = type(model).train(data, init=model, epochs=1, verbose=False, **kw)
+    tuned.to_bytes()
+    return tuned
+
+
 def _use_tagger(model, case, ph, tmp):
     out = ph("tag_sents", model.tag_sents, POS_SENTS)
     ph("tag", model.tag, POS_SENTS[1])
@@ -1547,6 +1803,25 @@ def _use_tagger(model, case, ph, tmp):
         raise
     _roundtrip(ph, model, case["loader"],
                lambda m: (m.tags, m.tag_sents(POS_SENTS), _strip_timing(m.evaluate(gold))))
+    ph("tag_sents(n_best=3)", _nbest, lambda: model.tag_sents(POS_SENTS, n_best=3), model)
+    probs = ph("marginals", model.marginals, POS_SENTS)
+    ph("marginals are probabilities", _check_marginals, probs, [len(s) for s in POS_SENTS], len(tags))
+    ph("explain", model.explain, POS_SENTS[1])
+    text = "\n".join(" ".join(s) for s in POS_SENTS) + "\n"
+    tagged = ph("tag_file(text)", _tag_file, model, tmp, "in.txt", text, format="text")
+    ph("tag_file(text) lines", _check_lines, tagged, POS_SENTS, "tag_file(text)")
+    conllu = "".join(f"# sent_id = {k}\n" + "".join(f"{i + 1}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                                                       for i, w in enumerate(s)) + "\n"
+                     for k, s in enumerate(POS_SENTS[:3]))
+    tagged = ph("tag_file(conllu)", _tag_file, model, tmp, "in.conllu", conllu, format="conllu")
+    ph("tag_file(conllu) lines", _check_conllu, tagged, conllu.rstrip("\n").count("\n") + 1, "tag_file(conllu)")
+    ph("tag_file(json, nbest)", _nbest, lambda: _tag_file(model, tmp, "in2.txt", text, format="text", json=True,
+                                                         nbest=2), model)
+    ph("inspect", _inspect, model)
+    tuned = ph("fine-tune", _fine_tune, model, gold)
+    ph("tag after fine-tuning", tuned.tag_sents, POS_SENTS)
+    ph("update", model.update, gold)
+    ph("tag after update", model.tag_sents, POS_SENTS)
     return out
 
 
@@ -1563,6 +1838,19 @@ def _use_segmenter(model, case, ph, tmp):
     ph("segment with feature words", lambda: [model.segment(t) for t in SEG_TEXTS])
     ph("clear_words", model.clear_words)
     ph("segment after clear_words", lambda: [model.segment(t) for t in SEG_TEXTS])
+    lines = [t for t in SEG_TEXTS if not re.search("[\ud800-\udfff]", t)]     # files are UTF-8
+    text = "\n".join(lines) + "\n"
+    out = ph("tag_file", _tag_file, model, tmp, "in.txt", text)
+    if out.count("\n") != len(lines):
+        ph.name = "tag_file lines"
+        raise UseCheckFailed(f"tag_file: {out.count(chr(10))} lines for {len(lines)}: {_short(out, 120)}")
+    ph("tag_file(json)", _tag_file, model, tmp, "in.txt", text, json=True)
+    ph("inspect", _inspect, model)
+    gold = [g.split() for g in SEG_GOLD if g.split()]
+    tuned = ph("fine-tune", _fine_tune, model, gold)
+    ph("segment after fine-tuning", lambda: [tuned.segment(t) for t in SEG_TEXTS])
+    ph("update", model.update, gold)
+    ph("segment after update", lambda: [model.segment(t) for t in SEG_TEXTS])
 
 
 def _small_int(v, lo=-64, hi=64):
@@ -1614,6 +1902,42 @@ def _use_spans(model, case, ph, tmp):
     if path is not None:
         ph("evaluate(file laid out as the model says)", model.evaluate, path)
     _roundtrip(ph, model, case["loader"], lambda m: m.tag_sents(SPAN_SENTS, columns=columns))
+    ph("tag_sents(n_best=3)", _nbest, lambda: model.tag_sents(SPAN_SENTS, columns=columns, n_best=3), model)
+    probs = ph("marginals", model.marginals, SPAN_SENTS, columns=columns)
+    ph("marginals are probabilities", _check_marginals, probs, [len(s) for s in SPAN_SENTS], len(model.model.tags))
+    found = ph("spans(with_confidence)", model.spans, SPAN_SENTS[0], columns=columns[0], with_confidence=True)
+    if not all(0.0 <= sp[-1] <= 1.0 for sp in found):
+        ph.name = "span probabilities"
+        raise UseCheckFailed(f"span probabilities outside [0, 1]: {_short(found, 120)}")
+    ph("explain", model.explain, SPAN_SENTS[0], columns=columns[0])
+    if n_in == 0:
+        sents = [s for s in SPAN_SENTS if s]
+        text = "\n".join(" ".join(s) for s in sents) + "\n"
+        tagged = ph("tag_file(text)", _tag_file, model, tmp, "in.txt", text, format="text")
+        ph("tag_file(text) lines", _check_lines, tagged, sents, "tag_file(text)")
+        ph("tag_file(json, nbest)", _nbest, lambda: _tag_file(model, tmp, "in.txt", text, format="text",
+                                                             json=True, nbest=2), model)
+    elif path is not None:
+        ph("tag_file(conll)", _tag_file, model, tmp, "in.conll", path.read_text(encoding="utf-8"), format="conll")
+    ph("inspect", _inspect, model)
+    from fasttag import InputError
+    data = path if path is not None else ([(s, ["O"] * len(s)) for s in SPAN_SENTS if s] if n_in == 0 else None)
+    if data is not None:
+        # the file is read with the model's own settings (scheme, columns):
+        # where they do not fit it, a one-line InputError is the right answer
+        ph.name = "fine-tune"
+        try:
+            tuned = _fine_tune(model, data, allow_new_tags=True)
+        except InputError:
+            tuned = None
+        if tuned is not None:
+            ph("tag after fine-tuning", tuned.tag_sents, SPAN_SENTS, columns=columns)
+        ph.name = "update"
+        try:
+            model.update(data, allow_new_tags=True)
+        except InputError:
+            pass
+        ph("tag after update", model.tag_sents, SPAN_SENTS, columns=columns)
     return out
 
 

@@ -479,6 +479,8 @@ class BaseMLP(LinearModel):
                 raise ValueError(f"feature_keys lie outside the hash space n_features={est.n_features}")
             expected.add("feature_keys")
         else:
+            if F < 1:       # as fit refuses X without columns, predict would refuse every X
+                raise ValueError("a network of numeric inputs needs at least 1 input, sizes[0] is 0")
             if header.get("n_features_in") != F or type(header.get("n_features_in")) is not int:
                 raise ValueError(f"n_features_in must equal the {F} inputs of the network")
         extra = sorted(set(arrays) - expected)

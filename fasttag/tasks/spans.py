@@ -53,7 +53,7 @@ from .._wordtypes import column_values
 from ..errors import InputError, ModelFormatError
 from ..clusters import as_clusters
 from ..features import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
-from ..sequence import SequenceModel
+from ..sequence import SequenceModel, tag_fault
 from ..task import SequenceTask
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
@@ -1083,9 +1083,11 @@ def _check_tags(sents, scheme):
     for i, s in enumerate(sents):
         for t in s.tags:
             p, typ = schemes.split_tag(t)
-            if p not in allowed or (p == "O") != (typ == ""):
+            fault = tag_fault(t)
+            if p not in allowed or (p == "O") != (typ == "") or fault:
                 where = f"sentence starting on line {s.start_line}" if s.start_line else f"sentence {i}, 0-based"
-                raise InputError(f"tag {t!r} ({where}) is not a tag of the {scheme.upper()} scheme")
+                raise InputError(f"tag {ascii(t) if fault else repr(t)} ({where}) "
+                                 + (f"{fault}" if fault else f"is not a tag of the {scheme.upper()} scheme"))
 
 
 def _check_declared_scheme(gold, scheme):
