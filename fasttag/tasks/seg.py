@@ -510,11 +510,14 @@ class Segmenter(SequenceTask):
         """Segment a text file (a path or binary stream), one line in, one
         line of space-separated words out, into the text stream ``out``;
         ``json``: one JSON object per non-blank line instead
-        (:mod:`fasttag.output`).  Read, segmented and written in batches,
-        in bounded memory; ``n_threads`` as for :meth:`segment_lines`."""
+        (:mod:`fasttag.output`).  CoNLL-U input (told as ``fasttag tag``
+        tells it) gives the text of each sentence, one a line
+        (:func:`fasttag.io.read_raw_text`).  Read, segmented and written in
+        batches, in bounded memory; ``n_threads`` as for
+        :meth:`segment_lines`."""
         n_threads = parallel.check_threads(n_threads)
         if json:
-            lines = ftio.read_lines(source)
+            lines = ftio.read_raw_text(source)
             texts = deque()
 
             def kept(it):
@@ -527,7 +530,7 @@ class Segmenter(SequenceTask):
                     output.write_json(out, output.record(words, line=number,
                                                          offsets=output.offsets_in(text, words)))
             return
-        lines = ftio.iter_texts(ftio.read_lines(source), "segment_lines()", "segment()")
+        lines = ftio.iter_texts(ftio.read_raw_text(source), "segment_lines()", "segment()")
         started = False                  # a piece of this line was written
         for words, last in self._segment_pieces(lines, n_threads):
             if words:
@@ -655,18 +658,7 @@ def _surface_tokens(sentence):
     """The words a segmenter learns from a CoNLL-U sentence: its tokens as
     written (a multiword token's form, "zum", not its words "zu dem"),
     whitespace inside a form removed (a word never holds any)."""
-    tokens, inside = [], 0
-    for line in sentence.lines:
-        fields = line.split("\t")
-        if len(fields) != 10 or line.startswith("#") or "." in fields[0]:
-            continue                                    # comments, empty nodes
-        first, _, last = fields[0].partition("-")
-        if last:
-            tokens.append(fields[1])
-            inside = int(last)
-        elif int(first) > inside:
-            tokens.append(fields[1])
-    return [t for t in ("".join(t.split()) for t in tokens) if t]
+    return [t for t in ("".join(form.split()) for form, _ in ftio.surface_tokens(sentence)) if t]
 
 
 def _fold_ids(shards, folds):
