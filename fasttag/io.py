@@ -499,18 +499,17 @@ def read_conll(source, word_column=0, tag_column=-1) -> Iterator[Sentence]:
     return _reader(source, _parse_conll, wi, ti)
 
 
-def _parse_conll(lines, name, word_column, tag_column):
+def _parse_conll(lines, name, word_column, tag_column, names=("word_column", "tag_column")):
     """Sentences of a column file's lines, refused when the word column
     counts the tokens: the first sentences of three tokens or more read
     1, 2, 3 ... (multiword ranges and empty nodes aside), as the ID column
     of CoNLL-U and CoNLL-X does."""
-    sentences = _parse_columns(lines, name, word_column, tag_column)
+    sentences = _parse_columns(lines, name, word_column, tag_column, names)
     head = list(itertools.islice(sentences, 50))
     long = [s.words for s in head if len(s.words) >= 3][:5]
     if long and all(map(_counts_tokens, long)):
         raise InputError(f"column {word_column} numbers the tokens (1, 2, 3 ...), as CoNLL-U's ID column does: "
-                         f"the words must be in column {word_column} (--word-column names another; CoNLL-U is "
-                         f"read with --format conllu)", name)
+                         f"the words must be in column {word_column}; a CoNLL-U file is not a column file", name)
     yield from head
     yield from sentences
 
@@ -520,7 +519,7 @@ def _counts_tokens(words):
     return ids == [str(i) for i in range(1, len(ids) + 1)] and 2 * len(ids) >= len(words)
 
 
-def _parse_columns(lines, name, word_column, tag_column):
+def _parse_columns(lines, name, word_column, tag_column, names):
     # Find the reference line, buffering the lines before it.
     head = []
     ncols = None
@@ -537,10 +536,10 @@ def _parse_columns(lines, name, word_column, tag_column):
     if ncols is None:
         return  # no word line at all: comments, -DOCSTART- and blank lines only
     wi, ti = word_column, tag_column
-    for what, index in (("word column", wi), ("tag column", ti)):
+    for what, index, option in (("word column", wi, names[0]), ("tag column", ti, names[1])):
         if index is not None and not -ncols <= index < ncols:
-            raise InputError(f"{what} {index} is out of range: the file has {ncols} columns",
-                             name, ref_lineno)
+            raise InputError(f"{what} {index} is out of range: the file has {ncols} columns "
+                             f"(option {option} names the {what}, 0-based)", name, ref_lineno)
     wi %= ncols
     if ti is not None:
         ti %= ncols
@@ -977,7 +976,8 @@ def parse_lines(lines, name, format, column=None, word_column=0, tags=True) -> I
             raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
                              f"not {column!r}", name)
         tag_column = None if not tags else -1 if column is None else _column_index(column, "column")
-        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
+        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column,
+                              ("word_column", "column"))
     else:
         parsed = _parse_text(lines, name)
     yield from parsed

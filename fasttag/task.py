@@ -131,6 +131,7 @@ class SequenceTask(modelfile.Stored):
                              "the shards are the workers")
         if client is not None and opts["ensemble"] != 1:
             raise InputError("option ensemble applies to training on this machine, not with a Dask client")
+        opts["threads"] = opts["threads"] or parallel.available_cores()     # 0: every core, as for tagging
         data = self._encode(examples, training=True) if client is None else examples
         if init is not None:
             self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
