@@ -426,7 +426,7 @@ def _parse_conllu(lines, name, col):
 
 
 #: The error of a CoNLL-U file without a word line: nothing to read, tag or score.
-COMMENTS_ONLY = "a CoNLL-U file of comments only: it has no word lines"
+COMMENTS_ONLY = "a CoNLL-U file of comments only: no sentences (no word lines)"
 
 
 def surface_tokens(sentence):
