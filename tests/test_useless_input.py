@@ -232,3 +232,58 @@ def test_python_option_names_become_the_commands_flags():
     assert cli_text("bad (option column, option word_column)") == "bad (--column, --word-column)"
     assert cli_text("option column x", flags={"--format"}) == "option column x"     # a flag it lacks: kept
     assert cli_text("option max_sentences and option table") == "option max_sentences and option table"
+
+
+def _all_parsers():
+    """{command words: parser} of every command and train task."""
+    import argparse
+
+    from fasttag.cli import build_parser
+    root = build_parser()
+    out = {"": root}
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    out[(prefix + " " + name).strip()] = sub
+                    walk(sub, prefix + " " + name)
+    walk(root, "")
+    return out
+
+
+def _message_flags(source):
+    """The --flags in the str constants of Python ``source`` that are not
+    docstrings: what its messages can name."""
+    import ast
+    import re
+    tree = ast.parse(source)
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+    return {f for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docs for f in flag.findall(node.value)}
+
+
+def test_every_flag_a_message_names_exists():
+    """Statically: each --flag in a message string of the package is a flag
+    of some command, and each one the command functions of the CLI name is a
+    flag of a command that function runs."""
+    import inspect
+
+    from fasttag import cli
+    parsers = _all_parsers()
+    every = set().union(*(p.flags for p in parsers.values()))
+    package = Path(fasttag.__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        unknown = _message_flags(path.read_text(encoding="utf-8")) - every
+        assert not unknown, (path.name, unknown)
+    served = {}
+    for name, fn in cli.COMMANDS.items():
+        for key, parser in parsers.items():
+            if key == name or key.startswith(name + " "):
+                served.setdefault(fn, set()).update(parser.flags)
+    for fn, flags in served.items():
+        unknown = _message_flags(inspect.getsource(fn)) - flags
+        assert not unknown, (fn.__name__, unknown)
