@@ -378,7 +378,7 @@ class Segmenter(SequenceTask):
         return examples
 
     def _check_gold(self, examples):
-        if self.runs["latin"]:
+        if self._runs is not None and self._runs["latin"]:     # else it may split such letters
             spaced_gold(examples)
 
     @classmethod
