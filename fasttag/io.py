@@ -797,7 +797,9 @@ def tagging_format(prefix, name=None):
     there is a word line and every non-blank line not starting with "#"
     has exactly 10 tab-separated fields and an integer, range (``1-2``) or
     decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
-    some do and some do not (a damaged CoNLL-U file is not text).  Column files are never
+    some do and some do not (a damaged CoNLL-U file is not text), or for
+    CoNLL-U comments without a word line (:func:`is_conllu`, the test
+    ``segment`` and ``tokenize`` share).  Column files are never
     guessed: a file opening with ``-DOCSTART-``, or that looks like one
     beyond doubt (:func:`_column_layout`), is an InputError asking for
     ``--format conll`` (or ``--format raw``)."""
