@@ -422,7 +422,10 @@ class SequenceTask(modelfile.Stored):
         same output as one thread (:mod:`fasttag.parallel`)."""
         n_threads = parallel.check_threads(n_threads)
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
-        examples = self._read(data, self._reading_options(opts, options_), "test data")
+        try:
+            examples = self._read(data, self._reading_options(opts, options_), "test data")
+        except InputError as exc:
+            raise _naming(exc, data) from None          # the file at fault, for Python callers too
         t0 = time.perf_counter()
         outputs = self._predict(examples, n_threads) if examples else []
         seconds = time.perf_counter() - t0

@@ -118,6 +118,8 @@ def test_segmentation_gold_without_boundaries_or_in_english_is_refused(run_cli, 
         Segmenter.train(SEGMENTED_ZH.splitlines(), dev=ENGLISH.splitlines(), epochs=1, verbose=False)
     with pytest.raises(InputError, match="no word boundaries"):
         seg.evaluate(RAW_ZH.splitlines())
+    with pytest.raises(InputError, match=r"raw.txt: the test data has no word boundaries"):
+        seg.evaluate(str(write("raw.txt", RAW_ZH)))
 
 
 @pytest.mark.parametrize("name", ["sighan2005/pku_test_gold.utf8", "zh_pd1998/dev.txt", "zh_pd1998/train.txt"])
