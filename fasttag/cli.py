@@ -17,6 +17,7 @@ The work is done by the models' own methods: ``train``, ``tag_file`` and
 """
 import argparse
 import contextlib
+import functools
 import io as _io
 import json
 import os
@@ -31,7 +32,7 @@ from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
 from .modelfile import atomic_file, open_model, replaced_file
 from .output import MAX_NBEST
-from .parallel import MAX_THREADS, check_threads
+from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
 from .tasks import TASKS, task_class
 
@@ -51,7 +52,26 @@ MODEL_HELP = (f"model file, or a bundled model's name ({', '.join(BUNDLED)}); a 
 
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors on one line (what is wrong, and where to
-    read more), exit status 2."""
+    read more: the help of the command at fault), exit status 2.  Each
+    (sub)command's parser knows its ``flags``, and the parsed arguments
+    name the parser of the command chosen (``command_parser``), so errors
+    name only options that command has."""
+
+    def __init__(self, *args, **kwargs):
+        self.flags = set()
+        super().__init__(*args, **kwargs)
+        self.set_defaults(command_parser=self)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.flags.update(action.option_strings)
+        return action
+
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:          # the subcommand's own help, not the top-level one
+            getattr(args, "command_parser", self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return args
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -135,8 +155,8 @@ def build_parser():
         _add_encoding(p)
         p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
         p.add_argument("--dask", action="store_true",
-                       help="train on a local Dask cluster: --threads worker processes (default 2), one "
-                            "shard each (needs fasttag-nlp[dask])")
+                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
+                            "per core), one shard each (needs fasttag-nlp[dask])")
         p.add_argument("--scheduler", metavar="ADDRESS",
                        help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
                             "shard per worker (needs fasttag-nlp[dask])")
@@ -320,7 +340,7 @@ def _dask_client(args, given):
         with client:
             yield client
         return
-    workers = given.pop("threads", 2)
+    workers = given.pop("threads", 2) or available_cores()         # 0: every core
     with dd.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) \
             as cluster, dd.Client(cluster) as client:
         yield client
@@ -638,19 +658,21 @@ COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "seg
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     encoding = getattr(args, "encoding", None)
+    flags = getattr(args, "command_parser", parser).flags       # the options of the command run
     try:
         with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext(), \
                 warnings.catch_warnings():
-            warnings.showwarning = _warning
+            warnings.showwarning = functools.partial(_warning, flags=flags)
             _refuse_outputs_on_inputs(args)
             return COMMANDS[args.command](args)
     except FasttagError as exc:
         hint = ""
         if getattr(exc, "undecodable", False) and not encoding:
             hint = " (not UTF-8? name its encoding, e.g. --encoding gbk)"
-        _error(f"{exc}{hint}")
+        _error(options.cli_text(f"{exc}{hint}", flags))      # Python's option names as flags
         return 2
     except BrokenPipeError:
         return 0
@@ -663,9 +685,9 @@ def main(argv=None):
         return 130
 
 
-def _warning(message, category, filename, lineno, file=None, line=None):
+def _warning(message, category, filename, lineno, file=None, line=None, flags=None):
     """A warning on the command line: one line, ``fasttag: warning: ...``."""
-    print(f"fasttag: warning: {_one_line(message)}", file=sys.stderr)
+    print(f"fasttag: warning: {_one_line(options.cli_text(str(message), flags))}", file=sys.stderr)
 
 
 def _error(message):

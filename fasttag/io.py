@@ -73,6 +73,10 @@ __all__ = [
     "read_text",
     "read_lines",
     "read_segmented",
+    "read_raw_text",
+    "is_conllu",
+    "sentence_text",
+    "surface_tokens",
     "read_word_list",
     "input_encoding",
     "read",
@@ -360,9 +364,11 @@ def _parse_conllu(lines, name, col):
     start = 0
     last_id = 0
     nonword_line = 0  # line number of a multiword/empty-node line of a block without words yet
+    sentences = comments = 0
     for lineno, line in enumerate(lines, 1):
         if not line or line.isspace():
             if words:
+                sentences += 1
                 yield Sentence(words, tags, rows, buf, word_lines, start)
                 buf, words, tags, rows, word_lines = [], [], [], [], []
                 last_id = 0
@@ -375,6 +381,7 @@ def _parse_conllu(lines, name, col):
         if not buf:
             start = lineno
         if line[0] == "#":
+            comments += 1
             buf.append(line)
             continue
         fields = line.split("\t")
@@ -414,6 +421,42 @@ def _parse_conllu(lines, name, col):
     elif nonword_line:
         raise InputError("sentence has no words (only multiword-token or empty-node lines)",
                          name, nonword_line)
+    elif comments and not sentences:
+        raise InputError(COMMENTS_ONLY, name)
+
+
+#: The error of a CoNLL-U file without a word line: nothing to read, tag or score.
+COMMENTS_ONLY = "a CoNLL-U file of comments only: no sentences (no word lines)"
+
+
+def surface_tokens(sentence):
+    """``(form, space_after)`` of each token of a CoNLL-U ``sentence`` as
+    written: a multiword token's form ("zum"), not its words ("zu dem");
+    empty nodes left out; ``space_after`` False where MISC says
+    ``SpaceAfter=No``."""
+    tokens, inside = [], 0
+    for line in sentence.lines:
+        fields = line.split("\t")
+        if len(fields) != 10 or line.startswith("#") or "." in fields[0]:
+            continue                                    # comments, empty nodes
+        first, _, last = fields[0].partition("-")
+        if last or int(first) > inside:
+            tokens.append((fields[1], "SpaceAfter=No" not in fields[9].split("|")))
+            if last:
+                inside = int(last)
+    return tokens
+
+
+def sentence_text(sentence):
+    """The text of a CoNLL-U ``sentence``: its ``# text =`` comment, else
+    its tokens as written, spaced as MISC's ``SpaceAfter=No`` says."""
+    for line in sentence.lines:
+        if line.startswith("#"):
+            key, eq, value = line[1:].partition("=")
+            if eq and key.strip() == "text":
+                return value.strip()
+    tokens = surface_tokens(sentence)
+    return "".join(form + (" " if space else "") for form, space in tokens).rstrip()
 
 
 # --------------------------------------------------------------------------
@@ -456,18 +499,17 @@ def read_conll(source, word_column=0, tag_column=-1) -> Iterator[Sentence]:
     return _reader(source, _parse_conll, wi, ti)
 
 
-def _parse_conll(lines, name, word_column, tag_column):
+def _parse_conll(lines, name, word_column, tag_column, names=("word_column", "tag_column")):
     """Sentences of a column file's lines, refused when the word column
     counts the tokens: the first sentences of three tokens or more read
     1, 2, 3 ... (multiword ranges and empty nodes aside), as the ID column
     of CoNLL-U and CoNLL-X does."""
-    sentences = _parse_columns(lines, name, word_column, tag_column)
+    sentences = _parse_columns(lines, name, word_column, tag_column, names)
     head = list(itertools.islice(sentences, 50))
     long = [s.words for s in head if len(s.words) >= 3][:5]
     if long and all(map(_counts_tokens, long)):
         raise InputError(f"column {word_column} numbers the tokens (1, 2, 3 ...), as CoNLL-U's ID column does: "
-                         f"the words must be in column {word_column} (--word-column names another; CoNLL-U is "
-                         f"read with --format conllu)", name)
+                         f"the words must be in column {word_column}; a CoNLL-U file is not a column file", name)
     yield from head
     yield from sentences
 
@@ -477,7 +519,7 @@ def _counts_tokens(words):
     return ids == [str(i) for i in range(1, len(ids) + 1)] and 2 * len(ids) >= len(words)
 
 
-def _parse_columns(lines, name, word_column, tag_column):
+def _parse_columns(lines, name, word_column, tag_column, names):
     # Find the reference line, buffering the lines before it.
     head = []
     ncols = None
@@ -494,10 +536,10 @@ def _parse_columns(lines, name, word_column, tag_column):
     if ncols is None:
         return  # no word line at all: comments, -DOCSTART- and blank lines only
     wi, ti = word_column, tag_column
-    for what, index in (("word column", wi), ("tag column", ti)):
+    for what, index, option in (("word column", wi, names[0]), ("tag column", ti, names[1])):
         if index is not None and not -ncols <= index < ncols:
-            raise InputError(f"{what} {index} is out of range: the file has {ncols} columns",
-                             name, ref_lineno)
+            raise InputError(f"{what} {index} is out of range: the file has {ncols} columns "
+                             f"(option {option} names the {what}, 0-based)", name, ref_lineno)
     wi %= ncols
     if ti is not None:
         ti %= ncols
@@ -755,29 +797,80 @@ def tagging_format(prefix, name=None):
     there is a word line and every non-blank line not starting with "#"
     has exactly 10 tab-separated fields and an integer, range (``1-2``) or
     decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
-    some do and some do not (a damaged CoNLL-U file is not text).  Column files are never
+    some do and some do not (a damaged CoNLL-U file is not text), or for
+    CoNLL-U comments without a word line (:func:`is_conllu`, the test
+    ``segment`` and ``tokenize`` share).  Column files are never
     guessed: a file opening with ``-DOCSTART-``, or that looks like one
     beyond doubt (:func:`_column_layout`), is an InputError asking for
     ``--format conll`` (or ``--format raw``)."""
-    numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not _is_blank(line) and line[0] != "#"]
-    content = [line for _, line in numbered]
-    conllu = [_is_conllu_line(line) for line in content]
-    if any(conllu) and not all(conllu):
-        first = next(i for (i, _), c in zip(numbered, conllu) if c)
-        bad = next(i for (i, _), c in zip(numbered, conllu) if not c)
-        raise InputError(f"line {first} is a CoNLL-U word line but line {bad} is not: pass --format conllu "
-                         f"to read the file as CoNLL-U, or --pretokenized to read it as text", name)
+    if is_conllu(prefix, name, "pass --pretokenized to read it as text, or tag it as CoNLL-U with "
+                               "'fasttag tag --format conllu'"):
+        return "conllu"
+    content = [line for line in prefix if not _is_blank(line) and line[0] != "#"]
     if content and content[0].startswith("-DOCSTART-"):
         raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): tag it "
                          "with 'fasttag tag --format conll', or pass --pretokenized", name)
-    if content and all(conllu):
-        return "conllu"
     columns = _column_layout(prefix)
     if columns:
         raise InputError(f"this looks like a column file ({columns} columns on every line, sentences separated "
                          f"by blank lines): tag it with 'fasttag tag --format conll', or pass --format raw to "
                          f"read it as raw text", name)
     return "raw"
+
+
+# the comments CoNLL-U files open with (raw text may open with a "# Title" line)
+_CONLLU_COMMENT = re.compile(r"#\s*(?:sent_id|text|newdoc|newpar)\b")
+
+
+def is_conllu(prefix, name=None, way_out=""):
+    """Whether an input whose first lines are ``prefix`` is unmistakably
+    CoNLL-U: it has a word line, and every non-blank line not starting
+    with "#" has exactly 10 tab-separated fields and an integer, range
+    (``1-2``) or decimal (``8.1``) ID.  The one test of the commands that
+    read raw text or CoNLL-U (tag, segment, tokenize).  An InputError when
+    some lines are CoNLL-U word lines and some are not (a damaged CoNLL-U
+    file is not text; ``way_out``: how to read it anyway), and for a
+    CoNLL-U file of comments only (``# sent_id``, ``# text`` ...)."""
+    numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not _is_blank(line) and line[0] != "#"]
+    conllu = [_is_conllu_line(line) for _, line in numbered]
+    if any(conllu) and not all(conllu):
+        first = next(i for (i, _), c in zip(numbered, conllu) if c)
+        bad = next(i for (i, _), c in zip(numbered, conllu) if not c)
+        raise InputError(f"line {first} is a CoNLL-U word line but line {bad} is not"
+                         + (f": {way_out}" if way_out else ": a damaged CoNLL-U file?"), name)
+    if not numbered and any(_CONLLU_COMMENT.match(line) for line in prefix):
+        raise InputError(COMMENTS_ONLY, name)
+    return bool(numbered) and all(conllu)
+
+
+def _input_prefix(lines):
+    """``(prefix, lines)``: the first lines of an input, enough to tell its
+    format (20, or up to its first content line), and all its lines."""
+    prefix = []
+    for line in lines:
+        prefix.append(line)
+        if len(prefix) >= _TAGGING_PREFIX_LINES and any(not _is_blank(x) and x[0] != "#" for x in prefix):
+            break
+    return prefix, itertools.chain(prefix, lines)
+
+
+def read_raw_text(source, what="input"):
+    """The lines of the raw text of a command that reads raw text
+    (segment, tokenize), as :func:`read_lines` reads them; when the input
+    is CoNLL-U (:func:`is_conllu`, as ``fasttag tag`` tells), the text of
+    each of its sentences (:func:`sentence_text`), one a line."""
+    if not is_source(source):
+        yield from read_lines(source, what)
+        return
+    name, lines, close = _open_lines(source)
+    try:
+        prefix, lines = _input_prefix(lines)
+        if is_conllu(prefix, name):
+            yield from map(sentence_text, _parse_conllu(lines, name, 3))
+        else:
+            yield from lines
+    finally:
+        close()
 
 
 def _column_layout(prefix):
@@ -807,17 +900,11 @@ def open_tagging_input(source, format=None):
     name, lines, close = _open_lines(source)
     if format is None:
         try:
-            prefix = []
-            for line in lines:
-                prefix.append(line)
-                if len(prefix) >= _TAGGING_PREFIX_LINES and any(
-                        not _is_blank(x) and x[0] != "#" for x in prefix):
-                    break
+            prefix, lines = _input_prefix(lines)
             format = tagging_format(prefix, name)
         except BaseException:
             close()
             raise
-        lines = itertools.chain(prefix, lines)
     return name, format, lines, close
 
 
@@ -891,7 +978,8 @@ def parse_lines(lines, name, format, column=None, word_column=0, tags=True) -> I
             raise InputError(f"the file looks like a column file: the tag column must be a 0-based index, "
                              f"not {column!r}", name)
         tag_column = None if not tags else -1 if column is None else _column_index(column, "column")
-        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column)
+        parsed = _parse_conll(lines, name, _column_index(word_column, "word_column"), tag_column,
+                              ("word_column", "column"))
     else:
         parsed = _parse_text(lines, name)
     yield from parsed

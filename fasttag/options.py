@@ -13,6 +13,7 @@ out-of-range value is refused before any work starts.
 import argparse
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 
 from .errors import InputError
@@ -161,7 +162,8 @@ OPTIONS = [
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
            check=_positive_float, metavar="C", extra={"needs": ("algorithm", "mira")}),
     Option("threads", "train on N shards at once, one thread each (iterative parameter mixing; "
-           "deterministic for a given seed and N)", default=1, parse=int, check=_int_at_least(1), metavar="N"),
+           "deterministic for a given seed and N; 0: every core, as for tagging)", default=1, parse=int,
+           check=_int_at_least(0), metavar="N"),
     Option("ensemble", "train N times on different shuffles (seeds S, S+1 ...) and average the N models' "
            "weights into one: steadier, N times the training time", default=1, parse=int,
            check=_int_at_least(1), metavar="N"),
@@ -284,6 +286,22 @@ def resolve(task, phase, given, what=None, cli=False):
             need = needs[0] if needs[1] is ... else f"{needs[0]} {needs[1]}"
             raise InputError(f"{named(opt)} applies to {'--' if cli else ''}{need} only")
     return out
+
+
+_OPTION_NAME = re.compile(r"\boption ([A-Za-z][A-Za-z_]*)\b")
+
+
+def cli_text(message, flags=None):
+    """``message`` of an error or warning for the command line: each
+    ``option NAME`` that errors raised to Python use (see :func:`resolve`)
+    becomes the option's flag, ``--NAME``, where the command has it
+    (``flags``: the command's flags, None: any).  Other names are kept."""
+    def flag(m):
+        opt = BY_NAME.get(m.group(1))
+        if opt is None or opt.parse is None or (flags is not None and opt.flag not in flags):
+            return m.group()
+        return opt.flag
+    return _OPTION_NAME.sub(flag, message)
 
 
 def _plain(value):

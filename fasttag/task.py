@@ -131,6 +131,7 @@ class SequenceTask(modelfile.Stored):
                              "the shards are the workers")
         if client is not None and opts["ensemble"] != 1:
             raise InputError("option ensemble applies to training on this machine, not with a Dask client")
+        opts["threads"] = opts["threads"] or parallel.available_cores()     # 0: every core, as for tagging
         data = self._encode(examples, training=True) if client is None else examples
         if init is not None:
             self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
@@ -421,7 +422,10 @@ class SequenceTask(modelfile.Stored):
         same output as one thread (:mod:`fasttag.parallel`)."""
         n_threads = parallel.check_threads(n_threads)
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
-        examples = self._read(data, self._reading_options(opts, options_), "test data")
+        try:
+            examples = self._read(data, self._reading_options(opts, options_), "test data")
+        except InputError as exc:
+            raise _naming(exc, data) from None          # the file at fault, for Python callers too
         t0 = time.perf_counter()
         outputs = self._predict(examples, n_threads) if examples else []
         seconds = time.perf_counter() - t0

@@ -100,3 +100,56 @@ def interrupted_fit():
             trainer.fit(model.model, data, data, evaluate=evaluate, verbose=False, **options)
         return model, info.value
     return fit
+
+
+@pytest.fixture(scope="session")
+def foreign_flags():
+    """``foreign(argv, message) -> list``: the ``--flags`` an error
+    ``message`` of the command line ``argv`` names that its command does
+    not have.  A flag inside a quoted ``'fasttag CMD ...'`` belongs to
+    CMD; argparse's own complaints (an unknown option, a bad choice)
+    repeat what the user typed and are not checked."""
+    import argparse
+    import re
+
+    from fasttag.cli import build_parser
+
+    def children(parser):
+        return {name: p for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name, p in action.choices.items()}
+
+    root = build_parser()
+    parsers = {}
+    for name, p in children(root).items():
+        parsers[name] = p
+        for task, q in children(p).items():
+            parsers[f"{name} {task}"] = q
+
+    def command_of(words):
+        words = [w for w in words if not str(w).startswith("-")][:2]
+        for n in (2, 1):
+            key = " ".join(map(str, words[:n]))
+            if key in parsers:
+                return key
+        return None
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+    def foreign(argv, message):
+        if "unrecognized arguments" in message or "invalid choice" in message or "argument " in message:
+            return []
+        out = []
+        quoted = re.compile(r"'fasttag ([^']*)'")
+        for m in quoted.finditer(message):
+            words = m.group(1).split()
+            command = command_of(words)
+            known = root.flags if command is None else parsers[command].flags
+            if command is None and words and not words[0].startswith("-"):
+                out.append(f"unknown command in {m.group()}")
+            out += [f for f in flag.findall(m.group(1)) if f not in known]
+        command = command_of(argv)
+        rest = quoted.sub("", message)
+        flags = root.flags if command is None else parsers[command].flags
+        out += [f for f in flag.findall(rest) if f not in flags]
+        return out
+    return foreign

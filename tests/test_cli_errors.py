@@ -255,6 +255,19 @@ def test_mistake_is_one_line_exit_2(outcomes, case, names):
     assert os.listdir(out_dir) == []           # no output, no temporary file, no folder made
 
 
+def test_mistakes_name_only_options_their_command_has(outcomes, files, foreign_flags, tmp_path):
+    """Every flag an error line names is one its command has (or, quoted
+    as 'fasttag CMD ...', one CMD has): no pointer to an option that is not
+    there (train ner once said "read with --format conllu")."""
+    wrong = {}
+    for name, line, _ in MISTAKES:
+        err = outcomes[name][0].stderr.decode("utf-8", "replace").splitlines()
+        bad = foreign_flags(_render(line, files, tmp_path), err[-1] if err else "")
+        if bad:
+            wrong[name] = (bad, err[-1])
+    assert wrong == {}
+
+
 def test_mistakes_leave_the_shared_files_alone(outcomes):
     assert outcomes["shared files"]
 

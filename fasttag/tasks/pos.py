@@ -128,6 +128,10 @@ class Tagger(SequenceTask):
     @classmethod
     def _build(cls, examples, opts):
         tags = tag_set(examples, "training data has no tag column")
+        if len(tags) == 1:
+            raise InputError(f"every tag of the training data is {tags[0]!r}{_column_text(opts)}: a tagger "
+                             f"learns from two tags or more" + ("; the file has no tags in that column"
+                                                               if tags[0] == "_" else "; is it the tag column?"))
         index = {t: i for i, t in enumerate(tags)}
         word_tags = defaultdict(Counter)
         try:
@@ -431,6 +435,17 @@ def _checked_meta(meta):
     if not modelfile.header_int(word_column, 0, MAX_COLUMNS - 1):
         raise ModelFormatError(f"corrupt fasttag model: bad word column {word_column!r}")
     return meta
+
+
+def _column_text(opts):
+    """Which column the tags were read from, for messages: `` (column
+    xpos, option column)``; empty for Python pairs."""
+    fmt, column = opts.get("format"), opts.get("column")
+    if fmt == "conllu":
+        return f" (column {conllu_tag_column('upos' if column is None else column)}, option column)"
+    if fmt == "conll":
+        return f" (column {'the last' if column is None else column}, option column)"
+    return ""
 
 
 def _regroup(tags, keep, sentences, n):

@@ -81,6 +81,7 @@ maximum matching before its model runs, closer to our force mode.)
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -98,7 +99,7 @@ from ..charfeatures import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMP
                             word_hashes)
 from ..clusters import as_clusters
 from ..errors import InputError, ModelFormatError
-from ..normalize import atomic_runs, normalize_text
+from ..normalize import atomic_runs, normalize_text, run_letters
 from ..sequence import SequenceModel
 from ..task import SequenceTask, check_fixed_labels
 from ..userdict import read_userdict
@@ -155,6 +156,64 @@ def read_words(data, format=None, what="training data"):
         if ws:
             out.append(["".join(w.split()) for w in ws])
     return out
+
+
+_TAGGED_WORD = re.compile(r"[^/]+/[A-Za-z][A-Za-z0-9]{0,5}")     # 迈向/v, 北京/ns, 中国/nsf
+
+
+def check_segmented(sentences, what="data"):
+    """An InputError when ``sentences`` (word lists) are not a word
+    segmentation to learn from or score against: no word boundaries (raw
+    text: no line holds two words, or most characters lie in "words"
+    longer than the longest word the features know, MAX_WORD), or
+    ``word/TAG`` text (most words end in a tag).  Real segmented text
+    (People's Daily, SIGHAN gold) has boundaries on nearly every line,
+    1.6 characters a word, and no tags."""
+    words = [w for ws in sentences for w in ws]
+    if not words:
+        return
+    chars = sum(map(len, words))
+    in_long = sum(len(w) for w in words if len(w) > MAX_WORD)
+    if all(len(ws) < 2 for ws in sentences) or 2 * in_long > chars:
+        raise InputError(f"the {what} has no word boundaries (raw text?): "
+                         + ("no line holds two words" if all(len(ws) < 2 for ws in sentences) else
+                            f"{100 * in_long / chars:.0f}% of its characters lie in 'words' of more than "
+                            f"{MAX_WORD} characters")
+                         + "; a segmenter learns from and is scored against words separated by spaces")
+    tagged = sum(1 for w in words if _TAGGED_WORD.fullmatch(w))
+    if 2 * tagged > len(words):
+        example = next(w for w in words if _TAGGED_WORD.fullmatch(w))
+        raise InputError(f"the {what} is word/TAG text: {100 * tagged / len(words):.0f}% of its words end in "
+                         f"a tag ({example}); a segmenter reads the words alone, separated by spaces: "
+                         f"remove the tags")
+
+
+@functools.lru_cache(maxsize=None)
+def _spaced_letters():
+    return frozenset(map(chr, run_letters()[0]))
+
+
+def spaced_gold(sentences):
+    """An InputError when most letters of the gold ``sentences`` are
+    letters of alphabets written with spaces (Latin, Greek, Cyrillic,
+    Hangul ...: English text given as Chinese gold).  The segmenter keeps
+    their runs whole (``runs``), so it can never split such words once
+    the spaces are gone: the score would measure nothing.  Chinese gold
+    has about 0.1% of them (People's Daily, SIGHAN), Japanese and Thai
+    none."""
+    spaced = _spaced_letters()
+    letters = spaced_count = 0
+    for ws in sentences:
+        for w in ws:
+            for c in normalize_text(w):
+                if c.isalpha():
+                    letters += 1
+                    spaced_count += c.isascii() or c in spaced
+    if letters and 2 * spaced_count > letters:
+        raise InputError(f"{100 * spaced_count / letters:.0f}% of the letters of the gold data are of alphabets "
+                         f"written with spaces (Latin, Cyrillic, Hangul ...): the segmenter keeps their runs "
+                         f"whole and segments text written without spaces (Chinese), so no score would "
+                         f"mean anything")
 
 
 def _gold_ids(sentences):
@@ -314,7 +373,13 @@ class Segmenter(SequenceTask):
 
     @classmethod
     def _read(cls, data, opts, what):
-        return read_words(data, opts.get("format"), what)
+        examples = read_words(data, opts.get("format"), what)
+        check_segmented(examples, what)
+        return examples
+
+    def _check_gold(self, examples):
+        if self._runs is not None and self._runs["latin"]:     # else it may split such letters
+            spaced_gold(examples)
 
     @classmethod
     def _build(cls, examples, opts):
@@ -386,6 +451,7 @@ class Segmenter(SequenceTask):
     def _score(self, examples, outputs, opts):
         if not any(examples):
             raise InputError("the evaluation data holds no words")
+        self._check_gold(examples)
         words = opts.get("words")
         if words is None:
             vocab = self.vocabulary()
@@ -510,11 +576,14 @@ class Segmenter(SequenceTask):
         """Segment a text file (a path or binary stream), one line in, one
         line of space-separated words out, into the text stream ``out``;
         ``json``: one JSON object per non-blank line instead
-        (:mod:`fasttag.output`).  Read, segmented and written in batches,
-        in bounded memory; ``n_threads`` as for :meth:`segment_lines`."""
+        (:mod:`fasttag.output`).  CoNLL-U input (told as ``fasttag tag``
+        tells it) gives the text of each sentence, one a line
+        (:func:`fasttag.io.read_raw_text`).  Read, segmented and written in
+        batches, in bounded memory; ``n_threads`` as for
+        :meth:`segment_lines`."""
         n_threads = parallel.check_threads(n_threads)
         if json:
-            lines = ftio.read_lines(source)
+            lines = ftio.read_raw_text(source)
             texts = deque()
 
             def kept(it):
@@ -527,7 +596,7 @@ class Segmenter(SequenceTask):
                     output.write_json(out, output.record(words, line=number,
                                                          offsets=output.offsets_in(text, words)))
             return
-        lines = ftio.iter_texts(ftio.read_lines(source), "segment_lines()", "segment()")
+        lines = ftio.iter_texts(ftio.read_raw_text(source), "segment_lines()", "segment()")
         started = False                  # a piece of this line was written
         for words, last in self._segment_pieces(lines, n_threads):
             if words:
@@ -655,18 +724,7 @@ def _surface_tokens(sentence):
     """The words a segmenter learns from a CoNLL-U sentence: its tokens as
     written (a multiword token's form, "zum", not its words "zu dem"),
     whitespace inside a form removed (a word never holds any)."""
-    tokens, inside = [], 0
-    for line in sentence.lines:
-        fields = line.split("\t")
-        if len(fields) != 10 or line.startswith("#") or "." in fields[0]:
-            continue                                    # comments, empty nodes
-        first, _, last = fields[0].partition("-")
-        if last:
-            tokens.append(fields[1])
-            inside = int(last)
-        elif int(first) > inside:
-            tokens.append(fields[1])
-    return [t for t in ("".join(t.split()) for t in tokens) if t]
+    return [t for t in ("".join(form.split()) for form, _ in ftio.surface_tokens(sentence)) if t]
 
 
 def _fold_ids(shards, folds):

@@ -39,6 +39,8 @@ it is given, so that its model tags raw text (which has no columns).
 """
 from __future__ import annotations
 
+import itertools
+import os
 from collections import Counter
 from operator import itemgetter, methodcaller
 from typing import Iterable
@@ -384,7 +386,12 @@ def _read_sentences(data, word_column=0, tag_column=-1):
     an iterable of Sentence objects, or from (words, tags) pairs or NLTK
     tagged sentences (each then a document of its own)."""
     if ftio.is_source(data):
-        sents = list(ftio.read_conll(data, word_column=word_column, tag_column=tag_column))
+        if ftio.is_path(data):
+            name = os.fsdecode(os.fspath(data))
+            if ftio.is_conllu(list(itertools.islice(ftio.read_lines(data), 20)), name):
+                raise InputError("a span tagger learns from and scores column files (a word, its features "
+                                 "and its tag on each line), not CoNLL-U", name)
+        sents = list(ftio.read(data, "conll", tag_column, word_column))
     else:
         sents = list(data)
         if not all(isinstance(s, ftio.Sentence) for s in sents):

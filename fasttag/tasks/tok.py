@@ -885,13 +885,15 @@ class Tokenizer(SequenceTask):
         paragraph, into the text stream ``out``: one sentence a line,
         words separated by spaces, a blank line after each paragraph;
         ``json``: one JSON object per sentence instead, with its line and
-        character offsets (:mod:`fasttag.output`).  Long lines are read in
+        character offsets (:mod:`fasttag.output`).  CoNLL-U input (told
+        as ``fasttag tag`` tells it) gives the text of each sentence, a
+        paragraph each (:func:`fasttag.io.read_raw_text`).  Long lines are read in
         bounded memory (:mod:`fasttag.rawtext`); ``n_threads`` as for
         :meth:`tokenize_lines`."""
         from .. import output, rawtext
         n_threads = parallel.check_threads(n_threads)
         line = None
-        for sent in rawtext.raw_sentences(ftio.read_lines(source), self, n_threads):
+        for sent in rawtext.raw_sentences(ftio.read_raw_text(source), self, n_threads):
             if json:
                 output.write_json(out, output.record(sent.words, line=sent.line, offsets=sent.offsets))
                 continue
