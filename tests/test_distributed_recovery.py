@@ -24,7 +24,7 @@ import pytest
 import fasttag
 from fasttag import progress
 
-dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag[dask]')")
+dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag-nlp[dask]')")
 import dask  # noqa: E402  (installed with dask.distributed)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -94,15 +94,17 @@ def test_workers_killed_while_the_nannies_restart_them(train_file, kill_after):
 
 
 @pytest.fixture
-def lone_workers(cli_command):
+def lone_workers(cli_command, tmp_path_factory):
     """A scheduler and two worker processes without nannies (nothing starts
-    them again): ``(address, client, pids)``."""
+    them again): ``(address, client, pids)``.  They run outside the
+    checkout, whose uncompiled fasttag/ would shadow the one under test."""
     command, env = cli_command
+    cwd = tmp_path_factory.mktemp("workers")
     with dd.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, \
             dd.Client(cluster) as client:
         procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
                                    "--nthreads", "1", "--no-nanny", "--no-dashboard"],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                  for _ in range(2)]
         try:
             client.wait_for_workers(2, timeout=120)
