@@ -4,10 +4,21 @@ Before anything, a check that the fasttag these tests import has its
 compiled modules: run from a source tree that was never built, pytest
 stops with one message saying what to do instead of an ImportError in
 every test file.
+
+Hypothesis runs without its per-example deadline: a property holds or
+fails whatever the machine's load (speed lives in benchmarks/).
 """
 from pathlib import Path
 
 import pytest
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:         # the tests that need it skip
+    pass
+else:
+    settings.register_profile("fasttag", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("fasttag")
 
 
 def pytest_configure(config):

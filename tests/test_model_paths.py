@@ -14,7 +14,7 @@ import pytest
 import fasttag
 from fasttag import Tagger
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(fasttag.__file__).resolve().parents[1]     # the fasttag under test (installed or built here)
 DATA = ROOT / "data"
 TEXT = b"I saw her duck.\n"
 TAGGED = ["I/PRON", "saw/VERB", "her/PRON", "duck/NOUN", "./PUNCT"]

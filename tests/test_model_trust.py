@@ -125,7 +125,8 @@ def test_templates_beyond_the_bound_are_refused(tagger):
 
 def test_training_refuses_more_templates_than_loading_reads():
     with pytest.raises(ValueError, match="at most 1024"):
-        Tagger.train([(["a"], ["A"])], epochs=1, verbose=False, templates=[f"word[{i}]" for i in range(-600, 600)])
+        Tagger.train([(["a", "b"], ["A", "B"])], epochs=1, verbose=False,
+                     templates=[f"word[{i}]" for i in range(-600, 600)])
 
 
 @pytest.mark.parametrize("shape", [[0, 2 ** 62], [2 ** 62, 0], [0, 0, 2 ** 40]])

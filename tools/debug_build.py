@@ -32,8 +32,6 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 # nothing for the debug build to check in the pure-Python tests
 PURE_PYTHON = ["tests/test_io.py", "tests/test_normalize.py", "tests/test_metrics_segmentation.py",
                "tests/test_install_hints.py"]
-# run beside the rest, in a process of their own (CI has two cores)
-LONGEST = ["tests/test_model_fuzz.py", "tests/test_linear_safety.py"]
 FUZZ_CASES = "80"     # the model-file fuzzer at a sixth of README's run: the release run fuzzes in full
 
 
@@ -68,31 +66,22 @@ def build(root: Path) -> None:
 
 def run_tests(root: Path) -> bool:
     # Cython reports an out-of-bounds memoryview index in a noexcept function
-    # as "unraisable" and goes on: make that an error too
+    # as "unraisable" and goes on: make that an error too.  pytest-xdist
+    # spreads the files over the cores (pyproject's addopts).
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-W", "error::pytest.PytestUnraisableExceptionWarning"]
-    longest = [f for f in LONGEST if (root / f).is_file()]
-    rest = ["tests"] + [f"--ignore={f}" for f in PURE_PYTHON]
-    if longest and (os.cpu_count() or 1) > 1:
-        groups = [longest, rest + [f"--ignore={f}" for f in longest]]
-    else:
-        groups = [rest]
+            "-W", "error::pytest.PytestUnraisableExceptionWarning", "tests"]
+    args += [f"--ignore={f}" for f in PURE_PYTHON]
     env = _env(root, debug=False)
     env["FASTTAG_EXPECT_DEBUG_BUILD"] = "1"
     env.setdefault("FASTTAG_FUZZ_CASES", FUZZ_CASES)
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(args + group, cwd=root, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for group in groups]
-    outs = [proc.communicate()[0] for proc in procs]
-    ok = True
-    for proc, out in zip(procs, outs):
-        summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
-        print(f"under the debug build: {summary}")
-        if proc.returncode != 0:
-            ok = False
-            print(out[-8000:])
+    proc = subprocess.run(args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = proc.stdout.strip()
+    print(f"under the debug build: {out.splitlines()[-1] if out else '(no output)'}")
+    if proc.returncode != 0:
+        print(out[-8000:])
     print(f"tests under the debug build: {time.perf_counter() - t0:.0f} s", flush=True)
-    return ok
+    return proc.returncode == 0
 
 
 def main(argv=None) -> int:
