@@ -14,8 +14,8 @@ import pytest
 import fasttag
 from fasttag import Tagger
 
-ROOT = Path(fasttag.__file__).resolve().parents[1]     # the fasttag under test (installed or built here)
-DATA = ROOT / "data"
+PACKAGE_ROOT = Path(fasttag.__file__).resolve().parents[1]     # the fasttag under test (installed or built)
+DATA = Path(__file__).resolve().parents[1] / "data"
 TEXT = b"I saw her duck.\n"
 TAGGED = ["I/PRON", "saw/VERB", "her/PRON", "duck/NOUN", "./PUNCT"]
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes (os.mkfifo)")
@@ -84,7 +84,7 @@ def test_spacy_default_component_is_the_bundled_model(impostors, monkeypatch):
 
 def _run(args, cwd, timeout=60):
     """Run a command that must not block: TimeoutExpired fails the test."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout,
                           stdin=subprocess.DEVNULL)
 
