@@ -167,7 +167,8 @@ def build_parser():
 
     for command, (_, bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
-        p.add_argument("input", nargs="?", metavar="INPUT", help="input file (default or '-': standard input)")
+        p.add_argument("input", nargs="?", default="-", metavar="INPUT",
+                       help="input file (default or '-': standard input)")
         p.add_argument("-m", "--model", required=bundled is None, help=MODEL_HELP
                        + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
         p.add_argument("-o", "--output", help="output file (default: standard output)")
@@ -486,7 +487,7 @@ def tag_command(args):
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o")
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
-    source = _input_path(args.input, "INPUT", stdin_ok=True) if args.input is not None else sys.stdin.buffer
+    source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
     if model.kind not in kinds:
         use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \

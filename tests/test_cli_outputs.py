@@ -104,6 +104,19 @@ def test_standard_input_read_from_the_output_is_refused(cli_command, tmp_path):
     assert "RAW" in err and raw.read_text(encoding="utf-8") == "The dog barks .\nA cat sleeps .\n"
 
 
+def test_standard_input_by_default_read_from_the_output_is_refused(cli_command, tmp_path):
+    """``fasttag tag -o x.txt < x.txt``: INPUT left out is standard input."""
+    import subprocess
+    command, env = cli_command
+    raw = tmp_path / "raw.txt"
+    raw.write_text("The dog barks .\n", encoding="utf-8")
+    with open(raw, "rb") as stdin:
+        result = subprocess.run(command + ["tag", "-o", str(raw)], stdin=stdin, capture_output=True, env=env,
+                                timeout=300)
+    err = _one_error_line(result)
+    assert "INPUT" in err and raw.read_text(encoding="utf-8") == "The dog barks .\n"
+
+
 def test_two_outputs_naming_one_file_are_refused(run_cli, tmp_path):
     err = _one_error_line(run_cli("train", "pos", CONLLU, "-o", tmp_path / "m.ftm", "--plot", tmp_path / "m.ftm"))
     assert "--plot and -o" in err

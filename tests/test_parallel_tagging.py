@@ -324,8 +324,10 @@ def test_command_streams_in_memory_independent_of_input_size(cli_command, tmp_pa
     grown_kib = peaks[10] - peaks[1]
     input_kib = 9 * len(block) / 1024
     # read whole, the extra 4.5 MB of input would cost several times its
-    # size in Python strings and lists; streamed, memory stays where it was
-    assert grown_kib < 0.25 * input_kib, (peaks, input_kib)
+    # size in Python strings and lists (its bytes and its text alone are
+    # twice it); streamed, memory stays where it was, give or take the
+    # batches in flight, which depend on how the threads are scheduled
+    assert grown_kib < input_kib, (peaks, input_kib)
 
 
 def test_pretokenized_lines_split_as_the_whitespace_pattern_does():
