@@ -259,8 +259,11 @@ def _mutant_value(rnd, old, ctx):
     if isinstance(old, float):
         return rnd.choice(FLOATS + [old * -1, old * 1e300, int(old) if math.isfinite(old) else 0])
     if isinstance(old, str):
-        choices = STRINGS + [old + old, old[:-1], old + "x", old.upper(), old + "|" + old, " " + old,
-                             old * 1000, old.replace("-", ""), "B-" + old, old + "[0]"]
+        # the edits that multiply a string grow from a short piece of it: a
+        # field mutated again and again must not exhaust the harness's memory
+        piece = old[:1000]
+        choices = STRINGS + [piece + piece, old[:-1], old + "x", old.upper(), piece + "|" + piece, " " + old,
+                             piece * 1000, old.replace("-", ""), "B-" + old, old + "[0]"]
         return rnd.choice(choices)
     if isinstance(old, list):
         return _mutant_list(rnd, list(old), ctx)[0]
