@@ -15,9 +15,9 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
 
-MODULES = ["fasttag._core", "fasttag._sequence", "fasttag._features", "fasttag._linear", "fasttag._kbest",
-           "fasttag._wordtypes", "fasttag._documents", "fasttag._charfeatures",
-           "fasttag._mlp", "fasttag._brown", "fasttag._keyids"]
+MODULES = ["fasttag._core.weights", "fasttag._core.sequence", "fasttag._core.features", "fasttag._core.kbest",
+           "fasttag._core.wordtypes", "fasttag._core.documents", "fasttag._core.charfeatures",
+           "fasttag._core.brown", "fasttag._core.keyids", "fasttag.linear._weights", "fasttag.linear._mlp"]
 
 directives = {
     "language_level": 3,

@@ -49,14 +49,14 @@ DATA = {}            # "train", "test": [Sentence]; the workers fork after it is
 
 def spans(tags):
     """The (type, start, end) chunks of IOB2 ``tags``."""
-    from fasttag import schemes
+    from fasttag.text import schemes
     return set(schemes.spans(tags, "iob2"))
 
 
 def reversed_sentence(s):
     """``s`` read right to left, its chunks mirrored (IOB2 again)."""
-    from fasttag import schemes
-    from fasttag.io import Sentence
+    from fasttag.text import schemes
+    from fasttag.text.formats import Sentence
     n = len(s.words)
     tags = schemes.encode([(t, n - e, n - b) for t, b, e in schemes.spans(s.tags, "iob2")], n, "iob2")
     rows = [[*r[:-1], t] for r, t in zip(reversed(s.rows), tags)]
@@ -206,7 +206,7 @@ def main():
     ap.add_argument("--rerank-seeds", default="0")
     ap.add_argument("--processes", type=int, default=2)
     args = ap.parse_args()
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     DATA["train"] = list(ftio.read_conll(H.data_path("conll2000", "train.txt")))
     DATA["test"] = list(ftio.read_conll(H.data_path("conll2000", "test.txt")))
     gold = {"test": [spans(s.tags) for s in DATA["test"]], "train": [spans(s.tags) for s in DATA["train"]]}

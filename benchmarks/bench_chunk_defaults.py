@@ -28,9 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as H  # noqa: E402
-from fasttag import SpanTagger, schemes  # noqa: E402
-from fasttag import io as ftio  # noqa: E402
-from fasttag.features import CLUSTER_TEMPLATES  # noqa: E402
+from fasttag import SpanTagger
+from fasttag.text import schemes
+from fasttag.text import formats as ftio
+from fasttag.features.words import CLUSTER_TEMPLATES  # noqa: E402
 from fasttag.tasks.spans import span_templates  # noqa: E402
 
 

@@ -41,7 +41,7 @@ def fasttag_spans(task, train_path, dev_path, test_path, epochs=None, algorithm=
                   k=1, C=None, seed=0):
     """Train fasttag's SpanTagger (best epoch on ``dev_path`` when given),
     save and load it as a user would, and tag the test rows."""
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     from fasttag import load
     from fasttag import SpanTagger
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_clusters.py [--clusters FILE] [--n-clusters 1000] [--tasks pos,chunk,ner]
         [--options JSON] [--chunk-holdout N]
 
-Clusters are learned (``fasttag.clusters.cluster``, the same as ``fasttag
+Clusters are learned (``fasttag.features.clusters.cluster``, the same as ``fasttag
 cluster``) from ``unlabeled_en`` (ABC, State of the Union, web text;
 tokenized by the bundled English tokenizer) plus the words of the Brown
 corpus (its tags unused), unless ``--clusters`` names a clusters file made
@@ -58,7 +58,7 @@ def _text_lines(path):
 
 def clustering_sentences():
     """Token lists of unlabeled_en (tokenized) and of Brown (its words)."""
-    from fasttag import rawtext
+    from fasttag.text import rawtext
     sents = []
     tokenizer = rawtext.tokenizer_of(None)
     for name in UNLABELED:
@@ -69,7 +69,7 @@ def clustering_sentences():
 
 
 def make_clusters(path, n_clusters):
-    from fasttag.clusters import cluster
+    from fasttag.features.clusters import cluster
     t0 = time.process_time()
     sents = clustering_sentences()
     t_read = time.process_time() - t0
@@ -103,7 +103,7 @@ def pos(clusters=None, options=None):
 
 def spans(task, clusters=None, options=None, holdout=0):
     from fasttag import SpanTagger, load
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     if task == "chunk":
         train_path, dev_path, test_path = (H.data_path("conll2000", "train.txt"), None,
                                            H.data_path("conll2000", "test.txt"))

@@ -25,8 +25,10 @@ import numpy as np
 from harness import DATA_ROOT
 
 import fasttag
-from fasttag import Tagger, confidence, schemes
-from fasttag import io as ftio
+from fasttag import Tagger
+from fasttag.model import confidence
+from fasttag.text import schemes
+from fasttag.text import formats as ftio
 
 EWT = DATA_ROOT / "en_ewt"
 WSJ = DATA_ROOT / "conll2000"

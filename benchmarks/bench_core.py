@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fasttag._core import WeightTable, hash_strings  # noqa: E402
+from fasttag._core.weights import WeightTable, hash_strings  # noqa: E402
 
 
 class DictAveraged:

@@ -98,7 +98,7 @@ def unlabeled_text(train_sents, test_lines, shingle=20):
     """The PD training text without its spaces (width-folded), less every
     line that equals a test line or shares ``shingle`` characters with the
     test text; returns (lines, number left out)."""
-    from fasttag.normalize import normalize_text
+    from fasttag.features.normalize import normalize_text
 
     test = {normalize_text("".join(line.split())) for line in test_lines} - {""}
     pieces = {t[i:i + shingle] for t in test for i in range(max(1, len(t) - shingle + 1))}
@@ -115,8 +115,8 @@ def unlabeled_text(train_sents, test_lines, shingle=20):
 def char_clusters(lines, n_clusters, path):
     """Learn ``n_clusters`` Brown clusters of the characters of ``lines``
     and save them at ``path``; returns (words, CPU seconds)."""
-    from fasttag.charfeatures import character_sentences
-    from fasttag.clusters import cluster
+    from fasttag.features.chars import character_sentences
+    from fasttag.features.clusters import cluster
 
     with H.timer() as t:
         clusters = cluster(character_sentences(lines), n_clusters=n_clusters, min_count=2)
@@ -126,7 +126,7 @@ def char_clusters(lines, n_clusters, path):
 
 def gsd_dev():
     """UD Chinese GSDSimp dev as word lists, or [] when it is absent."""
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     try:
         path = H.data_path("zh_gsdsimp", "zh_gsdsimp-ud-dev.conllu")
     except SystemExit:

@@ -12,7 +12,7 @@ weights.  This script trains the chunker (``SpanTagger``, its default
 templates with ``clusters``, 8 epochs) as N runs with seeds S, S+1 ...,
 each with the task's templates less its block (the ``templates`` option),
 averages their weights as ``--ensemble`` does
-(:func:`fasttag.tables.mean_table`, the transitions' mean) and scores the
+(:func:`fasttag.model.tables.mean_table`, the transitions' mean) and scores the
 mean model by k-fold cross-validation on CoNLL-2000 train: every training
 sentence is scored once, by the ensemble trained on the other folds.
 Share 0 is the plain ensemble.
@@ -49,8 +49,8 @@ def fold_predictions(job):
     the other folds."""
     fold, folds, runs, share, seed, clusters = job
     from fasttag import SpanTagger
-    from fasttag import io as ftio
-    from fasttag.tables import mean_table
+    from fasttag.text import formats as ftio
+    from fasttag.model.tables import mean_table
     data = list(ftio.read_conll(H.data_path("conll2000", "train.txt")))
     lo, hi = fold * len(data) // folds, (fold + 1) * len(data) // folds
     train, held = data[:lo] + data[hi:], data[lo:hi]
@@ -77,7 +77,7 @@ def main():
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--processes", type=int, default=2)
     args = ap.parse_args()
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     data = list(ftio.read_conll(H.data_path("conll2000", "train.txt")))
     gold = [s.tags for s in data]
     shares = [float(x) for x in args.shares.split(",")]

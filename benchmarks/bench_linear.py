@@ -200,7 +200,7 @@ def mlp_digits(seeds, epochs, gemm="default"):
     scipy's BLAS when installed; "own": fasttag's own kernel, as without
     scipy; "both": one row each)."""
     from sklearn.neural_network import MLPClassifier as SkMLP
-    from fasttag import _mlp
+    from fasttag.linear import _mlp
     X, y = datasets.load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
     scaler = StandardScaler().fit(Xtr)

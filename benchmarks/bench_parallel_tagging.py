@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import fasttag  # noqa: E402
-from fasttag import io as ftio  # noqa: E402
+from fasttag.text import formats as ftio
 
 
 def workloads(data):
@@ -72,7 +72,7 @@ def throughput(data, threads, reps):
 def split(data):
     """One thread's seconds per step of SequenceModel._featurize_split and
     the decoder, on EWT test x8 (the POS path)."""
-    from fasttag.sequence import BATCH_TOKENS, _chunks
+    from fasttag.model.sequence import BATCH_TOKENS, _chunks
     tagger = fasttag.load("en")
     m = tagger.model
     sents = [s.words for s in ftio.read(Path(data) / "en_ewt" / "en_ewt-ud-test.conllu")] * 8
@@ -88,7 +88,7 @@ def split(data):
     type_templates, context_templates = m._split
     names = np.array(m.tags, dtype=object)
     t_all = time.perf_counter()
-    from fasttag.features import token_lists
+    from fasttag.features.words import token_lists
     sents = step("token_lists (caller)", "GIL", token_lists, sents)
     examples = step("examples, chunks (caller)", "GIL", lambda: list(_chunks([(s, None) for s in sents],
                                                                                BATCH_TOKENS)))

@@ -337,7 +337,7 @@ def load_data(tasks):
 
 
 def jobs_for(task, data, args, threads):
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
 
     reps, k, epochs = args.reps, args.repeat, args.epochs
     jobs = []

@@ -117,7 +117,9 @@ def main():
     ap.add_argument("--holdout", type=int, default=936)
     ap.add_argument("--seed", type=int, default=0, help="seed of the per-epoch shuffle")
     args = ap.parse_args()
-    from fasttag import SpanTagger, io as ftio, schemes
+    from fasttag import SpanTagger
+    from fasttag.text import formats as ftio
+    from fasttag.text import schemes
     check_decoder()
     train = list(ftio.read_conll(H.data_path("conll2000", "train.txt")))
     test = list(ftio.read_conll(H.data_path("conll2000", "test.txt")))

@@ -100,7 +100,7 @@ def word_classes(min_count=3, n_context=2000, dims=100):
 def xpos_tagger(clusters):
     """A tagger of EWT's XPOS column."""
     from fasttag import Tagger
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     def read(name):
         return [(s.words, s.tags) for s in ftio.read_conllu(H.data_path("en_ewt", name), column="xpos")]
     return Tagger.train(read("en_ewt-ud-train.conllu"), dev=read("en_ewt-ud-dev.conllu"), seed=0,
@@ -110,7 +110,7 @@ def xpos_tagger(clusters):
 def with_columns(sentences, columns):
     """The sentences with ``columns`` (per sentence, per token, a tuple)
     before the tag column; their other lines (``-DOCSTART-``) kept."""
-    from fasttag.io import Sentence
+    from fasttag.text.formats import Sentence
     out = []
     for s, extra in zip(sentences, columns):
         rows = [[*r[:-1], *x, r[-1]] for r, x in zip(s.rows, extra)]
@@ -154,7 +154,7 @@ def main():
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--processes", type=int, default=2)
     args = ap.parse_args()
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     names = ["none"] + args.columns.split(",")
     seeds = {k: [int(x) for x in v.split(",") if x] for k, v in
              (("cv", args.cv_seeds), ("test", args.test_seeds), ("ensemble", args.ensemble_seeds))}

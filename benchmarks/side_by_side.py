@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as H  # noqa: E402
 
 import fasttag  # noqa: E402
-from fasttag import io as ftio  # noqa: E402
-from fasttag import modelfile  # noqa: E402
+from fasttag.text import formats as ftio
+from fasttag.model import modelfile
 
 
 def digest(model):

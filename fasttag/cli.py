@@ -11,7 +11,7 @@
 
 The subcommands of ``train`` come from the task registry
 (:mod:`fasttag.tasks`).  Their options come from the option table
-(:mod:`fasttag.options`), so names, defaults, ranges and help live there.
+(:mod:`fasttag.model.options`), so names, defaults, ranges and help live there.
 The work is done by the models' own methods: ``train``, ``tag_file`` and
 ``evaluate``, and ``report`` for the text of a result.
 """
@@ -26,12 +26,13 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from . import __version__, options
-from . import io as ftio
+from . import __version__
+from .model import options
+from .text import formats as ftio
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
-from .modelfile import atomic_file, open_model, replaced_file
-from .output import MAX_NBEST
+from .model.modelfile import atomic_file, open_model, replaced_file
+from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
 from .tasks import TASKS, task_class
@@ -277,7 +278,7 @@ def train_command(args):
             lists.setdefault(typ, []).extend(_read_gazetteer(_input_path(path, "--gazetteer")))
         given["gazetteers"] = lists
     if "clusters" in given:
-        from .clusters import read_clusters
+        from .features.clusters import read_clusters
         given["clusters"] = read_clusters(_input_path(given["clusters"], "--clusters"))   # checked before any work
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
@@ -388,7 +389,7 @@ def _check_output(path, what):
     """Refuse, before any work, an output ``path`` that cannot be written:
     a folder, in a folder that does not exist or cannot be written to.  A
     symbolic link is checked where the save writes: its target's folder
-    (:func:`fasttag.modelfile.replaced_file`)."""
+    (:func:`fasttag.model.modelfile.replaced_file`)."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
     if path == "":
@@ -464,7 +465,7 @@ def _same_file(output, source):
 def _load_sequence_model(path, command):
     """The model at ``path``, refused in one line when it is a linear
     estimator (``fasttag.linear``), which tags no sequences."""
-    from .task import SequenceTask
+    from .tasks.base import SequenceTask
     model = load(path)
     if not isinstance(model, SequenceTask):
         raise InputError(f"{path} holds the estimator {type(model).__name__}, not a sequence model: "
@@ -518,7 +519,7 @@ def _text_input(args, model):
     if args.tokenizer is not None:
         if fmt not in (None, "raw"):
             raise InputError("--tokenizer applies to raw text, not to --pretokenized or --format input")
-        from .rawtext import tokenizer_of
+        from .text.rawtext import tokenizer_of
         given["tokenizer"] = tokenizer_of(_model_path(args.tokenizer, "--tokenizer"))
     column = getattr(args, "column", None)
     if model.kind == "spans":
@@ -576,7 +577,7 @@ def eval_command(args):
 
 
 def inspect_command(args):
-    from . import inspection
+    from .model import inspection
     if args.top < 1:
         raise InputError(f"--top must be at least 1, not {args.top}")
     model = load(_model_path(args.model, "MODEL"))
@@ -617,8 +618,8 @@ def plot_command(args):
 
 def cluster_command(args):
     import time
-    from . import rawtext
-    from .clusters import cluster
+    from .text import rawtext
+    from .features.clusters import cluster
     given = _given(args, [o.name for o in options.for_cli("cluster", "cluster")])
     opts = options.resolve("cluster", "cluster", given, cli=True)
     if args.raw.count("-") > 1:
@@ -631,7 +632,7 @@ def cluster_command(args):
     for path in paths:
         lines = ftio.read_lines(path, "the raw text")
         if args.chars:
-            from .charfeatures import character_sentences
+            from .features.chars import character_sentences
             sentences.extend(character_sentences(lines))
             continue
         sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))

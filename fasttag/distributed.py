@@ -1,7 +1,7 @@
 """Training and tagging on a Dask cluster (the optional extra
 ``fasttag-nlp[dask]``: ``pip install 'fasttag-nlp[dask]'``).
 
-Training is iterative parameter mixing (:mod:`fasttag.mixing`, which
+Training is iterative parameter mixing (:mod:`fasttag.model.mixing`, which
 states the averaging convention: the same as on one machine), one shard
 per worker::
 
@@ -51,9 +51,9 @@ import zlib
 
 import numpy as np
 
-from . import mixing, modelfile
-from ._core import AveragedVector, WeightTable
-from ._sequence import transition_size
+from .model import mixing, modelfile
+from ._core.weights import AveragedVector, WeightTable
+from ._core.sequence import transition_size
 from .errors import InputError, TrainingInterrupted, WorkersLost
 
 _WORKER_CACHE = {}          # on a worker: (run, path, start, end) -> (model, featurized shard)
@@ -109,9 +109,9 @@ def byte_ranges(path, n):
 def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, init=False):
     """Train ``task_model`` (built by the task's ``train``) in place on the
     file ``path``, one shard per worker of ``client``; like
-    :func:`fasttag.trainer.fit` (dev selection, Ctrl-C, training info).
+    :func:`fasttag.model.training.fit` (dev selection, Ctrl-C, training info).
     Returns the per-epoch statistics."""
-    from . import trainer
+    from .model import training as trainer
     if not isinstance(path, (str, os.PathLike)):
         raise InputError("distributed training reads the training data on the workers: give a file path")
     path = os.path.abspath(os.fspath(path))
@@ -350,7 +350,7 @@ def _shard(run, model_bytes, tables, path, start, end, digest, reading):
     encoded = task_model._encode(examples, training=True)
     model = task_model.model
     if encoded:
-        from .trainer import _featurize
+        from .model.training import _featurize
         keys, bounds, cands = _featurize(model, encoded)
         gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in encoded])
         if len(gold) and (gold.min() < 0 or len(gold) != keys.shape[0]):
@@ -367,8 +367,8 @@ def _shard(run, model_bytes, tables, path, start, end, digest, reading):
 
 def _shard_epoch(run, model_bytes, tables, weights, path, start, end, digest, reading, seed, epoch, index, rule):
     """On a worker: one epoch on one shard from the mixed ``weights``:
-    (:class:`fasttag.mixing.Changes`, positions)."""
-    from . import trainer
+    (:class:`fasttag.model.mixing.Changes`, positions)."""
+    from .model import training as trainer
     task_model, keys, bounds, cands, gold, n = _shard(run, model_bytes, tables, path, start, end, digest, reading)
     model = task_model.model
     emit, trans = _load_weights(weights, len(model.tags))
@@ -414,7 +414,7 @@ def tag_bag(model, bag, method=None):
     require_dask()
     import dask
     import dask.bag as db
-    from .task import SequenceTask
+    from .tasks.base import SequenceTask
     if not isinstance(model, SequenceTask):
         raise TypeError(f"tag_bag() takes a fasttag model (fasttag.load), not {type(model).__name__}")
     if not isinstance(bag, db.Bag):

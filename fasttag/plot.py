@@ -17,7 +17,7 @@ import math
 import os
 
 from .errors import FasttagError
-from .modelfile import atomic_file
+from .model.modelfile import atomic_file
 
 #: Size of a saved figure in pixels: (width per panel, height) at DPI.
 PANEL_INCHES = (5.0, 3.6)

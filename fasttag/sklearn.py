@@ -1,7 +1,7 @@
 """A scikit-learn sequence estimator, in the manner of sklearn-crfsuite's
 ``CRF``: ``X`` is a list of sentences, each a list of tokens (str: fasttag's
 own word features) or of per-token feature dicts (as sklearn-crfsuite's
-users write them: see :mod:`fasttag.tasks.features`); ``y`` a list of tag
+users write them: see :mod:`fasttag.tasks.featuredicts`); ``y`` a list of tag
 lists.
 
 It is a real estimator: ``get_params``/``set_params``, ``clone``,
@@ -24,9 +24,9 @@ except ImportError:                                   # pragma: no cover - the e
 
 import numpy as np
 
-from . import confidence
+from .model import confidence
 from .store import loads
-from .tasks.features import FeatureTagger
+from .tasks.featuredicts import FeatureTagger
 from .tasks.pos import Tagger
 
 __all__ = ["SequenceTagger"]

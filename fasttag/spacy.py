@@ -11,7 +11,7 @@ Registered through entry points, so an installed fasttag needs no import::
 component that ``initialize`` builds from the training examples.  The
 components are trainable from spaCy (``spacy train``, ``nlp.update``): each
 ``update`` is one online perceptron pass over the batch (see
-:meth:`fasttag.task.SequenceTask.update`).  ``nlp.to_disk``,
+:meth:`fasttag.tasks.base.SequenceTask.update`).  ``nlp.to_disk``,
 ``spacy.load`` and ``to_bytes`` carry the model file itself.
 """
 from pathlib import Path
@@ -266,7 +266,7 @@ class FasttagSpans(_Component):
                              "--feature-columns)")
 
     def _annotate(self, docs):
-        from . import schemes
+        from .text import schemes
         model = self.fasttag_model
         words = [self._words(doc) for doc in docs]
         tags = model.tag_sents([w for _, w in words])

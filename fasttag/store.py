@@ -1,7 +1,7 @@
 """The model store: ``fasttag.load`` opens any fasttag model file.
 
 Every model kind, linear estimators included, is one container
-(:mod:`fasttag.modelfile`) whose header's ``kind`` says which class reads
+(:mod:`fasttag.model.modelfile`) whose header's ``kind`` says which class reads
 it.  Loading never runs code from the file.
 
 A model is only as good as the feature hashes it was trained on.  So each
@@ -17,7 +17,7 @@ import importlib
 import os
 from pathlib import Path
 
-from . import modelfile
+from .model import modelfile
 from .display import quote
 from .errors import FasttagError, ModelFormatError
 
@@ -27,7 +27,7 @@ KINDS = {
     "segmenter": ("fasttag.tasks.seg", "Segmenter"),
     "spans": ("fasttag.tasks.spans", "SpanTagger"),
     "tokenizer": ("fasttag.tasks.tok", "Tokenizer"),
-    "feature-tagger": ("fasttag.tasks.features", "FeatureTagger"),
+    "feature-tagger": ("fasttag.tasks.featuredicts", "FeatureTagger"),
 }
 
 BUNDLED = {
@@ -88,7 +88,7 @@ KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KIND
 
 def stamp(header, name, version, **spec):
     """Record the hash function and the featurizer in a model ``header``."""
-    from ._core import HASH_ID
+    from ._core.weights import HASH_ID
     header["hash"] = HASH_ID
     header["featurizer"] = {"name": name, "version": version, **spec}
 
@@ -96,7 +96,7 @@ def stamp(header, name, version, **spec):
 def check_stamp(header, name, version):
     """The header's featurizer entry, after checking that this fasttag
     hashes and featurizes as the model's trainer did."""
-    from ._core import HASH_ID
+    from ._core.weights import HASH_ID
     got = header.get("hash")
     if got != HASH_ID:
         raise ModelFormatError(f"the model's features were hashed with {quote(got)}, this fasttag "
@@ -130,7 +130,7 @@ def load(path: str | os.PathLike | None = None):
     holds a file of that name: write ``./en`` for that file.  A name with a
     path separator or an extension, or a ``pathlib.Path``, is a path.  Only
     a regular file is read: a named pipe, a device or a folder is refused
-    (:func:`fasttag.modelfile.open_model`).
+    (:func:`fasttag.model.modelfile.open_model`).
 
     Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter`,
     :class:`fasttag.SpanTagger` or a :mod:`fasttag.linear` estimator, as the

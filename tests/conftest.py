@@ -30,8 +30,8 @@ def pytest_configure(config):
         raise pytest.UsageError(f"cannot import fasttag ({exc}): install it (pip install .) or build it "
                                 f"in place (python setup.py build_ext --inplace)") from None
     try:
-        import fasttag._core  # noqa: F401  (compiled)
-        import fasttag._sequence  # noqa: F401
+        import fasttag._core.weights  # noqa: F401  (compiled)
+        import fasttag._core.sequence  # noqa: F401
     except ImportError as exc:
         where = Path(fasttag.__file__).resolve().parent
         raise pytest.UsageError(
@@ -88,10 +88,11 @@ def run_cli(cli_command):
 def interrupted_fit():
     """``fit(at_call, **options) -> (task model, TrainingInterrupted)``:
     a POS model of ``data/sample.conllu`` trained again through
-    :func:`fasttag.trainer.fit`, with a dev scorer that raises
+    :func:`fasttag.model.training.fit`, with a dev scorer that raises
     KeyboardInterrupt (Ctrl-C) on its ``at_call``-th call (once per
     epoch) and scores 0.5 before."""
-    from fasttag import Tagger, trainer
+    from fasttag import Tagger
+    from fasttag.model import training as trainer
     from fasttag.errors import TrainingInterrupted
 
     sample = Path(__file__).resolve().parents[1] / "data" / "sample.conllu"

@@ -16,7 +16,7 @@ import pytest
 
 import fasttag
 from fasttag import InputError, Segmenter, SpanTagger, Tagger, Tokenizer
-from fasttag.io import input_encoding
+from fasttag.text.formats import input_encoding
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -225,9 +225,9 @@ def test_training_progress_lines(tmp_path, capsys):
 def test_slices_train_the_same_model():
     """The epoch runs in slices (for the bar and Ctrl-C): the model is the
     one a single pass over the same order gives, byte for byte."""
-    from fasttag import trainer
-    from fasttag.progress import Progress
-    pairs = [(s.words, s.tags) for s in fasttag.io.read(DATA / "sample.conllu")] * 3
+    from fasttag.model import training as trainer
+    from fasttag.model.progress import Progress
+    pairs = [(s.words, s.tags) for s in fasttag.text.formats.read(DATA / "sample.conllu")] * 3
     models = []
     for slices in (1, 7, 100):
         t = Tagger.train(pairs, epochs=1, verbose=False)
@@ -239,7 +239,7 @@ def test_slices_train_the_same_model():
 
 
 def test_progress_bar_only_on_a_terminal():
-    from fasttag.progress import Progress
+    from fasttag.model.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -391,7 +391,7 @@ def test_ctrl_c_before_any_epoch_saves_nothing():
 
     def evaluate(_):
         raise KeyboardInterrupt
-    from fasttag import trainer
+    from fasttag.model import training as trainer
     t = Tagger.train(pairs, epochs=1, verbose=False)
     data = t._encode(pairs, training=True)
     with pytest.raises(TrainingInterrupted) as info:

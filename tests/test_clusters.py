@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttag
-from fasttag import SpanTagger, Tagger, modelfile
-from fasttag._brown import merge, xlogx_table
-from fasttag.clusters import Clusters, cluster, read_clusters
+from fasttag import SpanTagger, Tagger
+from fasttag.model import modelfile
+from fasttag._core.brown import merge, xlogx_table
+from fasttag.features.clusters import Clusters, cluster, read_clusters
 from fasttag.errors import InputError, ModelFormatError
 
 # ---------------------------------------------------------------- reference

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import AveragedVector, WeightTable
-from fasttag._linear import ALGORITHMS, averaged_weights, pa_epoch
+from fasttag._core.weights import AveragedVector, WeightTable
+from fasttag.linear._weights import ALGORITHMS, averaged_weights, pa_epoch
 
 N_KEYS = 10
 N_LABELS = 70          # more labels than a block's first capacities: blocks move
@@ -236,7 +236,7 @@ def test_linear_pa_epoch_average_equals_the_dense_definition(K, n, d, epochs, al
 def test_the_linear_codes_are_the_compiled_ones():
     """The Python layer reads its codes from the compiled module (one
     definition), and they are distinct."""
-    from fasttag._linear import LEARNING_RATES, LOSSES
+    from fasttag.linear._weights import LEARNING_RATES, LOSSES
     from fasttag.linear import losses, perceptron, sgd
     assert losses.LOSSES is LOSSES
     assert perceptron._ALGOS is ALGORITHMS

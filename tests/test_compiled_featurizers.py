@@ -2,7 +2,7 @@
 
 The word-type ids and distinct types of the word featurizer, the hashed
 feature columns of the span featurizer and the document features of span
-tagging are compiled (``fasttag._wordtypes``, ``fasttag._documents``); the
+tagging are compiled (``fasttag._core.wordtypes``, ``fasttag._core.documents``); the
 references below are the Python they replaced.  Random words include
 non-ASCII letters, titlecase and special-cased characters, digits,
 punctuation, empty strings and very long words.
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._wordtypes import column_values, distinct, lookup_ids
-from fasttag.features import WordFeaturizer, hash_texts
+from fasttag._core.wordtypes import column_values, distinct, lookup_ids
+from fasttag.features.words import WordFeaturizer, hash_texts
 from fasttag.tasks.spans import DOCUMENT_EXTRAS, SpanFeaturizer, _cap_runs, _document_extras
 
 # characters whose case rules trip simple code: titlecase (ǅ), a lowercase
@@ -298,7 +298,7 @@ def mix64(x):
 
 def reference_keys(attrs, bounds, templates):
     """Every template's key at every token, one hash_combine at a time."""
-    from fasttag._core import combine
+    from fasttag._core.weights import combine
     out = np.zeros((attrs.shape[0], len(templates)), dtype=np.uint64)
     for s in range(len(bounds) - 1):
         start, end = int(bounds[s]), int(bounds[s + 1])
@@ -325,7 +325,7 @@ template_parts = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(-3, 3))
 @given(st.lists(st.lists(template_parts, max_size=4), min_size=1, max_size=5, unique_by=str),
        st.lists(st.integers(0, 6), min_size=1, max_size=6), st.data())
 def test_template_keys_equal_one_combine_at_a_time(parts, lengths, data):
-    from fasttag.features import Templates
+    from fasttag.features.words import Templates
     names = sorted({"|".join(f"{a}[{o}]" for a, o in ps) if ps else "bias" for ps in parts})
     templates = Templates(names, ["a", "b", "c"])
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -338,7 +338,7 @@ def test_template_keys_equal_one_combine_at_a_time(parts, lengths, data):
 def test_template_keys_across_blocks_of_many_tokens():
     # the compiled extractor works through blocks of thousands of tokens:
     # sentences that straddle them, long ones and empty ones
-    from fasttag.features import Templates
+    from fasttag.features.words import Templates
     rng = np.random.default_rng(5)
     lengths = [0, 4095, 3, 0, 5000, 1, 2, 4100, 7]
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -360,7 +360,7 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
     # the per-fold dictionaries of jackknifed training still take the
     # numpy path (match_lengths): one fold holding the same words must
     # give the same db/de/dm attributes as the compiled matcher
-    from fasttag.charfeatures import CharFeaturizer, WordSet
+    from fasttag.features.chars import CharFeaturizer, WordSet
     ws = WordSet(words, min_length=2)
     fz = CharFeaturizer(dictionary=ws)
     compiled = fz.batch(lines)
@@ -371,7 +371,7 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
 
 
 def test_dictionary_matching_finds_the_longest_words():
-    from fasttag.charfeatures import ATTRIBUTES, CharFeaturizer, WordSet
+    from fasttag.features.chars import ATTRIBUTES, CharFeaturizer, WordSet
     fz = CharFeaturizer(dictionary=WordSet(["北京", "北京大学", "大学生", "学生"]))
     attrs = fz.batch(["北京大学生 北京"]).attrs
     plain = CharFeaturizer()

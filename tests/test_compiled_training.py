@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import AveragedVector, WeightTable
-from fasttag._kbest import KBest, mira_epoch
-from fasttag._sequence import Search, transition_size
+from fasttag._core.weights import AveragedVector, WeightTable
+from fasttag._core.kbest import KBest, mira_epoch
+from fasttag._core.sequence import Search, transition_size
 
 BIT_EXACT = platform.machine().lower() in ("x86_64", "amd64")
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag import SpanTagger, Tagger
-from fasttag import confidence
+from fasttag.model import confidence
 
 WORDS = "the dog cat saw a big red barks runs ran and Paris Anna visited".split()
 
@@ -251,7 +251,7 @@ def test_span_tagger_n_best_and_spans_with_confidence(span_tagger):
         mx = max(sc for sc, _ in seqs)
         weights = [(math.exp((sc - mx) / span_tagger.temperature), q) for sc, q in seqs]
         z = sum(w for w, _ in weights)
-        from fasttag import schemes
+        from fasttag.text import schemes
         for typ, start, end, p in found:
             mass = sum(w for w, q in weights
                        if (typ, start, end) in schemes.spans([model.tags[i] for i in q], span_tagger.internal_scheme))
@@ -311,7 +311,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 def _write_scheme(sentences, scheme, path):
     """The NER sample's sentences with their tags in ``scheme``."""
-    from fasttag import schemes
+    from fasttag.text import schemes
     with open(path, "w", encoding="utf-8") as f:
         for s in sentences:
             tags = schemes.convert(s.tags, "iob1", scheme)
@@ -326,14 +326,14 @@ def test_span_temperature_is_fitted_on_gold_of_the_learned_scheme(tmp_path):
     BIOES tags, whatever scheme the dev file is written in: the same
     value from IOB1, IOB2 and BIOES files, and the one a reference
     computes from BIOES gold ids by hand."""
-    sents = [s for s in fasttag.io.read_conll(DATA / "sample_ner.conll") if s.words]
+    sents = [s for s in fasttag.text.formats.read_conll(DATA / "sample_ner.conll") if s.words]
     half = len(sents) // 2
     train = _write_scheme(sents[:half], "iob1", tmp_path / "train.iob1")
     ner = SpanTagger.train(str(train), task="ner", epochs=2, feature_columns=[], verbose=False)
     dev = sents[half:]
 
     def reference(model):
-        from fasttag import schemes
+        from fasttag.text import schemes
         index = model.model.tag_index
         gold = [np.array([index[t] for t in schemes.convert(s.tags, "iob1", "bioes")]) for s in dev]
         inputs = list(zip([s.words for s in dev], model._columns([s.words for s in dev])))
@@ -435,7 +435,7 @@ def test_marginals_of_extreme_weights_are_probabilities(tagger, scale, tau):
     temperature it accepts: every token's marginals are finite, sum to 1
     and equal exact enumeration (the scores of 1e13 and more once gave
     "probabilities" summing to 20, or inf)."""
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     header, arrays = modelfile.loads(tagger.to_bytes())
     w = arrays["emit.weights"].astype(np.float64)
     arrays["emit.weights"] = (w / np.abs(w).max() * scale).astype(np.float32)

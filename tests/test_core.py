@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import AveragedVector, WeightTable, combine, hash_bytes, hash_string, hash_strings
+from fasttag._core.weights import AveragedVector, WeightTable, combine, hash_bytes, hash_string, hash_strings
 
 
 class NaiveAveraged:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import _core
+from fasttag._core import weights as _core
 
 CHECKOUT = Path(__file__).resolve().parents[1]     # setup.py, sources, tests, data
 PKG_ROOT = Path(fasttag.__file__).resolve().parents[1]  # the fasttag under test
@@ -40,8 +40,8 @@ def _env(root):
 
 
 def _compiled_modules(root):
-    """The compiled modules of the checkout at ``root``: fasttag/_*.pyx."""
-    return sorted("fasttag." + p.stem for p in (root / "fasttag").glob("_*.pyx"))
+    """The compiled modules of the checkout at ``root``: every .pyx under fasttag/."""
+    return sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in (root / "fasttag").rglob("*.pyx"))
 
 
 @debug_build_only
@@ -50,8 +50,8 @@ def test_every_compiled_module_is_a_debug_build():
     # fails here instead of skipping every check
     import importlib
     modules = _compiled_modules(PKG_ROOT)
-    assert {"fasttag._core", "fasttag._sequence", "fasttag._kbest", "fasttag._features",
-            "fasttag._linear"} <= set(modules)
+    assert {"fasttag._core.weights", "fasttag._core.sequence", "fasttag._core.kbest", "fasttag._core.features",
+            "fasttag.linear._weights"} <= set(modules)
     assert {m: importlib.import_module(m).DEBUG_BUILD for m in modules} == {m: True for m in modules}
 
 
@@ -60,7 +60,7 @@ def test_memoryview_indices_are_checked_in_the_debug_build():
     # _linear indexes its weights through memoryviews: the debug build's
     # bounds checks must be on there too (no directive of the module may
     # turn them off), so a column past the weights is an IndexError
-    from fasttag._linear import csr_scores
+    from fasttag.linear._weights import csr_scores
     with pytest.raises(IndexError):
         csr_scores(np.array([0, 1], np.int64), np.array([5], np.int64), np.ones(1),
                    np.zeros((2, 2)), np.zeros(2))
@@ -75,9 +75,9 @@ def test_no_module_overrides_the_debug_builds_checks():
     every module (on in the debug build, off in the release build): no
     source may switch them off itself, by decorator, ``with`` block or
     directive comment, and setup.py must build every compiled module."""
-    sources = sorted((CHECKOUT / "fasttag").glob("_*.pyx")) + sorted((CHECKOUT / "fasttag").glob("_*.pxd"))
+    sources = sorted((CHECKOUT / "fasttag").rglob("*.pyx")) + sorted((CHECKOUT / "fasttag").rglob("*.pxd"))
     if not sources or not (CHECKOUT / "setup.py").is_file():
-        pytest.skip("the sources (setup.py, fasttag/*.pyx) are not beside the tests")
+        pytest.skip("the sources (setup.py, fasttag/**/*.pyx) are not beside the tests")
     for path in sources:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             assert not _OVERRIDE.search(line), f"{path.name}:{number} overrides setup.py: {line.strip()}"
@@ -98,7 +98,7 @@ def test_the_debug_build_check_is_wired_into_ci():
 @debug_build_only
 def test_an_out_of_range_index_aborts_the_debug_build():
     proc = _run_here("""
-from fasttag._core import _debug_probe
+from fasttag._core.weights import _debug_probe
 _debug_probe(0, 1)           # in range: returns
 print("IN RANGE OK", flush=True)
 _debug_probe(5, 3)
@@ -109,7 +109,7 @@ print("NOT REACHED")
     else:
         assert proc.returncode != 0, (proc.returncode, proc.stdout, proc.stderr)
     assert "IN RANGE OK" in proc.stdout and "NOT REACHED" not in proc.stdout
-    assert "fasttag debug build: index 5 outside [0, 3) at fasttag/_core.c:" in proc.stderr
+    assert "fasttag debug build: index 5 outside [0, 3) at fasttag/_core/weights.c:" in proc.stderr
 
 
 def test_the_release_build_compiles_the_index_check_away():
@@ -134,9 +134,9 @@ def test_a_search_refuses_an_emission_table_trained_past_its_tags():
     # (labels >= T) then made scoring write past the T scores of a token
     proc = _run_here("""
 import numpy as np
-from fasttag._core import WeightTable, AveragedVector
-from fasttag._kbest import KBest, kbest, mira_epoch
-from fasttag._sequence import Search, transition_size
+from fasttag._core.weights import WeightTable, AveragedVector
+from fasttag._core.kbest import KBest, kbest, mira_epoch
+from fasttag._core.sequence import Search, transition_size
 T = 4
 emit = WeightTable()
 emit.update(np.array([1, 2], np.uint64), 1, 1.0, 1)
@@ -173,9 +173,9 @@ def test_pruning_keeps_a_candidate_when_scores_are_nan():
     # the decoders then read candidates that were never written
     proc = _run_here("""
 import numpy as np
-from fasttag._core import WeightTable
-from fasttag._kbest import kbest
-from fasttag._sequence import Search, transition_size
+from fasttag._core.weights import WeightTable
+from fasttag._core.kbest import kbest
+from fasttag._core.sequence import Search, transition_size
 T = 5
 emit = WeightTable.from_arrays(np.array([7, 8], np.uint64), np.array([T, T], np.uint32),
                                np.tile(np.arange(T, dtype=np.int32), 2),

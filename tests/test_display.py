@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fasttag import Tagger, modelfile
+from fasttag import Tagger
+
+from fasttag.model import modelfile
 from fasttag.display import cut, printable, quote
 
 DATA = Path(__file__).resolve().parent.parent / "data"

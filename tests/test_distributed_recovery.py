@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import progress
+from fasttag.model import progress
 
 dd = pytest.importorskip("dask.distributed", reason="Dask is not installed (pip install 'fasttag-nlp[dask]')")
 import dask  # noqa: E402  (installed with dask.distributed)

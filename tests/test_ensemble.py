@@ -1,6 +1,6 @@
 """Ensembles of training runs averaged into one model (``ensemble=N``):
 
-* :func:`fasttag.tables.mean_table` against a dict of sums;
+* :func:`fasttag.model.tables.mean_table` against a dict of sums;
 * a trained ensemble equals the mean of the runs trained one by one with
   seeds S, S+1 ..., for every task, with and without dev data, and its
   dev score is the averaged model's;
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import WeightTable
+from fasttag._core.weights import WeightTable
 from fasttag.errors import InputError
-from fasttag.tables import mean_table
+from fasttag.model.tables import mean_table
 from fasttag.tasks import task_class
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fasttag import SpanTagger, Tagger
-from fasttag.features import WordFeaturizer
+from fasttag.features.words import WordFeaturizer
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 TRAIN = [(["the", "dog", "runs"], ["DET", "NOUN", "VERB"]), (["a", "cat", "sees", "the", "dog"],
@@ -85,7 +85,7 @@ def test_cli_inspect(run_cli, tmp_path, tagger):
 def _many_tags(model, n_tags, path):
     """``model`` (a Tagger) with ``n_tags`` tags, random transitions, saved
     at ``path``: a model with the shape of one of thousands of tags."""
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     header, arrays = modelfile.loads(model.to_bytes())
     header["tags"] = header["tags"] + [f"T{i}" for i in range(n_tags - len(header["tags"]))]
     arrays["transitions"] = np.random.default_rng(1).standard_normal((n_tags + 2) * n_tags).astype(np.float32)

@@ -1,4 +1,4 @@
-"""fasttag.io: streaming readers, verbatim writers, and their error reports."""
+"""fasttag.text.formats: streaming readers, verbatim writers, and their error reports."""
 import io
 import os
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fasttag import io as ftio
+from fasttag.text import formats as ftio
 from fasttag.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -389,7 +389,7 @@ def test_error_names_of_streams(tmp_path):
 
 
 def test_stdin_is_read_as_utf8_and_named(tmp_path):
-    script = ("import sys\nfrom fasttag import io as ftio\n"
+    script = ("import sys\nfrom fasttag.text import formats as ftio\n"
               "for s in ftio.read(sys.stdin): print(len(s.words))\n")
     import fasttag
     env = dict(os.environ, PYTHONPATH=str(Path(fasttag.__file__).resolve().parents[1]))

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import AveragedVector, WeightTable
-from fasttag._kbest import KBest, kbest, mira_epoch
-from fasttag._sequence import Search, transition_size
-from fasttag.sequence import SequenceModel
-from fasttag.trainer import fit
-from fasttag.features import WordFeaturizer
+from fasttag._core.weights import AveragedVector, WeightTable
+from fasttag._core.kbest import KBest, kbest, mira_epoch
+from fasttag._core.sequence import Search, transition_size
+from fasttag.model.sequence import SequenceModel
+from fasttag.model.training import fit
+from fasttag.features.words import WordFeaturizer
 
 
 def _emissions(emit, keys, T):

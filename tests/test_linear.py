@@ -10,7 +10,7 @@ from fasttag.errors import ModelFormatError
 from fasttag.linear import (AveragedPerceptron, Neuron, PassiveAggressiveClassifier, Perceptron,
                             SGDClassifier, SGDRegressor)
 from fasttag.linear.losses import LOSSES, dloss, loss
-from fasttag._linear import mira_tau
+from fasttag.linear._weights import mira_tau
 
 
 # ---------------------------------------------------------------- averaged perceptron
@@ -619,8 +619,8 @@ def test_neuron_files_of_the_previous_version_load_with_constant_steps(tmp_path)
 # ---------------------------------------------------------------- compiled input paths
 
 def test_hash_feature_lists_matches_the_general_path():
-    from fasttag._core import hash_strings
-    from fasttag._linear import hash_feature_lists
+    from fasttag._core.weights import hash_strings
+    from fasttag.linear._weights import hash_feature_lists
     from fasttag.linear.inputs import hash_features
     X = [["w=the", "p=t"], ("w=Straße", "s=ße", "w=日本"), [], ["b"]]
     indptr, keys = hash_feature_lists(X)
@@ -640,7 +640,7 @@ def test_hash_feature_lists_matches_the_general_path():
 
 @pytest.mark.parametrize("n,span", [(0, 1), (1, 1), (5000, 50), (200000, 60000)])
 def test_index_keys_equals_unique(n, span):
-    from fasttag._linear import index_keys
+    from fasttag.linear._weights import index_keys
     rng = np.random.default_rng(n)
     keys = (rng.integers(0, span, n).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(7)
     uniq, inv, counts = index_keys(keys, True)
@@ -651,7 +651,7 @@ def test_index_keys_equals_unique(n, span):
 
 
 def test_take_rows_copies_rows_in_order():
-    from fasttag._linear import take_rows
+    from fasttag.linear._weights import take_rows
     rng = np.random.default_rng(0)
     lengths = rng.integers(0, 5, 30)
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)

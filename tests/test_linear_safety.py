@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import modelfile
+from fasttag.model import modelfile
 from fasttag.errors import ModelFormatError
 from fasttag.linear import (HAVE_SKLEARN, AveragedPerceptron, Neuron, PassiveAggressiveClassifier,
                             Perceptron, SGDClassifier, SGDRegressor)
@@ -93,7 +93,7 @@ def test_state_cut_to_zero_rows_is_a_load_error_not_a_segfault():
     kind (importing scikit-learn is most of its time): a crash fails it."""
     code = """
         import numpy as np
-        from fasttag import modelfile
+        from fasttag.model import modelfile
         from fasttag.errors import ModelFormatError
         import fasttag.linear as L
         make = {"Perceptron": lambda: L.Perceptron(random_state=0),
@@ -132,7 +132,7 @@ def test_wide_coef_with_short_intercept_is_a_load_error_not_garbage(name):
     csr_scores read past the intercept (scores around 1e252, no error)."""
     code = f"""
         import numpy as np
-        from fasttag import modelfile
+        from fasttag.model import modelfile
         from fasttag.errors import ModelFormatError
         import fasttag.linear as L
         make = {{"Perceptron": L.Perceptron, "AveragedPerceptron": L.AveragedPerceptron,
@@ -599,7 +599,7 @@ def test_random_corruptions_never_crash_or_load_garbage():
     code = """
         import json, math, sys, warnings
         import numpy as np
-        from fasttag import modelfile
+        from fasttag.model import modelfile
         from fasttag.errors import ModelFormatError
         import fasttag.linear as L
         warnings.simplefilter("ignore")
@@ -731,7 +731,7 @@ def test_samples_without_features_train_and_predict(make):
 
 
 def test_a_step_counter_at_its_limit_refuses_training_rather_than_save_unloadable_files():
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     from fasttag.linear import Perceptron
     X = [["a", "b"], ["c"], ["a", "c"], ["b"]]
     y = ["x", "y", "x", "y"]

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import ModelFormatError, Tagger, modelfile
-from fasttag._core import WeightTable
-from fasttag._sequence import MAX_TAGS, Search, transition_size
+from fasttag import ModelFormatError, Tagger
+from fasttag.model import modelfile
+from fasttag._core.weights import WeightTable
+from fasttag._core.sequence import MAX_TAGS, Search, transition_size
 
 ROOT = Path(fasttag.__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -67,7 +68,7 @@ def test_65536_tags_in_a_model_file_is_refused_before_allocating():
     # array below passed every shape check and tagging wrote T * T entries
     proc = run_python("""
 import numpy as np, fasttag
-from fasttag import modelfile
+from fasttag.model import modelfile
 h, a = modelfile.read(fasttag.default_model_path("en"))
 h["tags"] = [f"T{i}" for i in range(65536)]
 a["transitions"] = np.zeros(131072, np.float32)
@@ -130,7 +131,7 @@ def test_repeated_tags_in_a_tag_dictionary_class_are_refused(tagger_parts):
 def test_repeated_tags_in_a_class_crashed_the_decoder_in_a_subprocess():
     proc = run_python(f"""
 import numpy as np, fasttag
-from fasttag import modelfile
+from fasttag.model import modelfile
 t = fasttag.Tagger.train({str(DATA / "sample.conllu")!r}, epochs=1, verbose=False)
 h, a = modelfile.loads(t.to_bytes())
 h["tagdict_classes"] = [[3] * 100000]
@@ -301,7 +302,7 @@ def test_a_pipe_is_refused_even_with_a_model_waiting_in_it(tmp_path, small_tagge
 def test_sigterm_during_save_leaves_no_temporary_file(tmp_path):
     code = f"""
 import sys, numpy as np
-from fasttag import modelfile
+from fasttag.model import modelfile
 arrays = {{"x": np.random.default_rng(0).random(6_000_000)}}
 print("ready", flush=True)
 while True:

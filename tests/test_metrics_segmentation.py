@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
-from fasttag.io import read_segmented, read_word_list
-from fasttag.metrics import score_segmentation
+from fasttag.text.formats import read_segmented, read_word_list
+from fasttag.text.metrics import score_segmentation
 
 
 def test_hand_computed_prf_and_oov():

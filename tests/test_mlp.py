@@ -220,7 +220,7 @@ def test_model_file_round_trip_and_corrupt_files(tmp_path):
     reg = MLPRegressor(hidden_layer_sizes=(3,), max_iter=2, random_state=0).fit(X, X[:, 0])
     np.testing.assert_array_equal(fasttag.loads(reg.to_bytes()).predict(X), reg.predict(X))
 
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     header, arrays = est._parts()
 
     def corrupt(h=None, a=None):
@@ -260,7 +260,7 @@ def test_mutated_model_files_load_cleanly_or_not_at_all():
     """Model files may come from anyone: every mutation of a header entry
     or an array either loads into a model that predicts, or is a
     ModelFormatError (never another error, never a crash)."""
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     rng = np.random.default_rng(0)
     X, y = _problem("multiclass", 3, n=20)
     feats = [[f"f{j}={round(v)}" for j, v in enumerate(row)] for row in X]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from fasttag import _mlp
+from fasttag.linear import _mlp
 from fasttag.linear import MLPClassifier, MLPRegressor
 from fasttag.linear._compat import check_random_state
 
@@ -207,7 +207,7 @@ def test_without_scipys_blas_the_own_kernel_trains(tmp_path, how):
              "wrong signature": "from scipy.linalg import cython_blas as cb; "
                                 "cb.__pyx_capi__['sgemm'] = cb.__pyx_capi__['dgemm']"}[how]
     code = f"""import numpy as np, warnings
-from fasttag import _mlp
+from fasttag.linear import _mlp
 from fasttag.linear import MLPClassifier
 {setup}
 X = np.random.default_rng(0).normal(size=(30, 5))

@@ -31,7 +31,7 @@ TOOLS = Path(__file__).resolve().parents[1] / "tools"
 sys.path.insert(0, str(TOOLS))
 import fuzz_models as fm  # noqa: E402
 
-from fasttag import modelfile  # noqa: E402
+from fasttag.model import modelfile
 from fasttag.errors import ModelFormatError  # noqa: E402
 
 SEED = os.environ.get("FASTTAG_FUZZ_SEED", "1")

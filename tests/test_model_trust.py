@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import ModelFormatError, Tagger, modelfile
+from fasttag import ModelFormatError, Tagger
+from fasttag.model import modelfile
 
 WORDS = "the dog cat saw a big red barks runs ran".split()
 

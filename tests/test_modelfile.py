@@ -8,8 +8,10 @@ import threading
 import numpy as np
 import pytest
 
-from fasttag import ModelFormatError, modelfile
-from fasttag.tables import WeightTable, table_from_arrays, table_to_arrays
+from fasttag import ModelFormatError
+
+from fasttag.model import modelfile
+from fasttag.model.tables import WeightTable, table_from_arrays, table_to_arrays
 
 
 def trained_table():

@@ -7,7 +7,8 @@ import json
 import pytest
 
 import fasttag
-from fasttag import SpanTagger, schemes
+from fasttag import SpanTagger
+from fasttag.text import schemes
 
 # CoNLL-2003 style: word POS chunk NER, IOB1 (a span opens with I-; B- only
 # between two adjacent spans of one type), documents after -DOCSTART- lines

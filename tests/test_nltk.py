@@ -6,7 +6,7 @@ import pytest
 nltk = pytest.importorskip("nltk", reason="NLTK is an optional extra: pip install nltk")
 
 import fasttag  # noqa: E402
-from fasttag import io as ftio  # noqa: E402
+from fasttag.text import formats as ftio
 from fasttag.nltk import PerceptronTagger, pos_tag  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"

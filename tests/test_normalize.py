@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag.normalize import (
+from fasttag.features.normalize import (
     CJK,
     DATE,
     DIGIT,

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 
 import fasttag
-from fasttag import parallel, rawtext, sequence
+from fasttag import parallel
+from fasttag.text import rawtext
+from fasttag.model import sequence
 from fasttag.tasks import seg, tok
-from fasttag.tasks.features import FeatureTagger
+from fasttag.tasks.featuredicts import FeatureTagger
 
 THREADS = (1, 2, 3, 8)
 

@@ -1,4 +1,4 @@
-"""Training on many threads: iterative parameter mixing (fasttag.mixing).
+"""Training on many threads: iterative parameter mixing (fasttag.model.mixing).
 
 * the mixing arithmetic (weights and averages) against a plain reference
   that keeps every shard's weights after every step;
@@ -17,11 +17,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasttag
-from fasttag import mixing, trainer
-from fasttag._core import AveragedVector, WeightTable
+from fasttag.model import mixing
+from fasttag.model import training as trainer
+from fasttag._core.weights import AveragedVector, WeightTable
 from fasttag.errors import InputError
 from fasttag.tasks import task_class
-from fasttag.tasks.features import FeatureTagger
+from fasttag.tasks.featuredicts import FeatureTagger
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt",

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttag
-from fasttag import rawtext
+from fasttag.text import rawtext
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = DATA / "sample.conllu"

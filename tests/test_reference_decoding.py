@@ -5,7 +5,7 @@ allow and takes the best under the same constraints: a transition mask, a
 tag dictionary (a listed word takes only its class's tags), and pruning of
 open words to their ``prune_k`` best tags by emission score.  Emission
 scores come from the dict of weights the test wrote into the table, not
-from the table.  The conventions checked, from ``fasttag._sequence``:
+from the table.  The conventions checked, from ``fasttag._core.sequence``:
 
 * pruning keeps an open word's ``prune_k`` highest-scoring tags, ties to the
   lower tag; dictionary words are never pruned;
@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fasttag._core import WeightTable
-from fasttag._sequence import transition_size
-from fasttag.features import WordFeaturizer
-from fasttag.sequence import SequenceModel
+from fasttag._core.weights import WeightTable
+from fasttag._core.sequence import transition_size
+from fasttag.features.words import WordFeaturizer
+from fasttag.model.sequence import SequenceModel
 
 VOCAB = ["a", "b", "c", "d", "e", "f"]
 TEMPLATES = ["bias", "word[0]", "word[-1]"]     # two per word type, one per context

@@ -1,4 +1,4 @@
-"""The scorers of fasttag.metrics against hand-computed examples and slow
+"""The scorers of fasttag.text.metrics against hand-computed examples and slow
 references, and Segmenter.prune against the stored weights.
 
 Every hand example has precision != recall (and known != unknown accuracy,
@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
 
-from fasttag import metrics
+from fasttag.text import metrics
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -329,7 +329,7 @@ def _triples(arrays):
 
 def test_segmenter_prune_drops_exactly_the_small_weights():
     import fasttag
-    from fasttag.modelfile import loads
+    from fasttag.model.modelfile import loads
     lines = (DATA / "sample_zh_train.txt").read_text(encoding="utf-8").splitlines()[:15]
     seg = fasttag.Segmenter.train(lines, epochs=2, verbose=False)
     _, before = loads(seg.to_bytes())

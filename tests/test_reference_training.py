@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fasttag._sequence import transition_size
-from fasttag.features import WordFeaturizer
-from fasttag.sequence import SequenceModel
+from fasttag._core.sequence import transition_size
+from fasttag.features.words import WordFeaturizer
+from fasttag.model.sequence import SequenceModel
 
 VOCAB = ["a", "b", "c", "d", "e", "f"]
 TEMPLATES = ["bias", "word[0]", "word[-1]"]
@@ -43,7 +43,7 @@ def featurize(model, examples):
 
 
 def fit(model, train, **options):
-    from fasttag.trainer import fit as trainer_fit
+    from fasttag.model.training import fit as trainer_fit
     return trainer_fit(model, train, **options)
 
 

@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
-from fasttag.metrics import score_spans
-from fasttag.schemes import (
+from fasttag.text.metrics import score_spans
+from fasttag.text.schemes import (
     SCHEMES,
     allowed_transitions,
     convert,

@@ -12,14 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttag
-from fasttag import Segmenter, modelfile
-from fasttag._core import hash_strings
-from fasttag.charfeatures import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, MAX_WORD,
+from fasttag import Segmenter
+from fasttag.model import modelfile
+from fasttag._core.weights import hash_strings
+from fasttag.features.chars import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, MAX_WORD,
                                   CharClusters, CharFeaturizer, accessor_variety, character_sentences, mix,
                                   word_candidates, word_hashes)
-from fasttag.clusters import Clusters, cluster, read_clusters
+from fasttag.features.clusters import Clusters, cluster, read_clusters
 from fasttag.errors import InputError, ModelFormatError
-from fasttag.normalize import normalize_text
+from fasttag.features.normalize import normalize_text
 
 # ---------------------------------------------------------------- the attributes against a reference
 

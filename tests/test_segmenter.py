@@ -9,10 +9,10 @@ from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag import cli
-from fasttag.metrics import score_segmentation
+from fasttag.text.metrics import score_segmentation
 from fasttag import Segmenter
-from fasttag.metrics import bmes_word_f1
-from fasttag.schemes import bmes_ids
+from fasttag.text.metrics import bmes_word_f1
+from fasttag.text.schemes import bmes_ids
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = DATA / "sample_zh_train.txt"
@@ -224,7 +224,7 @@ def test_save_load_roundtrip(seg, tmp_path):
 
 
 def test_corrupt_header_is_rejected(seg):
-    from fasttag import modelfile
+    from fasttag.model import modelfile
     header, arrays = modelfile.loads(seg.to_bytes())
     header["featurizer"]["name"] = "words"
     with pytest.raises(fasttag.ModelFormatError):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import modelfile
-from fasttag.charfeatures import CANDIDATE_CLASSES
+from fasttag.model import modelfile
+from fasttag.features.chars import CANDIDATE_CLASSES
 from fasttag import Segmenter
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -207,7 +207,7 @@ def test_bundled_model_with_huge_candidate_classes_is_rejected_in_subprocess(tmp
     realloc(): invalid next size when used; now loading refuses it."""
     code = (
         "import fasttag\n"
-        "from fasttag import modelfile\n"
+        "from fasttag.model import modelfile\n"
         "header, arrays = modelfile.read(fasttag.default_model_path('zh'))\n"
         "header['tagdict_classes'] = [[3] * 100_000 for _ in header['tagdict_classes']]\n"
         "open('bad.ftm', 'wb').write(modelfile.dumps(header, arrays))\n"
@@ -374,8 +374,8 @@ def test_random_header_mutations_never_crash(small, tmp_path):
     code = r'''
 import json, random, sys
 import fasttag
-from fasttag import modelfile
-from fasttag.charfeatures import CANDIDATE_CLASSES
+from fasttag.model import modelfile
+from fasttag.features.chars import CANDIDATE_CLASSES
 header, arrays = modelfile.read(sys.argv[1])
 rng = random.Random(11)
 VALUES = [None, True, False, 0, 1, -1, 7, 2 ** 70, 1.5, float("nan"), "", "x", "viterbi", "chars", [], [1], [[3]],

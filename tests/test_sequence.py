@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag._core import AveragedVector, WeightTable
-from fasttag._sequence import Search, transition_size
+from fasttag._core.weights import AveragedVector, WeightTable
+from fasttag._core.sequence import Search, transition_size
 
 
 def brute_force(emission, trans, allowed, cands, T):

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fasttag
-from fasttag import SpanTagger, modelfile
-from fasttag.ambiguity import FOLDS, AmbiguityClasses
-from fasttag.clusters import Clusters
+from fasttag import SpanTagger
+from fasttag.model import modelfile
+from fasttag.features.ambiguity import FOLDS, AmbiguityClasses
+from fasttag.features.clusters import Clusters
 from fasttag.errors import InputError, ModelFormatError
-from fasttag.features import WordFeaturizer
+from fasttag.features.words import WordFeaturizer
 
 
 def _reference_cluster(bits, word):
@@ -159,7 +160,7 @@ def _ner_data(n_docs=30, seed=5):
         for _ in range(4):
             typ = rng.choice(sorted(names))
             w = rng.choice(names[typ])
-            sents.append(fasttag.io.Sentence([w, "said", "."], [f"B-{typ}", "O", "O"],
+            sents.append(fasttag.text.formats.Sentence([w, "said", "."], [f"B-{typ}", "O", "O"],
                                              [[w, f"B-{typ}"], ["said", "O"], [".", "O"]],
                                              ["-DOCSTART- O"] if not sents or len(sents) % 4 == 0 else [],
                                              [0, 1, 2], 1))
@@ -185,12 +186,12 @@ def test_a_words_class_is_the_same_feature_by_type_and_as_a_training_column():
     (jackknifed) class over per token as a column.  Both must give the
     key the column gave before classes were type attributes, "amb=CLASS"
     hashed, or models trained then would be misread."""
-    from fasttag.features import hash_texts
+    from fasttag.features.words import hash_texts
     sents = _ner_data()
     model = SpanTagger.train(sents, dev=sents, task="ner", epochs=2, verbose=False, document_features=True)
     featurizer = model.model.featurizer
     words = ["Paris", "Zed", "said", "Paris", "unseen"]
-    sent = fasttag.io.Sentence(words, None, [[w] for w in words], [], list(range(5)), 1)
+    sent = fasttag.text.formats.Sentence(words, None, [[w] for w in words], [], list(range(5)), 1)
     by_type = model._columns([sent])[0]
     classes = model.ambiguity.classes
     as_column = [c + (classes.get(w, "-"),) for c, w in zip(by_type, words)]

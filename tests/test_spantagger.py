@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import metrics, schemes as ftspans
-from fasttag.schemes import from_bioes
+from fasttag.text import metrics
+from fasttag.text import schemes as ftspans
+from fasttag.text.schemes import from_bioes
 from fasttag.cli import main
 from fasttag.errors import FasttagError, ModelFormatError
 from fasttag.tasks.spans import Gazetteer, SpanTagger, _cap_runs, _document_extras, span_templates
@@ -96,7 +97,7 @@ def test_train_keeps_the_input_scheme(ner_tagger):
     assert ner_tagger.scheme == "iob1"
     assert ner_tagger.types == ["LOC", "MISC", "ORG", "PER"]
     assert set(ner_tagger.model.tags) == {"O"} | {f"{p}-{t}" for p in "BIES" for t in ner_tagger.types}
-    sents = list(fasttag.io.read_conll(NER))
+    sents = list(fasttag.text.formats.read_conll(NER))
     pred = ner_tagger.tag_sents(sents)
     # the training set is learned, and written back in IOB1 ("B-LOC" after
     # a LOC chunk, "I-" elsewhere)
@@ -130,7 +131,7 @@ def test_save_load_round_trip(ner_tagger, tmp_path):
     ner_tagger.save(path)
     loaded = fasttag.load(str(path))
     assert isinstance(loaded, SpanTagger)
-    sents = list(fasttag.io.read_conll(NER))
+    sents = list(fasttag.text.formats.read_conll(NER))
     assert loaded.tag_sents(sents) == ner_tagger.tag_sents(sents)
     again = SpanTagger.from_bytes(ner_tagger.to_bytes())
     assert again.to_bytes() == ner_tagger.to_bytes()
@@ -139,22 +140,22 @@ def test_save_load_round_trip(ner_tagger, tmp_path):
 
 def test_not_a_span_model(tmp_path):
     tagger = SpanTagger.train(CHUNK, epochs=1, verbose=False)
-    header, arrays = fasttag.modelfile.loads(tagger.to_bytes())
+    header, arrays = fasttag.model.modelfile.loads(tagger.to_bytes())
     header["kind"] = "tagger"
     with pytest.raises(ModelFormatError, match="not a SpanTagger model"):
-        SpanTagger.from_bytes(fasttag.modelfile.dumps(header, arrays))
+        SpanTagger.from_bytes(fasttag.model.modelfile.dumps(header, arrays))
     header["kind"] = "spans"
     header["featurizer"]["extras"] = ["nonsense"]
     with pytest.raises(ModelFormatError, match="extras"):
-        fasttag.loads(fasttag.modelfile.dumps(header, arrays))
+        fasttag.loads(fasttag.model.modelfile.dumps(header, arrays))
 
 
 def test_scheme_option_and_bioes_files(tmp_path):
-    sents = list(fasttag.io.read_conll(NER))
+    sents = list(fasttag.text.formats.read_conll(NER))
     path = tmp_path / "bioes.conll"
     with open(path, "w") as out:
         for s in sents:
-            fasttag.io.write_conll(s, ftspans.convert(s.tags, "iob1", "bioes"), out, mode="replace")
+            fasttag.text.formats.write_conll(s, ftspans.convert(s.tags, "iob1", "bioes"), out, mode="replace")
     tagger = SpanTagger.train(path, epochs=8, verbose=False)
     assert tagger.scheme == "bioes"
     assert tagger.evaluate(path)["f1"] == pytest.approx(1.0)
@@ -216,7 +217,7 @@ def test_chunk_defaults_are_mira_with_the_chunk_templates():
     clusters, POS with clusters too); with the perceptron, without them;
     a NER model never has them."""
     from fasttag.tasks.spans import CHUNK_CLUSTER_TEMPLATES, CHUNK_TEMPLATES
-    from fasttag.features import CLUSTER_TEMPLATES
+    from fasttag.features.words import CLUSTER_TEMPLATES
     clusters = DATA / "sample_clusters.txt"
     mira = SpanTagger.train(CHUNK, task="chunk", epochs=1, verbose=False)
     info = mira.model.training_info
@@ -331,7 +332,7 @@ def test_a_str_where_a_list_of_tokens_belongs_is_a_type_error(chunk_tagger):
     with pytest.raises(TypeError, match=r"sentence 0: expected a list of token strings, got str"):
         chunk_tagger.tag_sents(["the", "pound"], columns=[[["DT"]], [["NN"]]])
     # Sentence objects and token tuples still work
-    sents = list(fasttag.io.read_conll(CHUNK))
+    sents = list(fasttag.text.formats.read_conll(CHUNK))
     assert chunk_tagger.tag_sents(sents) == [s.tags for s in sents]
     assert chunk_tagger.tag_sents([("the", "pound")], [[["DT"], ["NN"]]]) == [["B-NP", "I-NP"]]
 
@@ -350,11 +351,11 @@ def test_eval_reads_gold_in_its_own_scheme(tmp_path):
     """A model trained on IOB2 and scored on IOB1 gold (the same chunks)
     compares tags in IOB1: the same accuracy as on the IOB2 copy, where
     reading the IOB1 gold as IOB2 would count every I- chunk start wrong."""
-    sents = list(fasttag.io.read_conll(NER))
+    sents = list(fasttag.text.formats.read_conll(NER))
     iob2 = tmp_path / "iob2.conll"
     with open(iob2, "w", encoding="utf-8") as out:
         for s in sents:
-            fasttag.io.write_conll(s, ftspans.convert(s.tags, "iob1", "iob2"), out, mode="replace")
+            fasttag.text.formats.write_conll(s, ftspans.convert(s.tags, "iob1", "iob2"), out, mode="replace")
     model = SpanTagger.train(iob2, task="ner", epochs=3, verbose=False, ambiguity_classes=False)
     assert model.scheme == "iob2"
     on_iob1, on_iob2 = model.evaluate(NER), model.evaluate(iob2)

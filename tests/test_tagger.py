@@ -177,8 +177,8 @@ def test_a_lone_surrogate_is_tagged_like_any_unseen_word(tiny):
 def test_ordinary_words_hash_as_before(tiny):
     """Model files depend on the hash of every str; only strings without a
     strict UTF-8 form take the 'surrogatepass' path."""
-    from fasttag._core import hash_bytes, hash_strings
-    from fasttag.features import hash_texts
+    from fasttag._core.weights import hash_bytes, hash_strings
+    from fasttag.features.words import hash_texts
     words = ["", "a", "Zoë", "我爱北京", "emoji\U0001F600", "x" * 100]
     assert hash_texts(words).tolist() == hash_strings(words).tolist()
     assert hash_texts(["a", "\ud800"]).tolist() == [hash_strings(["a"])[0],

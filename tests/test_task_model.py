@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import fasttag
-from fasttag import modelfile, options
+from fasttag.model import modelfile
+from fasttag.model import options
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.tasks import TASKS, task_class
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fasttag
-from fasttag import modelfile
+from fasttag.model import modelfile
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.tasks import tok as tok_module
 from fasttag.tasks.tok import Token, Tokenizer, read_conllu_text, score_tokenization
@@ -198,7 +198,7 @@ def test_no_token_starts_at_a_mark_after_a_token_character(tok, text):
     """A combining mark, joiner, variation selector or skin tone right after
     a token's character never begins a token (the bundled tokenizer made a
     token of the accent of "Cafe" + U+0301): the same for any model."""
-    from fasttag.charfeatures import attached_marks, codepoints
+    from fasttag.features.chars import attached_marks, codepoints
     assert attached_marks(codepoints(text)).tolist() == [_attaches_reference(text, i) for i in range(len(text))]
     for model in (tok, fasttag.load("en-tok")):
         spans = model.spans(text)

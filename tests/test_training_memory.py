@@ -19,14 +19,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fasttag import trainer
-from fasttag._core import AveragedVector, WeightTable
-from fasttag._kbest import mira_epoch
-from fasttag._keyids import KeyIds
-from fasttag._sequence import Search, transition_size
+from fasttag.model import training as trainer
+from fasttag._core.weights import AveragedVector, WeightTable
+from fasttag._core.kbest import mira_epoch
+from fasttag._core.keyids import KeyIds
+from fasttag._core.sequence import Search, transition_size
 from fasttag.errors import InputError
 from fasttag.tasks import task_class
-from fasttag.tasks.features import FeatureTagger
+from fasttag.tasks.featuredicts import FeatureTagger
 from fasttag.tasks.seg import Segmenter
 
 DATA = Path(__file__).resolve().parents[1] / "data"

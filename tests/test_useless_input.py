@@ -124,7 +124,7 @@ def test_segmentation_gold_without_boundaries_or_in_english_is_refused(run_cli, 
 
 @pytest.mark.parametrize("name", ["sighan2005/pku_test_gold.utf8", "zh_pd1998/dev.txt", "zh_pd1998/train.txt"])
 def test_real_chinese_segmentation_is_never_refused(shared_data, name):
-    from fasttag.io import read_segmented
+    from fasttag.text.formats import read_segmented
     from fasttag.tasks.seg import check_segmented, spaced_gold
     path = shared_data / name
     if not path.is_file():
@@ -135,7 +135,7 @@ def test_real_chinese_segmentation_is_never_refused(shared_data, name):
 
 
 def test_real_raw_and_english_text_are_refused_as_gold(shared_data):
-    from fasttag.io import read_segmented
+    from fasttag.text.formats import read_segmented
     from fasttag.tasks.seg import check_segmented, spaced_gold
     raw, english = shared_data / "sighan2005" / "pku_test.utf8", shared_data / "unlabeled_en" / "webtext.txt"
     if not raw.is_file() or not english.is_file():
@@ -181,7 +181,7 @@ def test_a_conllu_file_of_comments_only_is_an_error(run_cli, foreign_flags, writ
                  ["train", "tok", comments, "-o", out]):
         refused(run_cli, foreign_flags, args, "c.conllu", "comments only")
     assert not out.exists()
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     with pytest.raises(InputError, match="comments only"):
         list(ftio.read_conllu(str(comments)))
     title = write("title.txt", "# A title\n")            # raw text may open with "#": still raw text
@@ -230,7 +230,7 @@ def test_threads_zero_is_every_core_for_training_too(run_cli, tmp_path):
 
 
 def test_python_option_names_become_the_commands_flags():
-    from fasttag.options import cli_text
+    from fasttag.model.options import cli_text
     assert cli_text("bad (option column, option word_column)") == "bad (--column, --word-column)"
     assert cli_text("option column x", flags={"--format"}) == "option column x"     # a flag it lacks: kept
     assert cli_text("option max_sentences and option table") == "option max_sentences and option table"

@@ -18,7 +18,7 @@ codes, NULs or lone surrogates, emission and transition weights scaled up
 to float32's maximum, template counts around and far beyond the bound, a
 header around its size bound, and the training settings fine-tuning and
 ``update`` reuse (algorithm, MIRA's k and C, fine_tuned, temperature).
-The container is written here, not with ``fasttag.modelfile.dumps``, and
+The container is written here, not with ``fasttag.model.modelfile.dumps``, and
 every checksum (per array and the trailer) is recomputed after the
 mutations, so the cases get past the checksums to the semantic validation
 and to the compiled code.
@@ -1472,7 +1472,7 @@ def _build_seed_models(dest):
     # a PTB-style tag set (20 tags) with a tag dictionary (the words seen
     # twice) and pruning; the words seen once stay open, so that the
     # emission table is not empty
-    from fasttag import io as ftio
+    from fasttag.text import formats as ftio
     ptb = [(x.words, x.tags) for x in ftio.read(DATA / "sample.conll", column=1)] * 2 + \
         [(x.words, x.tags) for x in ftio.read(DATA / "sample.conllu", column="xpos")]
     put("pos_ptb_tagdict_prune", Tagger.train(ptb, tagdict_min_count=2, prune_k=4, epochs=3, **quiet), "pos",
@@ -1765,7 +1765,7 @@ def _check_conllu(out, n_lines, what):
 def _inspect(model):
     """What ``fasttag inspect`` computes (its printing is the console
     script's business)."""
-    from fasttag import inspection
+    from fasttag.model import inspection
     desc = inspection.describe(model)
     inspection.report(desc)
     json.dumps(desc, ensure_ascii=False, allow_nan=True)
@@ -2181,7 +2181,7 @@ def _warm_up(warm, tmp):
     that no forked case pays for it: ``warm`` is a JSON file listing
     unmutated seed cases to run here first."""
     try:
-        from fasttag.charfeatures import _tables
+        from fasttag.features.chars import _tables
         _tables()
     except Exception:                   # noqa: BLE001 -- a case will show it
         pass
@@ -2272,7 +2272,7 @@ def asan_runtime():
     into crashes with a report; the workers then preload the runtime."""
     import re
     import fasttag
-    for so in sorted(Path(fasttag.__file__).resolve().parent.glob("_*.so")):
+    for so in sorted(Path(fasttag.__file__).resolve().parent.rglob("*.so")):
         m = re.search(rb"libasan\.so(\.\d+)*", so.read_bytes())
         if m:
             return m.group(0).decode()

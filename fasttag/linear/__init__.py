@@ -18,7 +18,7 @@ feature-string inputs.
 Inputs: numpy arrays, scipy.sparse matrices, or lists of feature-string
 lists / ``{feature: value}`` dicts hashed by the core (see
 :mod:`fasttag.linear.inputs`).  The compiled loops run one call per epoch
-(``fasttag._linear``).
+(``fasttag.linear._weights``).
 
 scikit-learn is optional: installed (``pip install fasttag-nlp[sklearn]``), the
 estimators are genuine scikit-learn estimators and pass ``check_estimator``;

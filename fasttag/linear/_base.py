@@ -5,9 +5,10 @@ import warnings
 
 import numpy as np
 
-from .. import modelfile, store
+from ..model import modelfile
+from .. import store
 from ..errors import ModelFormatError
-from .._linear import csr_scores, index_keys, take_rows
+from ._weights import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, NotFittedError,
                       check_classification_targets, check_is_fitted, check_random_state, column_or_1d,
                       validate_data)
@@ -442,7 +443,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         return header, arrays
 
     def _parts(self):
-        """The fitted model's header and arrays (see :class:`fasttag.modelfile.Stored`)."""
+        """The fitted model's header and arrays (see :class:`fasttag.model.modelfile.Stored`)."""
         header, arrays = self._common_parts()
         header.update(n_iter=int(self.n_iter_), loss_curve=[float(v) for v in getattr(self, "loss_curve_", [])])
         arrays.update(coef=self._coef, intercept=np.asarray(self.intercept_, dtype=np.float64))

@@ -7,7 +7,7 @@ Accepted inputs (``X``):
 * the NLP case, a list of samples where each sample is a list of feature
   strings (value 1.0 each) or a ``{feature: value}`` dict (a string value
   ``v`` stands for the feature ``"name=v"`` with value 1.0).  Feature strings
-  are hashed with the core's MurmurHash64A (:func:`fasttag._core.hash_strings`)
+  are hashed with the core's MurmurHash64A (:func:`fasttag._core.weights.hash_strings`)
   straight into uint64 keys: no vocabulary, no scipy matrix.  ``n_features``
   None keeps the full 64-bit hash space; an int folds keys modulo it.
 
@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._core import hash_strings
-from .._linear import hash_feature_lists
+from .._core.weights import hash_strings
+from ._weights import hash_feature_lists
 
 __all__ = ["Design", "is_feature_input", "hash_features", "numeric_design", "map_keys"]
 

@@ -16,7 +16,7 @@ squared_epsilon_insensitive  max(0, |y - p| - epsilon)^2
 """
 import numpy as np
 
-from .._linear import LOSSES, dloss_values, loss_values
+from ._weights import LOSSES, dloss_values, loss_values
 
 CLASSIFICATION_LOSSES = ("hinge", "log_loss", "squared_error", "modified_huber", "perceptron")
 REGRESSION_LOSSES = ("squared_error", "huber", "epsilon_insensitive", "squared_epsilon_insensitive")

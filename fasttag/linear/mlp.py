@@ -29,14 +29,14 @@ after t0 updates.  ``early_stopping`` holds out ``validation_fraction`` of
 the training set and keeps the weights of the best validation score.
 ``loss_curve_`` is the exact objective (1/n) sum_i loss_i + (alpha / 2)
 ||W||^2 over the training set after every epoch, for the weights the model
-would predict with.  The compiled passes are in :mod:`fasttag._mlp`.
+would predict with.  The compiled passes are in :mod:`fasttag.linear._mlp`.
 """
 import warnings
 
 import numpy as np
 
 from .. import store
-from .._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward, dense_gradient, dense_loss,
+from ._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward, dense_gradient, dense_loss,
                     mlp_epoch, mlp_forward, mlp_gradient)
 from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
                     _classes_from_json, _is_int, _is_real, _short, check_bool, check_choice,

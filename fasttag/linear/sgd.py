@@ -21,7 +21,7 @@ over the whole training set (for one-vs-rest the sum over the classes).
 """
 import numpy as np
 
-from .._linear import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
+from ._weights import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
 from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, available_if,
                     check_choice, check_int, check_real, check_state_bound)
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted

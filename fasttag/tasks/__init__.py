@@ -1,6 +1,6 @@
 """The task registry: one entry per ``fasttag train`` subcommand.
 
-A new task is one module here (a :class:`fasttag.task.SequenceTask`
+A new task is one module here (a :class:`fasttag.tasks.base.SequenceTask`
 subclass) plus one line in :data:`TASKS` and one in
 :data:`fasttag.store.KINDS`.  The command line builds its subcommands
 from this table.

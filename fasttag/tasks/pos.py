@@ -13,14 +13,16 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import io as ftio
-from .. import inspection, metrics, modelfile, output, parallel, rawtext
+from ..text import formats as ftio
+from ..model import inspection, modelfile
+from ..text import metrics, output, rawtext
+from .. import parallel
 from ..errors import InputError, ModelFormatError
-from ..clusters import Clusters, as_clusters
-from ..features import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
+from ..features.clusters import Clusters, as_clusters
+from ..features.words import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
                         token_lists)
-from ..sequence import SequenceModel
-from ..task import SequenceTask, tag_set
+from ..model.sequence import SequenceModel
+from .base import SequenceTask, tag_set
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
@@ -57,7 +59,7 @@ def conllu_tag_column(column):
 
 def read_pairs(data, format=None, column=None, word_column=0, what="data"):
     """(words, tags) pairs, empty sentences dropped, from a path or file,
-    from :class:`fasttag.io.Sentence` objects, from (words, tags) pairs or
+    from :class:`fasttag.text.formats.Sentence` objects, from (words, tags) pairs or
     from NLTK's tagged sentences (lists of (word, tag) tuples)."""
     if ftio.is_source(data):
         sentences = ftio.read(data, format=format, column=column, word_column=word_column)
@@ -286,12 +288,12 @@ class Tagger(SequenceTask):
         the tag, the runner-up tag, their probabilities, and the ``top``
         features (readable names, such as ``norm[-1]=the``) whose weights
         favour the tag over the runner-up most, with the weight difference
-        (see :func:`fasttag.inspection.explain`)."""
+        (see :func:`fasttag.model.inspection.explain`)."""
         return inspection.explain(self.model, list(one_sentence(tokens, "explain")), None, self.temperature, top)
 
     def tag_text(self, text, tokenizer=None):
         """Tag raw ``text`` (a str): a list of sentences, each a list of
-        :class:`fasttag.rawtext.Token` ``(text, tag, start, end)`` with
+        :class:`fasttag.text.rawtext.Token` ``(text, tag, start, end)`` with
         character offsets into ``text``.  Sentences and tokens come from
         ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model path;
         default: the bundled English tokenizer)."""
@@ -317,13 +319,13 @@ class Tagger(SequenceTask):
         """Tag a file (a path or binary stream) into the text stream ``out``.
 
         ``format``: None reads CoNLL-U when the input is unmistakably
-        CoNLL-U (:func:`fasttag.io.tagging_format`), else raw text, cut
+        CoNLL-U (:func:`fasttag.text.formats.tagging_format`), else raw text, cut
         into sentences and tokens by ``tokenizer`` (default: the bundled
         English tokenizer); "text": pretokenized, one sentence per line
         split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
         gets the tag column (:meth:`output_column`) rewritten, column files
         an appended tag column, text ``word/TAG`` tokens one sentence a
-        line.  ``json``: JSON Lines instead (:mod:`fasttag.output`), with
+        line.  ``json``: JSON Lines instead (:mod:`fasttag.text.output`), with
         the ``nbest`` best tag sequences of each sentence when given.
         The input is read, tagged and written in batches, in bounded
         memory; ``n_threads`` tags batches on that many threads (0: every

@@ -3,8 +3,8 @@ perceptron.
 
 Each character of a line is tagged B (begins a word), M (middle), E (ends a
 word) or S (single-character word).  The model is a
-:class:`fasttag.sequence.SequenceModel` over the character attributes of
-:mod:`fasttag.charfeatures` (width-folded character n-grams, character
+:class:`fasttag.model.sequence.SequenceModel` over the character attributes of
+:mod:`fasttag.features.chars` (width-folded character n-grams, character
 classes, repetitions, dictionary-word lengths), decoded by first-order
 Viterbi with the impossible transitions forbidden (S or E followed by M or
 E, B or M followed by B or S, a line starting with M or E or ending with B
@@ -18,7 +18,7 @@ Input handling:
   the same to the features; the output keeps the input's characters.
 * Runs of Latin letters, digits (with ``.``, ``,``, ``:`` between digits and
   a final ``%``), URLs and e-mail addresses are never split inside
-  (:func:`fasttag.normalize.atomic_runs`; configurable with ``runs``).  A
+  (:func:`fasttag.features.normalize.atomic_runs`; configurable with ``runs``).  A
   run may still be part of a longer word (``1998年``).
 * Any other character (emoji, rare CJK extensions, control characters,
   unpaired surrogates) is an ordinary character.
@@ -55,8 +55,8 @@ semantics:
 Unlabeled text.  Two kinds of features come from raw text of the domain
 (for Chinese news, the People's Daily text without its spaces), both
 stored in the model: ``clusters`` (``--clusters``), Brown clusters of
-characters (:func:`fasttag.clusters.cluster` over
-:func:`fasttag.charfeatures.character_sentences`), whose bit-string
+characters (:func:`fasttag.features.clusters.cluster` over
+:func:`fasttag.features.chars.character_sentences`), whose bit-string
 prefixes generalise from frequent characters to rare ones; and
 ``unlabeled`` (``--unlabeled``), raw text whose strings of high accessor
 variety (seen between many different characters) become word candidates,
@@ -68,7 +68,7 @@ training data.
 line 300 of a dictionary file, a non-str word), the segmenter is as it was.
 In Python a str argument is one word; a dictionary file is a
 ``pathlib.Path`` or goes through :meth:`Segmenter.load_userdict` (see
-:mod:`fasttag.userdict`).  User words are saved with the model.
+:mod:`fasttag.features.userdict`).  User words are saved with the model.
 
 Segmenting (:meth:`Segmenter.segment`, :meth:`Segmenter.segment_lines`)
 changes no state, so one segmenter may be shared by threads; changing it
@@ -92,17 +92,19 @@ from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .. import io as ftio
-from .. import metrics, modelfile, output, parallel, schemes
-from ..charfeatures import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
+from ..text import formats as ftio
+from ..text import metrics, output, schemes
+from ..model import modelfile
+from .. import parallel
+from ..features.chars import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
                             TAGS, CharClusters, CharFeaturizer, WordSet, _tables, codepoints, word_candidates,
                             word_hashes)
-from ..clusters import as_clusters
+from ..features.clusters import as_clusters
 from ..errors import InputError, ModelFormatError
-from ..normalize import atomic_runs, normalize_text, run_letters
-from ..sequence import SequenceModel
-from ..task import SequenceTask, check_fixed_labels
-from ..userdict import read_userdict
+from ..features.normalize import atomic_runs, normalize_text, run_letters
+from ..model.sequence import SequenceModel
+from .base import SequenceTask, check_fixed_labels
+from ..features.userdict import read_userdict
 from .pos import stored_clusters
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
@@ -286,7 +288,7 @@ class Segmenter(SequenceTask):
         ``words``: one word (a str: always a word, never a path), an
         iterable of words, a {word: weight} dict, or a dictionary file
         given as a ``pathlib.Path`` (one word per line, optional weight;
-        see :mod:`fasttag.userdict` and :meth:`load_userdict`).
+        see :mod:`fasttag.features.userdict` and :meth:`load_userdict`).
         ``mode``: "force" (every occurrence is kept whole) or "feature"
         (the words join the model's feature dictionary: a hint the model
         may overrule); see the module documentation.  The words are saved
@@ -352,12 +354,12 @@ class Segmenter(SequenceTask):
 
     @classmethod
     def train(cls, train, dev=None, **options_) -> Segmenter:
-        """As :meth:`fasttag.task.SequenceTask.train`; ``clusters``: Brown
+        """As :meth:`fasttag.tasks.base.SequenceTask.train`; ``clusters``: Brown
         clusters of characters (a clusters file, Clusters or a dict, every
-        word one character; see :func:`fasttag.charfeatures.character_sentences`),
+        word one character; see :func:`fasttag.features.chars.character_sentences`),
         checked before the data is read; ``unlabeled``: raw text (a path
         or str lines) whose strings of high accessor variety become word
-        candidate features (:func:`fasttag.charfeatures.word_candidates`).
+        candidate features (:func:`fasttag.features.chars.word_candidates`).
         Both are stored in the model."""
         if options_.get("clusters") is not None:
             options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
@@ -576,9 +578,9 @@ class Segmenter(SequenceTask):
         """Segment a text file (a path or binary stream), one line in, one
         line of space-separated words out, into the text stream ``out``;
         ``json``: one JSON object per non-blank line instead
-        (:mod:`fasttag.output`).  CoNLL-U input (told as ``fasttag tag``
+        (:mod:`fasttag.text.output`).  CoNLL-U input (told as ``fasttag tag``
         tells it) gives the text of each sentence, one a line
-        (:func:`fasttag.io.read_raw_text`).  Read, segmented and written in
+        (:func:`fasttag.text.formats.read_raw_text`).  Read, segmented and written in
         batches, in bounded memory; ``n_threads`` as for
         :meth:`segment_lines`."""
         n_threads = parallel.check_threads(n_threads)

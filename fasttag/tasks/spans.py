@@ -30,7 +30,7 @@ Features (per token, hashed templates, see :func:`span_templates`):
   entry of the model);
 * ambiguity classes (``amb``, on by default for NER): the span types the word took
   in the training data, jackknifed on the training data itself
-  (:mod:`fasttag.ambiguity`), over a +-1 window with its bigrams.
+  (:mod:`fasttag.features.ambiguity`), over a +-1 window with its bigrams.
 
 Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
 and the tag in the last column unless told otherwise, every other column a
@@ -47,16 +47,18 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import io as ftio
-from .. import confidence, inspection, metrics, output, parallel, rawtext, schemes
-from ..ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
-from .._documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
-from .._wordtypes import column_values
+from ..text import formats as ftio
+from ..model import confidence, inspection
+from ..text import metrics, output, rawtext, schemes
+from .. import parallel
+from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
+from .._core.documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
+from .._core.wordtypes import column_values
 from ..errors import InputError, ModelFormatError
-from ..clusters import as_clusters
-from ..features import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
-from ..sequence import SequenceModel, tag_fault
-from ..task import SequenceTask
+from ..features.clusters import as_clusters
+from ..features.words import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..model.sequence import SequenceModel, tag_fault
+from .base import SequenceTask
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
@@ -269,7 +271,7 @@ def _document_extras(sentences, doc_ids, extras):
     (A, F, M, L: see ``_cap_runs``) the word takes in runs of capitalised
     words elsewhere in the document; ``caprole``: the token's own role (or
     "-"; always with ``docrun``).  Headline sentences are not counted as
-    "elsewhere".  Computed by :func:`fasttag._documents.document_codes`.
+    "elsewhere".  Computed by :func:`fasttag._core.documents.document_codes`.
     """
     want = tuple(e in extras for e in ("doc", "headline", "docrun"))
     if want[2] != ("caprole" in extras):
@@ -297,7 +299,7 @@ _EXTRAS_TABLES = {}
 
 def _extras_table(want):
     """The tuple of extras values of every packed code (see
-    :mod:`fasttag._documents`), for the extras ``want`` (doc, headline,
+    :mod:`fasttag._core.documents`), for the extras ``want`` (doc, headline,
     docrun with caprole)."""
     table = _EXTRAS_TABLES.get(want)
     if table is None:
@@ -881,7 +883,7 @@ class SpanTagger(SequenceTask):
 
     def tag_text(self, text, tokenizer=None):
         """Tag raw ``text`` (a str): a list of sentences, each a list of
-        :class:`fasttag.rawtext.Token` ``(text, tag, start, end)``, tags
+        :class:`fasttag.text.rawtext.Token` ``(text, tag, start, end)``, tags
         in :attr:`scheme`, offsets into ``text``.  Sentences and tokens
         come from ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model
         path; default: the bundled English tokenizer).  Each sentence is
@@ -890,7 +892,7 @@ class SpanTagger(SequenceTask):
 
     def entities(self, text, tokenizer=None):
         """The spans found in raw ``text`` (a str), in text order: a list
-        of :class:`fasttag.rawtext.Span` ``(label, text, start, end)``
+        of :class:`fasttag.text.rawtext.Span` ``(label, text, start, end)``
         with character offsets into ``text``."""
         out = []
         for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer, "entities"):
@@ -909,8 +911,8 @@ class SpanTagger(SequenceTask):
         "conll": a column file, whose lines are written back with the
         predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
         Text gives ``word/TAG`` tokens one sentence a line, or with
-        ``entities`` one line per span (:func:`fasttag.output.write_entities`).
-        ``json``: JSON Lines instead (:mod:`fasttag.output`; tags in IOB2,
+        ``entities`` one line per span (:func:`fasttag.text.output.write_entities`).
+        ``json``: JSON Lines instead (:mod:`fasttag.text.output`; tags in IOB2,
         ``"scheme": "iob2"``, whatever :attr:`scheme` is), with the
         ``nbest`` best tag sequences of each sentence when given (text
         input).  The input is read, tagged and written in batches, in

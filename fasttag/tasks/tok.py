@@ -5,7 +5,7 @@ Any CoNLL-U file with ``SpaceAfter=No`` in its MISC column is training data:
 its tokens, their spacing and its sentence and paragraph marks give back the
 raw text and, for every character of it, whether a token, a word (inside a
 multiword token) or a sentence begins there.  A
-:class:`fasttag.sequence.SequenceModel` learns these labels from
+:class:`fasttag.model.sequence.SequenceModel` learns these labels from
 language-neutral character features and decodes them with Viterbi under a
 transition mask, so that every output is a well-formed tokenization.  This is
 the UDPipe approach (a character model trained on the treebank's own text)
@@ -123,14 +123,14 @@ from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from .. import io as ftio
+from ..text import formats as ftio
 from .. import parallel
-from ..charfeatures import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
+from ..features.chars import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
 from ..errors import InputError, ModelFormatError
-from ..io import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
-from ..metrics import score_tokenization
-from ..sequence import SequenceModel
-from ..task import SequenceTask, check_fixed_labels
+from ..text.formats import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
+from ..text.metrics import score_tokenization
+from ..model.sequence import SequenceModel
+from .base import SequenceTask, check_fixed_labels
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
@@ -148,7 +148,7 @@ CANDIDATE_CLASSES = ((O, X), (SB, SU, B, U, I, E, W))      # whitespace, anythin
 
 def tok_allowed():
     """The transition mask of the tokenizer's labels (layout in
-    :mod:`fasttag._sequence`)."""
+    :mod:`fasttag._core.sequence`)."""
     T = len(TAGS)
     allowed = np.zeros((T + 2) * T, dtype=np.uint8)
     after_token = (O, X, SB, SU, B, U)
@@ -571,7 +571,7 @@ def _parse(lines, name):
 def _sentence_tokens(sentence, name):
     """(whether it opens a paragraph, its ``# text`` comment as (line
     number, text) or None, its tokens as (form, words, spacing after)) of
-    a sentence of :func:`fasttag.io.read_conllu`, which checked its fields
+    a sentence of :func:`fasttag.text.formats.read_conllu`, which checked its fields
     and IDs; what the raw text needs beyond that is checked here."""
     newpar = False
     text_comment = None
@@ -761,7 +761,7 @@ def _attach_marks(text, labels):
     """``labels`` with no token starting at a combining mark, variation
     selector, skin tone or zero-width joiner (or the character after a
     joiner) that follows a token character: it belongs to the character
-    before it (:func:`fasttag.charfeatures.attached_marks`), whatever the
+    before it (:func:`fasttag.features.chars.attached_marks`), whatever the
     model says of a mark it rarely saw in training."""
     labels = np.asarray(labels)
     if not len(labels):
@@ -885,12 +885,12 @@ class Tokenizer(SequenceTask):
         paragraph, into the text stream ``out``: one sentence a line,
         words separated by spaces, a blank line after each paragraph;
         ``json``: one JSON object per sentence instead, with its line and
-        character offsets (:mod:`fasttag.output`).  CoNLL-U input (told
+        character offsets (:mod:`fasttag.text.output`).  CoNLL-U input (told
         as ``fasttag tag`` tells it) gives the text of each sentence, a
-        paragraph each (:func:`fasttag.io.read_raw_text`).  Long lines are read in
-        bounded memory (:mod:`fasttag.rawtext`); ``n_threads`` as for
+        paragraph each (:func:`fasttag.text.formats.read_raw_text`).  Long lines are read in
+        bounded memory (:mod:`fasttag.text.rawtext`); ``n_threads`` as for
         :meth:`tokenize_lines`."""
-        from .. import output, rawtext
+        from ..text import output, rawtext
         n_threads = parallel.check_threads(n_threads)
         line = None
         for sent in rawtext.raw_sentences(ftio.read_raw_text(source), self, n_threads):

@@ -1,0 +1,102 @@
+"""User dictionaries for the Chinese segmenter.
+
+A user dictionary is a UTF-8 text file with one word per line, optionally
+followed by whitespace and a weight (a number), optionally followed by
+anything else (jieba's ``word freq tag`` lines read as they are)::
+
+    北京大学
+    区块链 10
+    云计算 5 n
+
+Blank lines are skipped.  A second field that is not a number is ignored
+(``word tag`` lines work too).  Weights must be positive; a word without one
+weighs 1.0.  See :class:`fasttag.Segmenter` for what the words do (the
+"feature" and "force" semantics) and what weights change.  A word may be
+of any length: force mode keeps even a word of thousands of characters
+whole (as jieba's ``add_word`` accepts any word); feature mode uses the
+words of 2 to ``MAX_WORD`` (7) characters, the lengths its features know.
+
+From Python (:meth:`fasttag.Segmenter.add_words`), a str is one word,
+never a file's path: a dictionary file is given as a ``pathlib.Path`` (or
+any os.PathLike) or through :meth:`fasttag.Segmenter.load_userdict`.  (A
+str that names a file would otherwise be read as words or as a path
+depending on what happens to exist.)  ``Segmenter.train(dictionary=...)``
+takes a path, as a str or a Path, or an iterable of words.
+"""
+import math
+import os
+
+from ..errors import InputError
+from ..text.formats import is_path, read_lines
+
+
+def read_userdict(source, str_is="path"):
+    """{word: weight} from a path (a dictionary file's lines), a dict
+    (weights returned as floats) or an iterable of words (each item one
+    word, checked as a dict's keys are: "充满 希望" is refused, not read as
+    the word 充满 with a tag).  ``str_is``: what a bare str is, "path"
+    or "word" (as for ``add_words``).  Raises InputError for unreadable
+    files, bad weights and words that are empty or hold whitespace,
+    TypeError for anything that is not one of those forms."""
+    if isinstance(source, dict):
+        return {_dict_word(w): _weight(v, None, None) for w, v in source.items()}
+    if isinstance(source, str) and str_is == "word":
+        return {_dict_word(source): 1.0}
+    if is_path(source):
+        path = os.fspath(source)
+        try:
+            lines = list(read_lines(path))
+        except (OSError, ValueError) as exc:       # ValueError: a NUL in the name
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"cannot read the dictionary ({getattr(exc, 'strerror', None) or exc})",
+                             path=os.fsdecode(path)) from None
+        return _parse(lines, os.fsdecode(path))
+    try:
+        items = iter(source)
+    except TypeError:
+        raise TypeError(f"user words must be a word, an iterable of words, a {{word: weight}} dict or "
+                        f"a pathlib.Path of a dictionary file, not {type(source).__name__}") from None
+    words = {}
+    for w in items:
+        words[_dict_word(w)] = 1.0
+    return words
+
+
+def _dict_word(word):
+    if not isinstance(word, str):
+        raise TypeError(f"user words must be str, not {type(word).__name__} ({word!r})")
+    if not word or any(c.isspace() for c in word):
+        raise InputError(f"user word {word!r} is empty or holds whitespace (whitespace always separates words)")
+    return word
+
+
+def _weight(value, path, line):
+    try:
+        w = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"bad weight {value!r}", path=path, line=line) from None
+    if not (w > 0 and math.isfinite(w)):
+        raise InputError(f"weights must be positive numbers, not {value!r}", path=path, line=line)
+    return w
+
+
+def _parse(lines, path):
+    words = {}
+    for i, line in enumerate(lines, start=1):
+        if not isinstance(line, str):
+            raise TypeError(f"user words must be str, not {type(line).__name__} (item {i}: {line!r:.60})")
+        fields = line.split()
+        if not fields:
+            continue
+        word = fields[0]
+        weight = 1.0
+        if len(fields) > 1:
+            try:
+                float(fields[1])
+            except ValueError:
+                pass               # "word tag": no weight
+            else:
+                weight = _weight(fields[1], path, i)
+        words[word] = max(weight, words.get(word, 0.0))
+    return words

@@ -1,0 +1,441 @@
+"""Feature templates over token attributes, evaluated as hashes.
+
+Design.  A *featurizer* turns a batch of sentences into a matrix
+``attrs[token, attribute]`` of uint64 hashes.  Word-level attributes (the
+word, its lowercase, prefixes, suffixes, shape, ...) depend only on the word
+type, so each type's attribute row is computed and hashed once, cached, and
+gathered by row index afterwards: the per-token Python work is one dict
+lookup.  Per-token attributes that are not a function of the word (extra
+input columns such as POS or chunk tags, dictionary matches in Chinese
+segmentation) are appended as further columns.
+
+A *template* such as ``"lower[-1]|lower[0]"`` names up to four
+(attribute, offset) parts; its features are combined hashes computed in
+Cython (:mod:`fasttag._core.features`), so no Python string is built per feature
+per token.  ``"bias"`` is the template with no parts.  Users add templates by
+passing their own list; the attribute names available are those of the
+featurizer (``WordFeaturizer.ATTRIBUTES`` plus ``col<N>`` for extra
+columns).
+"""
+import re
+import threading
+
+import numpy as np
+
+from .._core.weights import hash_bytes, hash_string, hash_strings
+from .._core.features import extract
+from .._core.wordtypes import lookup_ids
+from .clusters import PREFIXES, prefix_values
+from ..display import quote
+
+MAX_PARTS = 4
+MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
+# Every token gets one uint64 key per template (a batch of 50,000 tokens
+# holds 400 KB per template), so the count bounds the memory of tagging.
+# The default sets have 20 to 70 templates and hand-written ones rarely
+# more than a few hundred; 1024 is far above them and keeps a model file
+# (where a template costs a dozen bytes) from needing gigabytes to tag.
+MAX_TEMPLATES = 1024
+_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
+
+
+class Templates:
+    """A parsed list of templates, as the arrays the Cython extractor reads."""
+
+    def split(self, n_type_attributes):
+        """(type-only templates, the others): a template is type-only when
+        every part reads offset 0 of one of the first ``n_type_attributes``
+        attributes (those that depend on the word type alone); its features
+        can be scored once per word type."""
+        type_only, rest = [], []
+        for t, name in enumerate(self.names):
+            parts = range(self.n_parts[t])
+            if all(self.offsets[t, p] == 0 and self.attr_ids[t, p] < n_type_attributes for p in parts):
+                type_only.append(name)
+            else:
+                rest.append(name)
+        return (Templates(type_only, self.attribute_names), Templates(rest, self.attribute_names))
+
+    def __init__(self, templates, attribute_names):
+        self.names = list(templates)
+        self.attribute_names = list(attribute_names)
+        if len(self.names) > MAX_TEMPLATES:
+            raise ValueError(f"{len(self.names)} feature templates: at most {MAX_TEMPLATES}")
+        if len(set(self.names)) != len(self.names):
+            raise ValueError("duplicate feature templates")
+        index = {name: i for i, name in enumerate(attribute_names)}
+        n = len(self.names)
+        self.offsets = np.zeros((n, MAX_PARTS), dtype=np.int32)
+        self.attr_ids = np.zeros((n, MAX_PARTS), dtype=np.int32)
+        self.n_parts = np.zeros(n, dtype=np.int32)
+        for t, name in enumerate(self.names):
+            parts = [] if name == "bias" else name.split("|")
+            if len(parts) > MAX_PARTS:
+                raise ValueError(f"template {quote(name)}: at most {MAX_PARTS} parts")
+            for p, part in enumerate(parts):
+                m = _PART.match(part.strip())
+                if not m:
+                    raise ValueError(f"template {quote(name)}: {quote(part)} is not of the form attribute[offset]")
+                if m.group(1) not in index:
+                    raise ValueError(f"template {quote(name)}: unknown attribute {quote(m.group(1))} "
+                                     f"(known: {', '.join(attribute_names)})")
+                self.attr_ids[t, p] = index[m.group(1)]
+                offset = int(m.group(2))
+                if not -MAX_OFFSET <= offset <= MAX_OFFSET:
+                    raise ValueError(f"template {quote(name)}: offset {offset} is beyond +-{MAX_OFFSET}")
+                self.offsets[t, p] = offset
+            self.n_parts[t] = len(parts)
+        self.seeds = hash_strings([f"template:{name}" for name in self.names])
+
+    def __len__(self):
+        return len(self.names)
+
+    def keys(self, attrs, bounds):
+        """Feature keys ``uint64[n_tokens, n_templates]``."""
+        return extract(attrs, bounds, self.offsets, self.attr_ids, self.n_parts, self.seeds)
+
+
+def word_shape(word):
+    """spaCy-style shape: X for upper, x for lower, d for digit, other
+    characters kept; runs longer than four are cut to four."""
+    out = []
+    last, run = "", 0
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.isalpha() else "d" if ch.isdigit() else ch
+        run = run + 1 if c == last else 1
+        last = c
+        if run <= 4:
+            out.append(c)
+    return "".join(out)
+
+
+def short_shape(word):
+    """The shape with every run collapsed to one character ("Xx", "d.d")."""
+    out = []
+    for c in word_shape(word):
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def word_flags(word):
+    """Orthographic flags as one value: digit, hyphen, upper, all upper,
+    title case, period, all punctuation."""
+    return "".join((
+        "D" if any(c.isdigit() for c in word) else "-",
+        "H" if "-" in word else "-",
+        "U" if any(c.isupper() for c in word) else "-",
+        "A" if word.isupper() else "-",
+        "T" if word.istitle() else "-",
+        "P" if "." in word else "-",
+        "N" if not any(c.isalnum() for c in word) else "-",
+    ))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def hash_texts(values):
+    """``hash_strings(values)``, except that a str with lone surrogates
+    (which has no strict UTF-8 form) hashes its 'surrogatepass' UTF-8
+    bytes; every other str hashes as before, so models are unchanged."""
+    try:
+        return hash_strings(values)
+    except UnicodeEncodeError:
+        return np.array([hash_bytes(v.encode("utf-8", "surrogatepass")) for v in values],
+                        dtype=np.uint64)
+
+
+class TokenTypeError(TypeError):
+    """A token that is not a str.  Raised where new word types are added
+    (off the hot path); the taggers catch it and say where the token is."""
+
+
+def _not_a_token(token):
+    return TokenTypeError(f"a token must be a str, not {type(token).__name__}")
+
+
+def token_lists(sentences, keep_sentences=False):
+    """The sentences as lists, with a TypeError where a str stands for a
+    sentence or for the list of sentences (a str would otherwise be tagged
+    character by character).  With ``keep_sentences``, objects with a
+    ``words`` attribute (:class:`fasttag.text.formats.Sentence`) are kept as they
+    are.  One check per sentence, none per token."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(f"expected a list of sentences (each a list of token strings), got "
+                        f"{type(sentences).__name__}; split the text into tokens first")
+    sentences = list(sentences)
+    if not keep_sentences:          # the fast path: one comprehension
+        try:
+            out = [list(s) for s in sentences if not isinstance(s, (str, bytes))]
+        except TypeError:
+            out = None
+        if out is not None and len(out) == len(sentences):
+            return out
+    out = []                        # find the sentence at fault, or keep Sentence objects
+    for i, s in enumerate(sentences):
+        if isinstance(s, (str, bytes)):
+            raise TypeError(f"sentence {i}: expected a list of token strings, got "
+                            f"{type(s).__name__} (to tag one sentence, pass its token list to "
+                            "tag())")
+        if keep_sentences and hasattr(s, "words"):
+            out.append(s)
+            continue
+        try:
+            out.append(list(s))
+        except TypeError:
+            raise TypeError(f"sentence {i}: expected a list of token strings, got "
+                            f"{type(s).__name__}") from None
+    return out
+
+
+def one_sentence(tokens, method):
+    """``tokens`` unless it is a str (a TypeError: ``method`` takes a list
+    of token strings)."""
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(f"{method}() takes one sentence as a list of token strings, not a "
+                        f"{type(tokens).__name__}; split the text into tokens first")
+    return tokens
+
+
+def bad_token(sentences):
+    """A TypeError naming the first token that is not a str (sentence i,
+    token j) and its type, or None.  The slow check, for after tagging has
+    failed."""
+    for i, tokens in enumerate(sentences):
+        for j, t in enumerate(tokens):
+            if not isinstance(t, str):
+                return TypeError(f"sentence {i}, token {j}: a token must be a str, not "
+                                 f"{type(t).__name__} ({t!r:.60})")
+    return None
+
+
+class _TypeTable:
+    """One generation of the word-type cache: ``index`` (word -> type id)
+    and ``rows`` (row id = the word's hashed attributes).
+
+    Readers take no lock, so a table only ever changes in ways a reader
+    cannot see: rows are appended and never overwritten, ``rows`` is only
+    replaced by a larger copy, and an id is published in ``index`` after its
+    row is in ``rows``.  Ids read from ``index`` therefore stay valid in any
+    later ``rows`` of the same table.  Clearing the cache starts a new table
+    instead (a reader may still hold the old one)."""
+
+    __slots__ = ("index", "rows")
+
+    def __init__(self, width, capacity=1024):
+        self.index = {}
+        self.rows = np.zeros((capacity, width), dtype=np.uint64)
+
+
+CLUSTER_ATTRIBUTES = tuple(f"cluster{k}" for k in PREFIXES) + ("cluster",)
+"""Word-type attributes of Brown clusters: bit-string prefixes, then the
+whole bit string."""
+
+CLUSTER_TEMPLATES = tuple(f"{a}[0]" for a in CLUSTER_ATTRIBUTES) + (
+    "cluster4[-1]", "cluster4[1]", "cluster[-1]", "cluster[1]",
+)
+"""Templates added to a word task's defaults when it is trained with
+clusters: every prefix of the word's cluster, and the coarsest and the
+finest cluster of its neighbours."""
+
+
+class WordFeaturizer:
+    """Word-level attributes, hashed once per word type and cached.
+
+    One featurizer may serve many threads: known words are read without a
+    lock; new types are added under one (see :class:`_TypeTable`).
+
+    ``n_columns`` extra per-token columns (POS tags, chunk tags, ...) become
+    attributes ``col1 .. colN``.
+
+    With ``clusters`` (:class:`fasttag.features.clusters.Clusters`), the word's
+    Brown cluster prefixes are further word-type attributes
+    (:data:`CLUSTER_ATTRIBUTES`, after :attr:`ATTRIBUTES`): the cluster of
+    the word as written, else of its lowercase form, else "" (none).  With
+    ``capitals_fallback``, a word in capitals that has neither takes the
+    cluster of its capitalised form ("JAPAN" that of "Japan"): headlines
+    are written in capitals, the clustered text mostly is not.
+
+    ``word_classes`` (name, {word: class}, class of other words) adds the
+    word's class as the last word-type attribute.
+    """
+
+    ATTRIBUTES = ("word", "lower", "norm",
+                  "prefix1", "prefix2", "prefix3", "prefix4",
+                  "suffix1", "suffix2", "suffix3", "suffix4", "suffix5",
+                  "shape", "short_shape", "flags", "length",
+                  "hyphen_first", "hyphen_last")
+    MAX_CACHE = 1_000_000
+
+    def __init__(self, n_columns=0, clusters=None, capitals_fallback=False, word_classes=None):
+        self.n_columns = n_columns
+        self.clusters = clusters
+        self.capitals_fallback = bool(capitals_fallback) and clusters is not None
+        self.word_classes = word_classes
+        names = self.ATTRIBUTES + (CLUSTER_ATTRIBUTES if clusters is not None else ())
+        if word_classes is not None:
+            names += (word_classes[0],)
+        self.n_type_attributes = len(names)
+        self.attribute_names = list(names) + [f"col{i + 1}" for i in range(n_columns)]
+        self._table = _TypeTable(len(names))
+        self._lock = threading.Lock()      # taken only to add types
+        self._seeds = [hash_string(f"attr:{name}") for name in names]
+        if word_classes is not None:
+            self._seeds[-1] = 0             # hashed as the column value "name=class" (see word_classes)
+
+    def attribute_values(self, word):
+        """The string value of every word-type attribute of this
+        featurizer (:meth:`word_attributes`, the cluster prefixes, the
+        word's class)."""
+        values = self.word_attributes(word)
+        if self.clusters is not None:
+            values += prefix_values(self.cluster_of(word))
+        if self.word_classes is not None:
+            _, table, unknown = self.word_classes
+            values += (table.get(word, unknown),)
+        return values
+
+    def _hashed_values(self, word):
+        """:meth:`attribute_values` as they are hashed: the word's class as
+        ``name=class``, the hash of the same value as a feature column
+        (``word_classes``: a span tagger's ambiguity classes, handed over
+        as a column in training, where they are jackknifed)."""
+        values = self.attribute_values(word)
+        if self.word_classes is not None:
+            values = values[:-1] + (f"{self.word_classes[0]}={values[-1]}",)
+        return values
+
+    def cluster_of(self, word):
+        """The bit string of the word's cluster ("" when none)."""
+        bits = self.clusters.lookup(word)
+        if not bits and self.capitals_fallback and word.isupper():
+            bits = self.clusters.lookup(word.capitalize())
+        return bits
+
+    @staticmethod
+    def word_attributes(word):
+        """The string value of every word-level attribute."""
+        lower = word.lower()
+        first, _, rest = lower.partition("-")
+        last = rest.rpartition("-")[2] if rest else ""
+        return (word, lower, _DIGITS.sub("0", lower),
+                word[:1], word[:2], word[:3], word[:4],
+                word[-1:], word[-2:], word[-3:], word[-4:], word[-5:],
+                word_shape(word), short_shape(word), word_flags(word),
+                str(min(len(word), 8)),
+                first if rest else "", last)
+
+    def lookup(self, words):
+        """(ids, rows): each word's type id (adding new types) and an array
+        whose row ``id`` holds that type's hashed attributes.  Take both from
+        one call: ``rows`` stays right for these ids even if another thread
+        clears the cache meanwhile.  Known words take no lock."""
+        table = self._table
+        if type(words) is not list:
+            words = list(words)
+        try:
+            ids, missing = lookup_ids(table.index, words)
+        except TypeError:           # an unhashable token
+            for w in words:
+                if not isinstance(w, str):
+                    raise _not_a_token(w) from None
+            raise
+        if missing:
+            return self._add_types(words, ids, table)
+        return ids, table.rows
+
+    def _add_types(self, words, ids, seen):
+        """``lookup`` for a batch with new types: ``ids`` were read from the
+        table ``seen`` (-1: not there)."""
+        new = list(dict.fromkeys(w for w, i in zip(words, ids.tolist()) if i < 0))
+        for w in new:               # only the new types are checked
+            if not isinstance(w, str):
+                raise _not_a_token(w)
+        with self._lock:
+            table = self._table
+            if table is not seen:   # cleared meanwhile: the words found may be gone
+                new = list(dict.fromkeys(words))
+            index = table.index
+            missing = [w for w in new if w not in index]
+            if len(index) + len(missing) > self.MAX_CACHE:
+                # a new table for this batch's types; readers keep the old one
+                table = _TypeTable(table.rows.shape[1])
+                self._append(table, list(dict.fromkeys(words)))
+                self._table = table
+            elif missing:
+                self._append(table, missing)
+            rows = table.rows
+        index = table.index
+        return np.array([index[w] for w in words], dtype=np.int64), rows
+
+    def _append(self, table, words):
+        """Add new types to ``table`` (under the lock): rows first, then the
+        ids that point at them."""
+        values = []
+        for w in words:
+            values.extend(self._hashed_values(w))
+        hashed = hash_texts(values).reshape(len(words), -1)
+        # attribute name is part of the hash, so "s" as suffix1 and as
+        # prefix1 are different values
+        for a, seed in enumerate(self._seeds):
+            hashed[:, a] ^= np.uint64(seed)
+        start = len(table.index)
+        need = start + len(words)
+        rows = table.rows
+        if need > len(rows):
+            grown = np.zeros((max(need, 2 * len(rows)), rows.shape[1]), dtype=np.uint64)
+            grown[:start] = rows[:start]
+            rows = grown
+        rows[start:need] = hashed
+        table.rows = rows
+        index = table.index
+        for i, w in enumerate(words):
+            index[w] = start + i
+
+    def type_ids(self, words):
+        """Row index of each word's cached attributes (adding new types).
+        Concurrent callers should use :meth:`lookup`, which also returns
+        the rows these ids index."""
+        return self.lookup(words)[0]
+
+    def type_rows(self, ids, rows=None):
+        """The word-level attribute rows of the given type ids (``rows``:
+        from the :meth:`lookup` that gave the ids)."""
+        return np.ascontiguousarray((self._table.rows if rows is None else rows)[ids])
+
+    def attributes(self, words, columns=None, ids=None, rows=None):
+        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
+        ``columns`` is a list of per-token column lists (n_columns each);
+        ``ids``, ``rows``: the words' :meth:`lookup`, when already known."""
+        if ids is None:
+            ids, rows = self.lookup(words)
+        elif rows is None:
+            rows = self._table.rows
+        rows = rows[ids]
+        if not self.n_columns:
+            return np.ascontiguousarray(rows)
+        if columns is None or len(columns) != len(words):
+            raise ValueError(f"this featurizer needs {self.n_columns} extra columns per token")
+        extra = hash_texts([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
+        return np.ascontiguousarray(np.hstack([rows, extra.reshape(len(words), self.n_columns)]))
+
+
+POS_TEMPLATES = (
+    "bias",
+    "word[0]", "lower[0]", "norm[0]",
+    "prefix1[0]", "prefix2[0]", "prefix3[0]", "prefix4[0]",
+    "suffix1[0]", "suffix2[0]", "suffix3[0]", "suffix4[0]", "suffix5[0]",
+    "shape[0]", "short_shape[0]", "flags[0]", "length[0]|short_shape[0]",
+    "norm[-1]", "norm[1]", "norm[-2]", "norm[2]",
+    "suffix3[-1]", "suffix3[1]", "suffix2[-1]", "suffix2[1]",
+    "short_shape[-1]", "short_shape[1]",
+    "norm[-1]|norm[0]", "norm[0]|norm[1]", "norm[-1]|norm[1]",
+    "norm[-2]|norm[-1]", "norm[1]|norm[2]",
+    "suffix3[0]|norm[-1]", "suffix3[0]|norm[1]",
+    "short_shape[-1]|short_shape[0]|short_shape[1]",
+    "hyphen_first[0]", "hyphen_last[0]",
+)
+"""Default POS templates: Ratnaparkhi's word, affix and shape features with
+a +-2 window, word bigrams around the token, and the parts of hyphenated
+words (each template earned its place on the EWT dev set)."""

@@ -1,0 +1,252 @@
+"""Why a model tags as it does: per-token explanations, and a summary of a
+model's weights.
+
+Feature keys are hashes, so a model file cannot list its features by
+name.  What can be named is every feature of given text: a template such
+as ``norm[-1]|suffix3[0]`` applied to a token gives the feature
+``norm[-1]=the|suffix3[0]=dog``, and its weights are looked up by its key.
+:func:`explain` does that for one sentence; :func:`top_features` for every
+feature occurring in a corpus.
+"""
+import json
+
+import numpy as np
+
+from . import confidence
+from ..display import printable
+from ..features.words import WordFeaturizer, _PART
+
+PAD = "<pad>"
+
+
+def _feature_names(model, tokens, context):
+    """Per token, the readable name of each template's feature (word
+    attributes, then the featurizer's extra columns; ``<pad>`` outside the
+    sentence)."""
+    names = model.templates.names
+    words = getattr(model.featurizer, "words", model.featurizer)     # a span tagger's word part
+    if not isinstance(words, WordFeaturizer):
+        words = WordFeaturizer()
+    n_word = words.n_type_attributes                                 # with cluster prefixes, if any
+    attr_names = model.featurizer.attribute_names
+    word_values = [words.attribute_values(w) for w in tokens]
+
+    def value(attr, i):
+        if not 0 <= i < len(tokens):
+            return PAD
+        a = attr_names.index(attr)
+        if a < n_word:
+            return word_values[i][a]
+        return str(context[i][a - n_word]) if context is not None else "?"
+
+    out = []
+    for i in range(len(tokens)):
+        row = []
+        for name in names:
+            if name == "bias":
+                row.append("bias")
+                continue
+            parts = []
+            for part in name.split("|"):
+                m = _PART.match(part.strip())
+                parts.append(f"{part.strip()}={value(m.group(1), i + int(m.group(2)))}")
+            row.append("|".join(parts))
+        out.append(row)
+    return out
+
+
+def explain(model, tokens, context=None, temperature=1.0, top=5):
+    """For each token of one sentence (``model``: a
+    :class:`fasttag.model.sequence.SequenceModel` with a word featurizer): the
+    decoded tag, the runner-up (the next most probable tag by the
+    marginals), both probabilities, and the ``top`` features whose weights
+    favour the chosen tag over the runner-up most (name, weight
+    difference), with the transitions' share as a feature named
+    ``transition``."""
+    example = [(list(tokens), context)]
+    if not tokens:
+        return []
+    ids = model.predict_ids(example)[0]
+    probs = confidence.marginals(model, example, temperature)[0]
+    keys, _, _, _ = model.featurize(example)
+    names = _feature_names(model, list(tokens), context)
+    T = len(model.tags)
+    trans = np.asarray(model.trans)
+    out = []
+    for i, tag in enumerate(ids.tolist()):
+        order = np.argsort(-probs[i], kind="stable")
+        runner = int(next((t for t in order if t != tag), tag))
+        contrib = {}
+        for f, key in enumerate(keys[i].tolist()):
+            d = model.emit.get(key, tag) - model.emit.get(key, runner)
+            if d:
+                contrib[names[i][f]] = contrib.get(names[i][f], 0.0) + d
+        prev = T if i == 0 else int(ids[i - 1])          # T: the start row
+        d = trans[prev * T + tag] - trans[prev * T + runner]
+        if i + 1 < len(ids):
+            nxt = int(ids[i + 1])
+            d += trans[tag * T + nxt] - trans[runner * T + nxt]
+        else:
+            d += trans[(T + 1) * T + tag] - trans[(T + 1) * T + runner]
+        if d:
+            contrib["transition"] = float(d)
+        best = sorted(contrib.items(), key=lambda kv: -kv[1])[:top]
+        out.append({"token": tokens[i], "tag": model.tags[tag], "probability": float(probs[i, tag]),
+                    "runner_up": model.tags[runner], "runner_up_probability": float(probs[i, runner]),
+                    "features": [(name, float(w)) for name, w in best]})
+    return out
+
+
+def transitions(model):
+    """The transition weights as a ``(T + 2) x T`` array: rows are the
+    previous tag, then start, then end (read as "this tag ends the
+    sentence").  A view of the model's weights, not a copy."""
+    T = len(model.tags)
+    return np.asarray(model.trans, dtype=np.float64).reshape(T + 2, T)
+
+
+#: About how many weights one block of the summaries below holds: they
+#: read a tag x tag or feature x tag matrix a block at a time, so memory
+#: stays about the model's size at thousands of tags.
+_BLOCK = 1 << 20
+
+
+def largest_transitions(trans, n):
+    """The ``n`` largest tag -> tag weights of a ``(T + 2) x T``
+    transition array (start and end rows left out), largest first (ties
+    in row order): a list of (previous tag id, tag id, weight), read a
+    block of rows at a time."""
+    T = trans.shape[1]
+    rows = max(1, _BLOCK // max(T, 1))
+    best_v = np.empty(0, dtype=np.float64)
+    best_i = np.empty(0, dtype=np.int64)
+    for r0 in range(0, T, rows):
+        vals = np.asarray(trans[r0:min(r0 + rows, T)], dtype=np.float64).ravel()
+        if vals.size > n:
+            kth = np.partition(vals, vals.size - n)[vals.size - n]      # the n-th largest of the block
+            sel = np.flatnonzero(vals >= kth)
+        else:
+            sel = np.arange(vals.size)
+        best_v = np.concatenate([best_v, vals[sel]])
+        best_i = np.concatenate([best_i, sel + r0 * T])
+        order = np.lexsort((best_i, -best_v))[:n]
+        best_v, best_i = best_v[order], best_i[order]
+    return [(int(i) // T, int(i) % T, float(v)) for v, i in zip(best_v, best_i)]
+
+
+def top_features(model, examples, top=10):
+    """Per tag, the ``top`` features with the largest weight among those
+    occurring in ``examples`` (``(tokens, context)`` pairs): a dict tag ->
+    list of (feature name, weight).  The features' weights are scored a
+    block at a time, never as one feature x tag matrix."""
+    seen = {}
+    for tokens, context in examples:
+        if not tokens:
+            continue
+        keys, _, _, _ = model.featurize([(list(tokens), context)])
+        names = _feature_names(model, list(tokens), context)
+        for i in range(len(tokens)):
+            for f, key in enumerate(keys[i].tolist()):
+                seen.setdefault(key, names[i][f])
+    if not seen:
+        return {t: [] for t in model.tags}
+    T = len(model.tags)
+    keys = np.fromiter(seen, dtype=np.uint64, count=len(seen))
+    step = max(1, _BLOCK // T)
+    best_v = np.empty((0, T), dtype=np.float64)       # per tag (column): its best weights so far, best first
+    best_j = np.empty((0, T), dtype=np.int64)         # and the features' indices in keys
+    for k0 in range(0, len(keys), step):
+        chunk = keys[k0:k0 + step]
+        scores = model.emit.score_batch(chunk, np.arange(len(chunk) + 1, dtype=np.int64), n_classes=T)
+        vals = np.concatenate([best_v, np.asarray(scores, dtype=np.float64).reshape(len(chunk), T)])
+        idx = np.concatenate([best_j, np.broadcast_to(np.arange(k0, k0 + len(chunk))[:, None], (len(chunk), T))])
+        # stable: of equal weights, the feature seen first (the rows are in that order)
+        order = np.argsort(-vals, axis=0, kind="stable")[:top]
+        best_v = np.take_along_axis(vals, order, axis=0)
+        best_j = np.take_along_axis(idx, order, axis=0)
+    labels = list(seen.values())
+    return {tag: [(labels[j], float(v)) for v, j in zip(best_v[:, t].tolist(), best_j[:, t].tolist()) if v > 0]
+            for t, tag in enumerate(model.tags)}
+
+
+def describe(task_model, data=None, top=10, with_transitions=True):
+    """A summary of a trained task model (:class:`fasttag.tasks.base.SequenceTask`):
+    kind, tags, templates, size, training and metadata, the transition
+    matrix (left out when not ``with_transitions``: :func:`write_json` and
+    :func:`report` read it from the model a row at a time), and, given
+    ``data`` (a path or the task's Python form, read as the model was
+    trained), the top features per tag among those occurring in it."""
+    model = task_model.model
+    meta = {k: v for k, v in task_model.meta.items() if k != "history"}
+    out = {"kind": task_model.kind, "tags": list(model.tags), "templates": list(model.templates.names),
+           "features": len(model.emit), "weights": model.emit.n_weights, "decoder": model.decoder,
+           "temperature": task_model.temperature, "training": dict(model.training_info), "meta": meta}
+    if with_transitions:
+        out["transitions"] = transitions(model).tolist()
+    if data is not None:
+        if not isinstance(model.featurizer, WordFeaturizer) and not hasattr(model.featurizer, "words"):
+            raise TypeError(f"feature names are shown for word-level models only, not for a {task_model.kind}")
+        opts = task_model._reading_options({}, {})
+        examples = task_model._read(data, opts, "data")
+        out["top_features"] = top_features(model, task_model._inputs(examples), top)
+    return out
+
+
+def write_json(desc, out, transitions=None):
+    """:func:`describe`'s result as one line of JSON on the text stream
+    ``out``, the same as ``json.dumps(desc, ensure_ascii=False)``, with the
+    ``(T + 2) x T`` array ``transitions`` (for a ``desc`` without them)
+    written a row at a time after ``meta``, where :func:`describe` puts
+    them."""
+    def dump(value):
+        return json.dumps(value, ensure_ascii=False)
+
+    out.write("{")
+    for n, (key, value) in enumerate(desc.items()):
+        out.write(f"{', ' if n else ''}{dump(key)}: {dump(value)}")
+        if key == "meta" and transitions is not None:
+            out.write(', "transitions": [')
+            for r, row in enumerate(transitions):
+                out.write(f"{', ' if r else ''}{dump(np.asarray(row, dtype=np.float64).tolist())}")
+            out.write("]")
+    out.write("}\n")
+
+
+def report(desc, max_tags=20, transitions=None):
+    """The human-readable text of :func:`describe`'s result, every string
+    of the model printable (:func:`fasttag.display.printable`: a model's
+    tag names, corpus or licence cannot send escape sequences to a
+    terminal).  ``transitions``: the ``(T + 2) x T`` array, for a
+    ``desc`` without them; of more than ``max_tags`` tags only the
+    ``max_tags`` largest tag -> tag weights are shown."""
+    tags = [printable(t) for t in desc["tags"]]
+    lines = [f"kind              {printable(desc['kind'])}",
+             f"tags              {len(tags)}: {' '.join(tags[:40])}{' ...' if len(tags) > 40 else ''}",
+             f"templates         {len(desc['templates'])}",
+             f"features          {desc['features']:,} ({desc['weights']:,} weights)",
+             f"decoder           {printable(desc['decoder'])}",
+             f"temperature       {desc['temperature']:.4g}"]
+    info = desc["training"]
+    if info:
+        lines.append("training          " + printable(", ".join(f"{k} {v}" for k, v in info.items()
+                                                                if v is not None)))
+    for key in ("corpus", "licence", "fine_tuned"):
+        if key in desc["meta"]:
+            lines.append(f"{key:<18}{printable(desc['meta'][key])}")
+    T = len(tags)
+    trans = np.asarray(desc["transitions"] if transitions is None else transitions)
+    lines += ["", "transitions (row: previous tag, column: tag)"]
+    if T <= max_tags:
+        width = max(8, max(len(t) for t in tags) + 2)
+        lines.append(" " * width + "".join(f"{t:>{width}}" for t in tags))
+        for r, name in enumerate(tags + ["<start>", "<end>"]):
+            lines.append(f"{name:<{width}}" + "".join(f"{v:>{width}.2f}" for v in trans[r]))
+    else:
+        lines.append(f"(largest {max_tags} of {T} x {T})")
+        lines += [f"  {tags[p]:>12} -> {tags[t]:<12} {w:8.2f}" for p, t, w in largest_transitions(trans, max_tags)]
+    if "top_features" in desc:
+        lines += ["", "top features per tag (among those in the data)"]
+        for tag, feats in desc["top_features"].items():
+            lines.append(printable(tag))
+            lines += [f"  {w:8.3f}  {printable(name)}" for name, w in feats]
+    return "\n".join(lines)

@@ -1,0 +1,516 @@
+"""The one container format of every fasttag model: data, never code.
+
+Layout (all integers little-endian)::
+
+    magic        8 bytes   b"FASTTAG\\x00"
+    version      uint32    FORMAT_VERSION
+    header_len   uint64    length of the JSON header in bytes
+    header       JSON (UTF-8): {"kind": ..., ..., "arrays": [
+                     {"name", "dtype", "shape", "offset", "nbytes", "crc32"}, ...]}
+    payload      the arrays' bytes, each at its offset (relative to the payload
+                 start, 8-byte aligned), little-endian with an explicit dtype
+    trailer      uint32    CRC-32 of everything before it
+
+Loading checks, before trusting anything: the magic, the version, that the
+header fits the data, that it parses, that every array's dtype is allowed,
+that its shape matches its byte count and lies inside the payload, and every
+checksum.  Lying headers cannot make it allocate more than the file's size
+for the arrays (no dimension exceeds the payload's size); parsing the JSON
+header takes at most about 12 times the header's size (a list of short
+strings is the worst case), the header being at most ``MAX_HEADER`` bytes
+with at most ``MAX_HEADER_CONTAINERS`` lists and objects.
+Pickle is never used.  Saves are atomic: a temporary file in the same folder,
+fsync, then rename.
+"""
+import contextlib
+import errno
+import gc
+import hashlib
+import json
+import os
+import re
+import signal
+import stat
+import struct
+import tempfile
+import threading
+import zlib
+
+import numpy as np
+
+from ..errors import InputError, ModelFormatError
+
+MAGIC = b"FASTTAG\x00"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sIQ")
+_TRAILER = struct.Struct("<I")
+# The header holds the tags, templates, tag dictionary words, gazetteers
+# and settings: a few KB for the bundled models, a few MB for a tag
+# dictionary of a million-word corpus or large gazetteers.  16 MiB is far
+# above that, and bounds what parsing it may take (up to ~12 bytes per
+# byte of JSON: about 200 MB; 64 MiB took 1.7 GB).  Saving refuses more.
+MAX_HEADER = 16 * 1024 * 1024
+# Lists and objects are the costliest JSON to parse (about 60 bytes and a
+# garbage-collector entry each; 5 million "[]" took 20 s).  A header holds
+# a few thousand (tag dictionary classes, the array table, per-epoch
+# curves); a million bounds the parse to about a second.
+MAX_HEADER_CONTAINERS = 1 << 20
+# An empty array's other dimensions hold nothing, so they need no payload:
+# they may exceed the payload's size up to this, never more (a lying
+# [0, 2**62] would reach code that allocates by the shape).
+_MAX_EMPTY_DIM = 1 << 16
+_MAX_NDIM = 8                       # fasttag stores vectors and matrices
+_MAX_DIM = 1 << 62
+_ALLOWED_DTYPES = {"<u8", "<i8", "<u4", "<i4", "<u2", "<i2", "|u1", "|i1", "<f4", "<f8"}
+
+
+def _align(n):
+    return (n + 7) & ~7
+
+
+def dumps(header, arrays):
+    """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping.
+    A header over the bounds loading reads (gazetteers or a tag dictionary
+    of millions of entries) is an InputError: the data that made
+    it was too large."""
+    if "arrays" in header:
+        raise ValueError("'arrays' is a reserved header key")
+    specs = []
+    chunks = []
+    offset = 0
+    for name in sorted(arrays):
+        arr = np.asarray(arrays[name])
+        dtype = arr.dtype.newbyteorder("<") if arr.dtype.byteorder not in ("|", "<") else arr.dtype
+        if dtype.str not in _ALLOWED_DTYPES:
+            raise ValueError(f"array {name!r}: dtype {arr.dtype} is not storable")
+        data = np.ascontiguousarray(arr, dtype=dtype).tobytes()
+        specs.append({"name": name, "dtype": dtype.str, "shape": list(arr.shape),
+                      "offset": offset, "nbytes": len(data), "crc32": zlib.crc32(data)})
+        pad = _align(len(data)) - len(data)
+        chunks.append(data + b"\x00" * pad)
+        offset += len(data) + pad
+    full = dict(header)
+    full["arrays"] = specs
+    # surrogatepass: a lone surrogate in a word (Python strings may hold
+    # one) round-trips instead of failing the save
+    head = json.dumps(full, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass")
+    head += b" " * (_align(_PREFIX.size + len(head)) - _PREFIX.size - len(head))
+    if _containers(head) > MAX_HEADER_CONTAINERS:
+        raise InputError(f"the model's header holds over {MAX_HEADER_CONTAINERS:,} lists and objects, more than a "
+                         f"model file may hold")
+    if len(head) > MAX_HEADER:
+        raise InputError(f"the model's header is {len(head):,} bytes, over the {MAX_HEADER:,} a model file may "
+                         f"hold (gazetteers or a tag dictionary this large belong in a smaller model)")
+    body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(chunks)
+    return body + _TRAILER.pack(zlib.crc32(body))
+
+
+def loads(data):
+    """Parse bytes written by :func:`dumps`; returns ``(header, arrays)``.
+
+    Raises :class:`ModelFormatError` naming the problem for anything that is
+    not a valid fasttag model of a version this code reads.
+    """
+    data = memoryview(bytes(data) if not isinstance(data, (bytes, bytearray, memoryview)) else data)
+    if len(data) < len(MAGIC) or bytes(data[: len(MAGIC)]) != MAGIC:
+        if len(data) == 0:
+            raise ModelFormatError("not a fasttag model: the file is empty")
+        raise ModelFormatError("not a fasttag model: wrong magic bytes")
+    if len(data) < _PREFIX.size + _TRAILER.size:
+        raise ModelFormatError("truncated fasttag model: incomplete prefix")
+    _, version, head_len = _PREFIX.unpack_from(data, 0)
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"fasttag model format version {version} is newer than this fasttag reads "
+            f"({FORMAT_VERSION}): upgrade fasttag")
+    if version < 1:
+        raise ModelFormatError(f"invalid fasttag model format version {version}")
+    if head_len > MAX_HEADER:
+        raise ModelFormatError(f"corrupt fasttag model: a header of {head_len:,} bytes, over the "
+                               f"{MAX_HEADER:,} a model file may hold")
+    if _PREFIX.size + head_len + _TRAILER.size > len(data):
+        raise ModelFormatError("truncated or corrupt fasttag model: the header runs past the end")
+    (crc,) = _TRAILER.unpack_from(data, len(data) - _TRAILER.size)
+    body = data[: len(data) - _TRAILER.size]
+    if zlib.crc32(body) != crc:
+        raise ModelFormatError("corrupt fasttag model: checksum mismatch (truncated or damaged file)")
+    raw = bytes(data[_PREFIX.size: _PREFIX.size + head_len])
+    if _containers(raw) > MAX_HEADER_CONTAINERS:
+        raise ModelFormatError(f"corrupt fasttag model: the header holds over {MAX_HEADER_CONTAINERS:,} lists and "
+                               f"objects")
+    try:
+        header = _parse_header(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelFormatError(f"corrupt fasttag model: unreadable header ({exc})") from None
+    if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
+        raise ModelFormatError("corrupt fasttag model: header lacks its array table")
+    payload = body[_PREFIX.size + head_len:]
+    end = _payload_end(header["arrays"])
+    if end > len(payload):
+        raise ModelFormatError(
+            f"corrupt fasttag model: the array table claims {end} bytes that the file does not hold")
+    if 0 <= end < len(payload):
+        raise ModelFormatError("corrupt fasttag model: the payload's size does not match the array table")
+    arrays = {}
+    for spec in header.pop("arrays"):
+        name, arr = _read_array(spec, payload)
+        if name in arrays:
+            raise ModelFormatError(f"corrupt fasttag model: array {name!r} is stored twice")
+        arrays[name] = arr
+    return header, arrays
+
+
+def _containers(head):
+    """An upper bound of the lists and objects of JSON text ``head`` (its
+    brackets, those inside strings included)."""
+    return head.count(b"[") + head.count(b"{")
+
+
+def _parse_header(raw):
+    """The JSON of header bytes ``raw`` (their size and containers already
+    bounded), parsed with the garbage collector paused: the parser's
+    many new lists would trigger collection after collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _payload_end(specs):
+    """Where the array table says the payload ends (arrays 8-byte aligned);
+    -1 when the table is malformed (the array checks then name the fault)."""
+    end = 0
+    for spec in specs:
+        if not isinstance(spec, dict) or not _is_size(spec.get("offset")) or not _is_size(spec.get("nbytes")):
+            return -1
+        end = max(end, _align(spec["offset"] + spec["nbytes"]))
+    return end
+
+
+def header_int(value, lo=None, hi=None):
+    """``value`` is a JSON integer (not a float, not a bool) in [lo, hi]:
+    the one check of every integer a header holds."""
+    return isinstance(value, int) and not isinstance(value, bool) \
+        and (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def _is_size(value):
+    """Sizes are never floats, bools or huge."""
+    return header_int(value, 0, _MAX_DIM)
+
+
+def _read_array(spec, payload):
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ModelFormatError("corrupt fasttag model: malformed array entry")
+    name = spec["name"]
+    shape, offset, nbytes, crc = (spec.get(k) for k in ("shape", "offset", "nbytes", "crc32"))
+    if not isinstance(spec.get("dtype"), str) or spec["dtype"] not in _ALLOWED_DTYPES:
+        raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a forbidden dtype")
+    if not isinstance(shape, list) or len(shape) > _MAX_NDIM or not all(_is_size(s) for s in shape) \
+            or not _is_size(offset) or not _is_size(nbytes) or not _is_size(crc):
+        raise ModelFormatError(f"corrupt fasttag model: array {name!r} has a malformed shape or size")
+    dtype = np.dtype(spec["dtype"])
+    if any(s > max(len(payload), _MAX_EMPTY_DIM) for s in shape):
+        raise ModelFormatError(
+            f"corrupt fasttag model: array {name!r} has a dimension larger than the file ({shape})")
+    count = 1
+    for s in shape:
+        count *= s
+    if count * dtype.itemsize != nbytes or offset + nbytes > len(payload):
+        raise ModelFormatError(
+            f"corrupt fasttag model: array {name!r} claims {nbytes} bytes that the file does not hold")
+    raw = payload[offset: offset + nbytes]
+    if zlib.crc32(raw) != crc:
+        raise ModelFormatError(f"corrupt fasttag model: array {name!r} fails its checksum")
+    arr = np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="), copy=True)
+    return name, arr
+
+
+_TMP_PREFIX = ".fasttag-"
+_TMP_SUFFIX = ".tmp"
+
+
+def write(path, header, arrays):
+    """Write a model file atomically (see :func:`atomic_file`): a crash
+    never leaves a half-written model behind."""
+    data = dumps(header, arrays)
+    with atomic_file(path) as f:
+        f.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(path, mode="wb", **open_kwargs):
+    """A file for ``path`` that appears only when the ``with`` block ends
+    without an error: a temporary file in the same folder, fsynced, then
+    renamed; removed on any error.  Every output fasttag writes (models,
+    tagged text, figures) goes through here.
+
+    An existing file keeps its permissions, and a symbolic link its target
+    (which is what gets replaced).  What is not a regular file (a device,
+    a pipe, ``/dev/stdout``) is written directly: replacing it would put a
+    file in its place.
+
+    SIGTERM during the block removes the temporary file as SIGINT does
+    (when no handler of the program's own is installed).  A kill -9 cannot
+    be caught: the temporary files it leaves (named with the writer's
+    process id and machine, see :func:`_remove_stale_temporaries`) are
+    removed by the next write into the same folder on the same machine.
+    """
+    given = _fspath(path)
+    path = replaced_file(given)
+    if path is None:
+        try:
+            with open(given, mode, **open_kwargs) as f:
+                yield f
+        except OSError as exc:
+            raise _naming_output(exc, given, None) from None
+        return
+    if not given:
+        raise FileNotFoundError(errno.ENOENT, "an empty file name", given)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file: give a file name", path)
+    folder = os.path.dirname(path)
+    _remove_stale_temporaries(folder)
+    with _terminate_as_exception():
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}@{_machine() or 'unknown'}-",
+                                       suffix=_TMP_SUFFIX, dir=folder)
+        except OSError as exc:      # a missing or read-only folder: name the file asked for, as open() does
+            raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
+        try:
+            try:
+                file_mode = os.stat(path).st_mode & 0o777        # a file replaced keeps its mode
+            except OSError:
+                umask = os.umask(0)
+                os.umask(umask)
+                file_mode = 0o666 & ~umask      # mkstemp makes 0600: give the usual mode
+            os.chmod(tmp, file_mode)
+            with os.fdopen(fd, mode, **open_kwargs) as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException as exc:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(exc, OSError):
+                raise _naming_output(exc, given, tmp) from None
+            raise
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _naming_output(exc, given, tmp):
+    """``exc``, naming the output ``given`` where it names the temporary
+    file, or no file for a failed write (a full disk): the user's file is
+    the one at fault."""
+    if (tmp is not None and exc.filename == tmp) or (exc.filename is None and exc.errno in _WRITE_ERRORS):
+        return type(exc)(exc.errno, exc.strerror, os.fsdecode(given))
+    return exc
+
+
+def replaced_file(path):
+    """The file a save to ``path`` replaces, as an absolute path: through
+    symbolic links, their target (whose folder must exist and be writable
+    for the save); None where the save writes ``path`` in place (a device,
+    a pipe, ``/dev/stdout``).  Commands check it before any work."""
+    given = _fspath(path)
+    if _not_a_regular_file(given):
+        return None
+    return os.path.realpath(os.fsdecode(given))
+
+
+_DESCRIPTOR_NAMES = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
+def _not_a_regular_file(path):
+    """Whether ``path`` names a file descriptor (``/dev/stdout``,
+    ``/dev/fd/3``: whatever it is open on) or is an existing device, pipe
+    or socket: written in place.  A regular file anywhere, ``/dev/shm``
+    included, is replaced atomically."""
+    name = os.fsdecode(path)
+    if _DESCRIPTOR_NAMES.fullmatch(name):
+        return True
+    try:
+        st = os.stat(name)
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+
+
+def _remove_stale_temporaries(folder):
+    """Remove temporary files of fasttag's own naming whose writer process
+    is provably gone (left by a kill -9 or a power cut in the middle of a
+    save): written on this machine, in this boot and process-id space
+    (:func:`_machine`), by a process id that is not alive.  The folder may
+    be shared (a volume of several containers, NFS): a file of another
+    machine, or of the old name format that names no machine, is never
+    removed, since its writer may be at work."""
+    machine = _machine()
+    if machine is None:
+        return
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)):
+            continue
+        pid, at, rest = name[len(_TMP_PREFIX):].partition("@")
+        if not at or rest.partition("-")[0] != machine or not pid.isdigit() \
+                or int(pid) == os.getpid() or _process_alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+
+
+def _machine():
+    """Who may judge a temporary file's process id: a digest of this
+    host's name, its boot (Linux's boot id) and the process-id namespace.
+    None where there is no boot id to read (not Linux): then nothing is
+    ever removed."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            boot = f.read().strip()
+        space = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    if not boot:
+        return None
+    key = b"\0".join([os.fsencode(os.uname().nodename), boot, os.fsencode(space)])
+    return hashlib.sha256(key).hexdigest()[:16]
+
+
+def _process_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True                # someone else's process, or not ours to judge
+    return True
+
+
+class _terminate_as_exception:
+    """While saving, turn SIGTERM into SystemExit (exit status 143) so the
+    temporary file is cleaned up like on Ctrl-C; the old handler is restored
+    after.  Only in the main thread, and only where SIGTERM has its default
+    action (a program's own handler is left alone)."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def _raise_terminated(signum, frame):
+    raise SystemExit(128 + signal.SIGTERM)
+
+
+def _fspath(path):
+    """``path`` as a str or bytes; a clear TypeError for anything else (an
+    int would be taken as an open file descriptor)."""
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return os.fspath(path)
+    raise TypeError(f"a model path must be a str or os.PathLike, not {type(path).__name__}")
+
+
+def read(path):
+    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`
+    and, for what is read at all, :func:`open_model`."""
+    path = _fspath(path)
+    with open_model(path) as f:         # its errors name the path
+        data = f.read()
+    try:
+        return loads(data)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{os.fsdecode(path)}: {exc}") from None
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_model(path):
+    """``path`` opened for reading as a model file: the one place every
+    model path (``fasttag.load``, the command line's models, spaCy's
+    ``model.ftm``, NLTK's wrappers) is opened.  Only a regular file is
+    read: a named pipe would wait for a writer forever (a FIFO in a tar
+    archive or a spaCy pipeline folder), a device can be endless.  It is
+    opened without waiting, then checked, so nothing can change between
+    the check and the read.  ModelFormatError naming the path for what
+    is not a regular file; IsADirectoryError for a folder."""
+    path = _fspath(path)
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a model file", path)
+        if not stat.S_ISREG(mode):
+            what = next((name for test, name in _FILE_TYPES if test(mode)), "not a file")
+            raise ModelFormatError(f"{os.fsdecode(path)}: {what}, not a regular file (a model is read "
+                                   f"from a file)")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+RUN_ONLY_META = ("history", "train_seconds")
+"""Meta keys that describe one training run's timing: kept on the object,
+never written, so that training with the same data, options and seed gives
+byte-identical model files."""
+
+
+def stored_meta(meta):
+    """The part of a model's ``meta`` dict that goes into its file."""
+    return {k: v for k, v in meta.items() if k not in RUN_ONLY_META}
+
+
+class Stored:
+    """``to_bytes``/``save``/``from_bytes`` for a model class that defines
+    ``_parts() -> (header, arrays)`` and the classmethod
+    ``_from_parts(header, arrays)``: the one way every fasttag model is
+    written and read."""
+
+    def to_bytes(self):
+        """The model file's bytes (see :mod:`fasttag.model.modelfile`)."""
+        return dumps(*self._parts())
+
+    def save(self, path):
+        """Write the model atomically to ``path``."""
+        write(path, *self._parts())
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Load from :meth:`to_bytes` output."""
+        return cls._from_parts(*loads(data))
+
+    @classmethod
+    def load(cls, path):
+        """Load a model file of this class (:func:`fasttag.load` opens any)."""
+        header, arrays = read(path)
+        try:
+            return cls._from_parts(header, arrays)
+        except ModelFormatError as exc:
+            raise ModelFormatError(f"{os.fspath(path)}: {exc}") from None

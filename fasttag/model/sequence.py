@@ -1,0 +1,342 @@
+"""The sequence model every fasttag task decodes with.
+
+``SequenceModel`` holds what a trained tagger is: tags, a featurizer and
+templates that turn inputs into hashed feature keys, an emission
+``WeightTable`` and a dense transition vector, and the constraints of
+:class:`fasttag._core.sequence.Search`.  Those are forbidden transitions, a tag
+dictionary or per-position candidate classes, and pruning of open
+positions to their best ``prune_k`` tags.  Decoding is Viterbi or greedy.
+Training lives in :mod:`fasttag.model.training`.
+"""
+import unicodedata
+from itertools import chain
+
+import numpy as np
+
+from .. import parallel
+from .._core.weights import WeightTable
+from .._core.sequence import MAX_TAGS, Search, check_n_tags, transition_size
+from .._core.wordtypes import distinct
+from ..errors import InputError, ModelFormatError, shown
+from .modelfile import header_int
+from ..features.words import Templates
+from .tables import table_from_arrays, table_to_arrays
+
+BATCH_TOKENS = 50_000
+
+
+class SequenceModel:
+    """Tags, templates, weights and constraints of one sequence task.
+
+    A model decodes *examples*: ``(input, context)`` pairs.  The featurizer
+    decides what they are.  A token featurizer (``attribute_names`` and
+    ``attributes(tokens, contexts)``) reads token lists, and ``context`` is
+    the example's per-token feature columns or None.  A featurizer with
+    ``batch(inputs, contexts) -> Batch`` reads whole inputs itself (the
+    characters of a line, say), and returns per-position attributes,
+    bounds, and optionally per-position candidate classes.  Batch
+    featurizers use ``context`` for per-example side data, such as the
+    jackknife fold of a training line.  A featurizer with
+    ``feature_keys(inputs) -> (keys, bounds)`` hashes whole features itself
+    (per-token feature dicts): its rows are padded with key 0, which
+    training never stores.
+
+    ``allowed`` is a transition mask (see ``_sequence``).  ``tagdict_classes``
+    are tuples of tag ids.  ``tagdict`` maps a token to a class index.
+    Candidate classes from a batch featurizer take the tag dictionary's
+    place.  A token featurizer with ``n_type_attributes`` (a per-word-type
+    cache) also provides ``lookup(tokens) -> (type ids, their rows)``.
+    The ids and rows come in one step, so threads sharing the model never
+    read rows that another thread is replacing.
+    """
+
+    def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
+                 tagdict_classes=(), prune_k=0, decoder="viterbi"):
+        if decoder not in ("viterbi", "greedy"):
+            raise ValueError(f"decoder must be 'viterbi' or 'greedy', not {decoder!r}")
+        self.tags = list(tags)
+        try:
+            T = check_n_tags(len(self.tags))    # before any (T + 2) * T allocation
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        self.tag_index = {t: i for i, t in enumerate(self.tags)}
+        if len(self.tag_index) != T:
+            raise ValueError("the tag set lists a tag twice")
+        self.featurizer = featurizer
+        self.templates = Templates(templates, featurizer.attribute_names)
+        self.allowed = None if allowed is None else np.ascontiguousarray(allowed, dtype=np.uint8)
+        self.tagdict = dict(tagdict or {})
+        self.tagdict_classes = [tuple(sorted(c)) for c in tagdict_classes]
+        for c in self.tagdict_classes:
+            if not c or c[0] < 0 or c[-1] >= T or len(set(c)) != len(c):
+                raise ValueError("a tag dictionary class must list distinct tags in range")
+        if isinstance(prune_k, bool) or not isinstance(prune_k, (int, np.integer)) \
+                or not 0 <= prune_k <= MAX_TAGS:
+            raise ValueError(f"prune_k must be an integer from 0 to {MAX_TAGS}, not {prune_k!r}")
+        self.prune_k = int(prune_k)
+        self.decoder = decoder
+        self.emit = WeightTable()          # averaged weights used to predict
+        self.trans = np.zeros(transition_size(len(self.tags)))
+        self.training_info = {}
+        # Prediction scores the type-only templates once per word type
+        # (featurizers with a per-type cache say how many attributes are
+        # type-level); training scores every template per token.
+        n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
+        self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
+
+    def add_tags(self, new_tags):
+        """Append ``new_tags`` to the tag set (fine-tuning on data with new
+        tags): existing tag ids, weights and transitions stay as they are;
+        the new tags start with no weights.  A transition mask grows with
+        the new tags forbidden everywhere: the task rebuilds it."""
+        old = len(self.tags)
+        tags = self.tags + [t for t in new_tags if t not in self.tag_index]
+        T = check_n_tags(len(tags))
+        trans = np.zeros(transition_size(T))
+        grown = None if self.allowed is None else np.zeros(transition_size(T), dtype=np.uint8)
+        for src, dst in ((self.trans, trans), (self.allowed, grown)):
+            if src is None:
+                continue
+            dst.reshape(T + 2, T)[:old, :old] = src[:old * old].reshape(old, old)
+            dst.reshape(T + 2, T)[T, :old] = src[old * old:old * old + old]
+            dst.reshape(T + 2, T)[T + 1, :old] = src[(old + 1) * old:]
+        self.tags = tags
+        self.tag_index = {t: i for i, t in enumerate(tags)}
+        self.trans, self.allowed = trans, grown
+
+    # ------------------------------------------------------------ batches
+
+    def _class_offsets(self):
+        """(offsets, flat tag ids) of ``tagdict_classes`` for the decoder."""
+        if not self.tagdict_classes:
+            return np.zeros(1, np.int64), np.zeros(0, np.int32)
+        offsets = np.zeros(len(self.tagdict_classes) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in self.tagdict_classes], out=offsets[1:])
+        flat = np.array([t for c in self.tagdict_classes for t in c], dtype=np.int32)
+        return offsets, flat
+
+    def _candidates(self, classes):
+        """The decoder's candidate triple for per-position class indices
+        (-1: open), or None when nothing is constrained."""
+        if classes is None:
+            return None
+        return (classes,) + self._class_offsets()
+
+    def _token_classes(self, tokens):
+        if not self.tagdict:
+            return None
+        get = self.tagdict.get
+        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int32, count=len(tokens))
+
+    def _flatten(self, examples):
+        """(bounds, tokens, per-token columns or None) of token examples."""
+        inputs = [x for x, _ in examples]
+        bounds = np.zeros(len(inputs) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, inputs), np.int64, len(inputs)), out=bounds[1:])
+        tokens = list(chain.from_iterable(inputs))
+        columns = None
+        if getattr(self.featurizer, "n_columns", 0) or (getattr(self.featurizer, "takes_columns", False)
+                                                      and any(c is not None for _, c in examples)):
+            columns = [c for _, cols in examples for c in cols]
+        return bounds, tokens, columns
+
+    def featurize(self, examples):
+        """(keys, bounds, candidates, batch) of a list of (input, context)
+        examples: every template's feature keys per position.  ``batch``
+        is the batch featurizer's output (None for token featurizers)."""
+        if hasattr(self.featurizer, "feature_keys"):     # the featurizer hashes whole features itself
+            keys, bounds = self.featurizer.feature_keys([x for x, _ in examples])
+            return keys, bounds, None, None
+        if hasattr(self.featurizer, "batch"):
+            batch = self.featurizer.batch([x for x, _ in examples], [c for _, c in examples])
+            return (self.templates.keys(batch.attrs, batch.bounds), batch.bounds,
+                    self._candidates(batch.classes), batch)
+        bounds, tokens, columns = self._flatten(examples)
+        attrs = self.featurizer.attributes(tokens, columns)
+        return (self.templates.keys(attrs, bounds), bounds,
+                self._candidates(self._token_classes(tokens)), None)
+
+    def search(self, emit, trans, candidates):
+        """The decoder over weights ``emit``/``trans`` with this model's
+        constraints."""
+        return Search(emit, trans, len(self.tags), allowed=self.allowed,
+                      candidates=candidates, prune_k=self.prune_k)
+
+    def _featurize_split(self, examples, emit):
+        """Like :meth:`featurize`, but the type-only templates are scored
+        once per distinct word type: (context keys, bounds, candidates,
+        per-type base scores, type index per token)."""
+        type_templates, context_templates = self._split
+        bounds, tokens, columns = self._flatten(examples)
+        # ids and the rows they index come from one lookup: another thread
+        # may clear the type cache between two calls
+        ids, rows = self.featurizer.lookup(tokens)
+        attrs = self.featurizer.attributes(tokens, columns, ids=ids, rows=rows)
+        unique, index = distinct(ids)      # O(n); the types' order does not matter
+        type_keys = type_templates.keys(self.featurizer.type_rows(unique, rows),
+                                        np.array([0, len(unique)], dtype=np.int64))
+        F = type_keys.shape[1]
+        offsets = np.arange(0, len(unique) * F + 1, max(F, 1), dtype=np.int64) if F else \
+            np.zeros(len(unique) + 1, dtype=np.int64)
+        base = emit.score_batch(type_keys.ravel(), offsets, n_classes=len(self.tags))
+        keys = context_templates.keys(attrs, bounds)
+        return (keys, bounds, self._candidates(self._token_classes(tokens)), base,
+                index.astype(np.int64))
+
+    def predict_chunks(self, examples, emit=None, trans=None, n_threads=1):
+        """The one prediction path: ``(tag ids, bounds, batch)`` for
+        successive chunks of the examples (``batch`` as in
+        :meth:`featurize`), in order.  Uses the model's averaged weights
+        unless ``emit``/``trans`` are given.  ``n_threads`` (0: every
+        core) featurizes and decodes chunks on that many threads, each
+        with its own decoder (:mod:`fasttag.parallel`); the examples are
+        read lazily, a few chunks ahead."""
+        emit = self.emit if emit is None else emit
+        trans = self.trans if trans is None else trans
+        return parallel.ordered_map(lambda chunk: self._predict_chunk(chunk, emit, trans),
+                                    _chunks(examples, BATCH_TOKENS), n_threads)
+
+    def _predict_chunk(self, chunk, emit, trans):
+        """``(tag ids, bounds, batch)`` of one chunk: its own decoder (the
+        scratch buffers), so chunks may run on different threads."""
+        greedy = self.decoder == "greedy"
+        if self._split is not None:
+            keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
+            ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
+                                                         base=base, base_index=index)
+            return ids, bounds, None
+        keys, bounds, cands, batch = self.featurize(chunk)
+        ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
+        return ids, bounds, batch
+
+    def predict_ids(self, examples, emit=None, trans=None, n_threads=1):
+        """Tag ids (an int32 array) per example."""
+        out = []
+        for ids, bounds, _ in self.predict_chunks(examples, emit, trans, n_threads):
+            out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1))
+        return out
+
+    def predict_tags(self, examples, n_threads=1):
+        """Tag strings per example."""
+        names = np.array(self.tags, dtype=object)
+        out = []
+        for ids, bounds, _ in self.predict_chunks(examples, n_threads=n_threads):
+            flat = names[ids].tolist()
+            b = bounds.tolist()
+            out.extend(flat[i:j] for i, j in zip(b[:-1], b[1:]))
+        return out
+
+    # ------------------------------------------------------------ storage
+
+    def to_parts(self):
+        """(header dict, arrays dict) for a model file."""
+        header = {
+            "tags": self.tags,
+            "templates": self.templates.names,
+            "decoder": self.decoder,
+            "prune_k": self.prune_k,
+            "tagdict_classes": [list(c) for c in self.tagdict_classes],
+            "training": self.training_info,
+        }
+        arrays = table_to_arrays(self.emit, "emit")
+        arrays["transitions"] = self.trans.astype(np.float32)
+        if self.allowed is not None:
+            arrays["allowed"] = self.allowed
+        if self.tagdict:
+            words = list(self.tagdict)
+            header["tagdict_words"] = words
+            arrays["tagdict_class"] = np.array([self.tagdict[w] for w in words], dtype=np.int32)
+        return header, arrays
+
+    @classmethod
+    def from_parts(cls, header, arrays, featurizer):
+        """Rebuild from :meth:`to_parts` output; ModelFormatError if it does
+        not add up."""
+        tags = _str_list(header.get("tags"), "tags")
+        for i, t in enumerate(tags):
+            fault = tag_fault(t)
+            if fault:
+                raise ModelFormatError(f"corrupt fasttag model: tags[{i}] {shown(t)} {fault}")
+        templates = _str_list(header.get("templates"), "templates")
+        words = _str_list(header.get("tagdict_words", []), "tagdict_words")
+        classes = header.get("tagdict_classes", [])
+        if not isinstance(classes, list) or not all(
+                isinstance(c, list) and all(header_int(t) for t in c) and c == sorted(set(c)) for c in classes):
+            raise ModelFormatError(
+                "corrupt fasttag model: tagdict_classes is not a list of ascending tag-id lists")
+        prune_k = header.get("prune_k", 0)
+        if not header_int(prune_k):
+            raise ModelFormatError("corrupt fasttag model: prune_k is not an integer")
+        decoder = header.get("decoder", "viterbi")
+        training = header.get("training", {})
+        if not isinstance(training, dict):
+            raise ModelFormatError("corrupt fasttag model: training info is not an object")
+        try:
+            T = check_n_tags(len(tags))
+        except ValueError as exc:
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        tagdict = {}
+        if words:
+            cls_ids = arrays.get("tagdict_class")
+            if cls_ids is None or cls_ids.dtype.kind not in "iu" or cls_ids.shape != (len(words),) or \
+                    (len(cls_ids) and (cls_ids.min() < 0 or cls_ids.max() >= len(classes))):
+                raise ModelFormatError("corrupt fasttag model: tag dictionary does not match")
+            tagdict = dict(zip(words, cls_ids.tolist()))
+            if len(tagdict) != len(words):
+                raise ModelFormatError("corrupt fasttag model: the tag dictionary lists a word twice")
+        elif "tagdict_class" in arrays:
+            raise ModelFormatError("corrupt fasttag model: tag dictionary classes without words")
+        allowed = arrays.get("allowed")
+        trans = arrays.get("transitions")
+        if trans is None or trans.dtype.kind != "f" or trans.shape != (transition_size(T),) \
+                or not np.all(np.isfinite(trans)) or np.abs(trans).max() > np.finfo(np.float32).max:
+            raise ModelFormatError("corrupt fasttag model: transition weights do not match the tags")
+        if allowed is not None and (allowed.dtype != np.uint8 or allowed.shape != (transition_size(T),)):
+            raise ModelFormatError("corrupt fasttag model: transition mask does not match the tags")
+        try:
+            model = cls(tags, featurizer, templates, allowed=allowed, tagdict=tagdict,
+                        tagdict_classes=classes, prune_k=prune_k, decoder=decoder)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+        model.emit = table_from_arrays(arrays, "emit", T)
+        model.trans = trans.astype(np.float64)
+        model.training_info = training
+        return model
+
+
+def tag_fault(tag):
+    """What is wrong with ``tag`` as a tag name, or None.  A tag is written
+    as a field of tagged text, column files and CoNLL-U, and as a spaCy
+    label: it must be a non-empty str without whitespace (a field
+    separator), control characters (a NUL, an escape code) or lone
+    surrogates (no UTF-8 form).  Training refuses such tags, and loading
+    refuses a model file that has one."""
+    if not isinstance(tag, str):
+        return f"a {type(tag).__name__}, not a str"
+    if not tag:
+        return "empty"
+    if tag != "".join(tag.split()):
+        return "holds whitespace"
+    for ch in tag:
+        category = unicodedata.category(ch)
+        if category == "Cc":
+            return f"holds the control character U+{ord(ch):04X}"
+        if category == "Cs":
+            return f"holds the lone surrogate U+{ord(ch):04X}"
+    return None
+
+
+def _str_list(value, name):
+    """A header list of strings, or ModelFormatError naming the key."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ModelFormatError(f"corrupt fasttag model: {name} is not a list of strings")
+    return value
+
+
+def _chunks(examples, max_tokens):
+    """(input, context) examples in lists of about ``max_tokens`` positions."""
+    return parallel.batches(examples, max_tokens, size=_input_length)
+
+
+def _input_length(example):
+    return len(example[0])

@@ -1,0 +1,524 @@
+"""The one training loop of every sequence task.
+
+Collins' structured perceptron, or k-best MIRA, over a
+:class:`fasttag.model.sequence.SequenceModel`.  Each epoch shuffles the
+examples with a seeded generator.  The compiled epoch decodes every
+example with the current weights.  Where the best path differs from the
+gold path, it adds the gold path's features and subtracts the predicted
+path's.  Weights are averaged lazily, one averaging step per example.
+With a dev set, the averaged weights of the best-scoring epoch are kept.
+
+The kept weights are rounded to float32, the precision of model files.
+So a model predicts the same before and after a save.
+
+The training and dev sets are featurized once and kept for every epoch,
+as 32-bit ids into their distinct keys (:class:`KeyRows`): most of the
+memory of training is those keys.
+"""
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import NamedTuple
+
+import numpy as np
+
+from .._core.weights import AveragedVector, WeightTable
+from .._core.keyids import KeyIds
+from .._core.sequence import transition_size
+from . import mixing
+from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
+from .options import MAX_MIRA_K
+from .progress import Progress
+from .tables import mean_table, table_from_arrays, table_to_arrays
+
+ROUND_POSITIONS = 8192
+MAX_ROUNDS = 16
+"""Parameter mixing with threads runs in rounds of about ``ROUND_POSITIONS``
+positions per shard, at most ``MAX_ROUNDS`` an epoch (McDonald et al. mix
+once an epoch).  A shard's copy follows only the entries a round changed,
+so a round costs O(changes), but the mixing is serial: more rounds keep the
+shards closer to sequential training, fewer keep the threads busy.
+Measured at 2 threads, 5 epochs, against one thread (F1 or accuracy
+points; speed-up per epoch on 2 cores):
+
+* EWT, mean of 3 seeds: -0.13 with one round an epoch, -0.05 with 4,
+  -0.01 with 8; bench_scale, seed 0: +0.08 at 13 rounds (1.4x);
+* trained on People's Daily, on its dev set: -0.14 with one round, -0.07
+  with 8, -0.05 with 16; on PKU test (bench_scale): -0.06 with one round
+  (1.2x), -0.05 with 16 (1.2x), +0.03 with 183 (0.8x: the serial mixing
+  dominates); slices of 10,000 and 5,000 lines at 16 rounds: -0.08 and
+  -0.16 on dev (-0.01 with 30 rounds).
+"""
+
+
+def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
+        evaluate=None, verbose=None, name="train", progress=None, slices=100, init=False, threads=1,
+        rounds=None, ensemble=1):
+    """Train ``model`` in place on ``train``: (input, context, gold tag ids)
+    triples.  Options are checked by :mod:`fasttag.model.options` before any call.
+
+    ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
+    fraction; token accuracy when None).  The epoch with the best score
+    is kept; without ``dev``, the last epoch is kept.  Sets
+    ``model.training_info`` (with the training-pass accuracy and the dev
+    score of every epoch: the learning curve the model file keeps) and
+    returns per-epoch statistics.  With ``init``, training continues from
+    the model's weights (fine-tuning): the perceptron starts from them, and
+    they count in the average from the first step on.
+
+    ``progress`` (a :class:`fasttag.model.progress.Progress`) reports one line
+    per epoch and, on a terminal, a live bar; without it ``verbose``
+    decides (None: when standard error is a terminal).  Each epoch runs as
+    ``slices`` compiled calls (the bar moves and Ctrl-C is answered between
+    them; the model is the same for any number).
+
+    ``threads`` above 1 trains on that many shards at once, one thread
+    each, by iterative parameter mixing (:mod:`fasttag.model.mixing`, which
+    states the averaging convention): deterministic for a given seed and
+    number of threads.  One thread is the plain sequential loop (unless
+    ``rounds``, the mixing rounds per epoch, is given: one shard then
+    goes through the mixing path, which tests compare with the loop).
+
+    ``ensemble`` above 1 trains that many times, with seeds ``seed``,
+    ``seed + 1`` ..., keeps each run's epoch as above, and averages the
+    runs' weights into one model (:func:`fasttag.model.tables.mean_table`): the
+    runs' errors differ with their shuffles, and their average is steadier
+    than any one of them (+0.1 to +0.2 dev on EWT and CoNLL-2000 with 4
+    runs).  Training takes that many times as long; tagging, about as
+    long as one run's model.
+
+    Ctrl-C (KeyboardInterrupt) during an epoch raises
+    :class:`fasttag.errors.TrainingInterrupted` with ``model`` set when an
+    epoch was completed: the model then holds the best completed epoch (of
+    an ensemble: the mean of the runs so far, the interrupted one's best
+    completed epoch included), and its ``training_info`` says
+    ``interrupted_at_epoch``.
+    """
+    if progress is None:
+        progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
+    if not train:
+        raise InputError("no training sentences")
+    keys, bounds, cands = _featurize(model, train)
+    gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
+    selection = Selection(model, dev, evaluate)
+    n_tokens = int(gold.shape[0])
+    kept, histories = [], []      # per finished run: its kept (score, epoch, emit, trans), its epochs
+    run = None
+    for r in range(ensemble):
+        run = _Run(model, keys, bounds, cands, gold, selection, seed + r, init, threads, rounds,
+                   f"run {r + 1}/{ensemble}, " if ensemble > 1 else "")
+        try:
+            run.epochs(epochs, algorithm, k, C, progress, slices)
+        except KeyboardInterrupt:
+            progress.clear()
+            if run.best is not None:
+                kept.append(run.best)
+                histories.append(run.history)
+            if not kept:
+                raise TrainingInterrupted(run.finished + 1) from None
+            _keep(model, _mean(kept, selection, model), histories, bool(dev), epochs, seed, algorithm, k, C,
+                  n_tokens, len(train))
+            model.training_info["interrupted_at_epoch"] = run.finished + 1
+            raise TrainingInterrupted(run.finished + 1, model) from None
+        kept.append(run.best)
+        histories.append(run.history)
+        run = None              # its training state goes before the next run's (peak memory)
+    keys = None
+    best = _mean(kept, selection, model)
+    selection = kept = None
+    if ensemble > 1:
+        progress.line(f"the {ensemble} runs averaged" + (f": dev {100 * best[0]:.2f}%" if dev else ""))
+    _keep(model, best, histories, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
+    if threads > 1:
+        model.training_info["threads"] = threads
+    if ensemble > 1:
+        return [dict(h, run=r + 1) for r, history in enumerate(histories) for h in history]
+    return histories[0]
+
+
+class _Run:
+    """One training run: its own weights, shuffles (from ``seed``) and kept
+    epoch (``best``), over the featurized training set it shares with the
+    other runs of an ensemble."""
+
+    def __init__(self, model, keys, bounds, cands, gold, selection, seed, init, threads, rounds, label):
+        self.model, self.keys, self.bounds, self.gold, self.selection = model, keys, bounds, gold, selection
+        self.rng = np.random.default_rng(seed)
+        self.label = label
+        if init:
+            self.emit, self.trans = _trainable_copy(model)
+        else:
+            self.emit = WeightTable(initial_features=1 << 16)
+            self.trans = AveragedVector(transition_size(len(model.tags)))
+        self.mixed = threads > 1 or rounds is not None
+        self.search = self.shards = None
+        if self.mixed:
+            self.shards = _Shards(model, self.emit, self.trans, cands, threads, rounds)
+        else:
+            self.search = model.search(self.emit, self.trans, cands)
+        self.best = None
+        self.history = []
+        self.finished = 0       # the last epoch whose weights were kept in ``best``
+
+    def epochs(self, epochs, algorithm, k, C, progress, slices):
+        model, keys, bounds, gold, emit, trans = self.model, self.keys, self.bounds, self.gold, self.emit, self.trans
+        greedy = model.decoder == "greedy"
+        n_examples = len(bounds) - 1
+        n_tokens = int(gold.shape[0])
+        lengths = np.diff(np.asarray(bounds, dtype=np.int64))
+        # the epoch runs in slices: the live bar moves and Ctrl-C is answered
+        # between them (the compiled loop holds no GIL); the result is the same
+        n_slices = max(1, min(n_examples, slices))
+        step = 0
+        for epoch in range(1, epochs + 1):
+            order = self.rng.permutation(n_examples).astype(np.int64)
+            t0 = time.perf_counter()
+            wrong = done_tokens = 0
+            title = f"{self.label}epoch {epoch}/{epochs}"
+            if self.mixed:
+                def bar(done, done_tokens, title=title, t0=t0):
+                    progress.bar(title, done, len(order), t0, done_tokens, "positions")
+                wrong, step = self.shards.epoch(emit, trans, keys, bounds, gold, order, lengths, step,
+                                                (algorithm, k, C, greedy), n_slices, bar)
+            else:
+                cuts = np.linspace(0, len(order), n_slices + 1).astype(np.int64)
+                for a, b in zip(cuts[:-1], cuts[1:]):
+                    if a == b:
+                        continue
+                    part = order[a:b]
+                    w, step = _pass(self.search, trans, keys, bounds, gold, part, step, algorithm, k, C, greedy)
+                    wrong += w
+                    done_tokens += int(lengths[part].sum())
+                    progress.bar(title, int(b), len(order), t0, done_tokens, "positions")
+            seconds = time.perf_counter() - t0
+            stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
+                     "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+            # averaged every epoch, so that Ctrl-C in the next one keeps this one
+            self.best = self.selection.update(self.best, epoch, emit, trans, step, stats, greedy)
+            self.finished = epoch
+            self.history.append(stats)
+            dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
+            progress.line(f"{title}  train acc {100 * stats['train_accuracy']:.2f}%"
+                          f"{dev_text}  {stats['tokens_per_second']:,.0f} positions/s  {seconds:.1f}s")
+        self.search = self.shards = None
+
+
+def _mean(kept, selection, model):
+    """The kept (score, epoch, emit, trans) of one run, or of several runs
+    averaged: their weights' mean, scored on the dev set again, and the
+    list of the runs' epochs."""
+    if len(kept) == 1:
+        return kept[0]
+    emit = mean_table([b[2] for b in kept], len(model.tags))
+    trans = np.mean([b[3] for b in kept], axis=0)
+    score = selection.score(emit, trans, model.decoder == "greedy") if selection.n else None
+    return (score, [b[1] for b in kept], emit, trans)
+
+
+FEATURIZE_CHUNK = 1000
+"""Examples featurized at a time for training (see :func:`_featurize`)."""
+
+
+class KeyRows(NamedTuple):
+    """The feature keys of a training or dev set as 32-bit ``ids`` (one row
+    per position) into ``vocab``, its distinct 64-bit keys
+    (:mod:`fasttag._core.keyids`): half the memory of the keys, which training
+    keeps for all its epochs.  The compiled loops read ``vocab[id]``."""
+    ids: np.ndarray
+    vocab: np.ndarray
+
+    @property
+    def shape(self):
+        return self.ids.shape
+
+
+def _featurize(model, examples, chunk=None):
+    """(:class:`KeyRows`, bounds, candidates) of (input, context, gold)
+    ``examples``: the keys ``model.featurize`` gives, featurized a chunk
+    at a time and numbered into one id matrix of a row per gold tag.  Peak
+    memory is the ids, the distinct keys with their probe table and one
+    chunk's intermediates, never the 64-bit keys of the whole set.  The
+    ids are numbered the most frequent keys first.  Gold tags that do not
+    cover the positions are an InputError."""
+    chunk = chunk or FEATURIZE_CHUNK
+    n_rows = sum(len(g) for _, _, g in examples)
+    numbering = KeyIds()
+    ids = classes = cands = None
+    pad = None                   # the id of PAD_KEY, where rows are padded
+    bounds = [np.zeros(1, dtype=np.int64)]
+    at = 0
+    for i in range(0, len(examples), chunk):
+        part = examples[i:i + chunk]
+        k, b, c, _ = model.featurize([(x, ctx) for x, ctx, _ in part])
+        n, width = k.shape
+        if at + n <= n_rows:
+            if ids is None or width > ids.shape[1]:
+                # per-token feature dicts: as wide as the widest row (padded)
+                ids, pad = _widen(ids, n_rows, width, pad, numbering)
+            if width == ids.shape[1]:
+                numbering.add(k, ids[at:at + n])        # in place: no copy of the chunk
+            else:
+                if pad is None:
+                    pad = _pad_id(numbering)
+                ids[at:at + n, :width] = numbering.add(k)
+                ids[at:at + n, width:] = pad
+            if c is not None:
+                if classes is None:
+                    classes = np.full(n_rows, -1, dtype=np.int32)      # -1: open
+                classes[at:at + n] = c[0]
+                cands = c
+        bounds.append(np.asarray(b, dtype=np.int64)[1:] + at)
+        at += n
+        del k, b, c
+    if at != n_rows:
+        raise InputError(f"the gold tags cover {n_rows} positions, the inputs {at}")
+    if ids is None:
+        ids = np.zeros((0, 0), dtype=np.uint32)
+    vocab = numbering.by_frequency(ids)     # frequent keys first: fewer cache misses
+    del numbering                           # the probe table
+    if cands is not None:
+        cands = (classes,) + tuple(cands[1:])
+    return KeyRows(ids, vocab), np.concatenate(bounds), cands
+
+
+def _widen(ids, n_rows, width, pad, numbering):
+    """An id matrix of ``n_rows`` rows and ``width`` columns holding
+    ``ids`` (None: a new one), the new columns padded; with the pad id."""
+    grown = np.empty((n_rows, width), dtype=np.uint32)
+    if ids is not None:
+        if pad is None:
+            pad = _pad_id(numbering)
+        grown[:, :ids.shape[1]] = ids
+        grown[:, ids.shape[1]:] = pad
+    return grown, pad
+
+
+def _pad_id(numbering):
+    """The id of the padding key (0), which training never stores."""
+    return int(numbering.add(np.zeros(1, dtype=np.uint64))[0])
+
+
+def _keep(model, best, histories, has_dev, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
+    """Put the weights of ``best`` (score, epoch, emit, transitions) in the
+    model, rounded to float32 as files store them, and its training info
+    with the curve of the epochs in ``histories`` (per run: an ensemble's
+    first run draws the curve; ``best_epochs`` lists every run's epoch)."""
+    score, best_epoch, best_emit, best_trans = best
+    _install(model, best_emit, best_trans)
+    history = histories[0]
+    model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
+                           "algorithm": algorithm, "k": k, "C": C,
+                           "dev_score": score, "train_tokens": n_tokens,
+                           "train_sentences": n_sentences,
+                           # the learning curve, per epoch (fasttag.plot draws it)
+                           "train_accuracy": [h["train_accuracy"] for h in history],
+                           "dev_scores": [h["dev_score"] for h in history] if has_dev else None}
+    if isinstance(best_epoch, list):
+        model.training_info.update(ensemble=len(best_epoch), best_epoch=best_epoch[0], best_epochs=best_epoch)
+
+
+class Selection:
+    """Choosing the epoch to keep: the averaged weights of the epoch with
+    the best dev score (``evaluate(predicted ids)``, token accuracy when
+    None), or of the last epoch without dev data.  One place for the
+    epoch loop, parameter mixing on threads and on Dask."""
+
+    def __init__(self, model, dev, evaluate=None):
+        self.model, self.evaluate, self.n = model, evaluate, len(dev or ())
+        if dev:
+            self.keys, self.bounds, self.cands = _featurize(model, dev)
+            self.gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
+
+    def update(self, best, epoch, emit, trans, step, stats, greedy):
+        """``best`` after ``epoch``: (score, epoch, averaged emission table,
+        averaged transitions); puts the dev score in ``stats``."""
+        avg_emit, avg_trans = emit.averaged(step), trans.averaged(step)
+        if not self.n:
+            return (None, epoch, avg_emit, avg_trans)
+        score = self.score(avg_emit, avg_trans, greedy)
+        stats["dev_score"] = score
+        return (score, epoch, avg_emit, avg_trans) if best is None or score > best[0] else best
+
+    def score(self, emit, trans, greedy):
+        """The dev score of these weights."""
+        keys, vocab = _key_arrays(self.keys)
+        ids = self.model.search(emit, trans, self.cands).decode(keys, self.bounds, greedy=greedy, vocab=vocab)
+        pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
+        return _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
+
+
+def _accuracy(pred, gold):
+    if not pred or not sum(len(g) for g in gold):
+        return 0.0
+    return float(np.mean(np.concatenate(pred) == np.concatenate(gold)))
+
+
+ALGORITHMS = ("perceptron", "mira")
+
+
+def check_settings(settings, name):
+    """The training settings a model file records (``name``: where, for the
+    message) and that fine-tuning and :class:`Online` reuse: an algorithm
+    training knows, MIRA's k from 1 to MAX_MIRA_K (as training takes it)
+    and a positive finite C, each where present;
+    ModelFormatError otherwise."""
+    if not isinstance(settings, dict):
+        raise ModelFormatError(f"corrupt fasttag model: {name} is a {type(settings).__name__}, not an object")
+    algorithm, k, C = settings.get("algorithm"), settings.get("k"), settings.get("C")
+    if "algorithm" in settings and algorithm not in ALGORITHMS:
+        raise ModelFormatError(f"corrupt fasttag model: {name} algorithm {shown(algorithm)} is not "
+                               f"{' or '.join(ALGORITHMS)}")
+    if "k" in settings and (type(k) is not int or not 1 <= k <= MAX_MIRA_K):
+        raise ModelFormatError(f"corrupt fasttag model: {name} k {shown(k)} is not an integer from 1 to "
+                               f"{MAX_MIRA_K}")
+    if "C" in settings and (type(C) not in (int, float) or not 0 < C < float("inf")):
+        raise ModelFormatError(f"corrupt fasttag model: {name} C {shown(C)} is not a positive number")
+
+
+class Online:
+    """Training a batch at a time, for callers that own the loop
+    (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass
+    over its examples in order, continuing the weights, the step counter
+    and the lazy average of the previous ones.  The model's own weights
+    (what it predicts with) start the run and count in the average from
+    the first step; :meth:`update` writes the average so far back into the
+    model."""
+
+    def __init__(self, model, algorithm="perceptron", k=1, C=1.0):
+        self.model = model
+        self.algorithm, self.k, self.C = algorithm, k, C
+        self.emit, self.trans = _trainable_copy(model)
+        self.step = 0
+        self.n_tags = len(model.tags)
+
+    def update(self, data):
+        """One pass over ``data``: (input, context, gold tag ids) triples.
+        Returns the positions decoded wrongly before their update."""
+        if not data:
+            return 0
+        model = self.model
+        if len(model.tags) != self.n_tags:
+            raise ValueError("the model's tag set changed since this run started")
+        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in data])
+        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in data])
+        if len(gold) != keys.shape[0] or (len(gold) and (gold.min() < 0 or gold.max() >= len(model.tags))):
+            raise InputError("gold tags must be the model's tags, one per position")
+        search = model.search(self.emit, self.trans, cands)
+        order = np.arange(len(data), dtype=np.int64)
+        wrong, self.step = _pass(search, self.trans, keys, bounds, gold, order, self.step, self.algorithm,
+                                 self.k, self.C, model.decoder == "greedy")
+        _install(model, self.emit.averaged(self.step), self.trans.averaged(self.step))
+        return int(wrong)
+
+
+def _pass(search, trans, keys, bounds, gold, order, step, algorithm, k, C, greedy):
+    """One compiled pass over the examples ``order`` names: (positions
+    wrong before their update, the step reached).  ``keys``: uint64 keys,
+    or :class:`KeyRows`."""
+    keys, vocab = _key_arrays(keys)
+    if algorithm == "mira":
+        from .._core.kbest import mira_epoch
+        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C, vocab=vocab)
+    return search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy, vocab=vocab)
+
+
+def _key_arrays(keys):
+    """(keys, vocab) as the compiled loops take them: ids and their
+    vocabulary, or uint64 keys and None."""
+    return (keys.ids, keys.vocab) if isinstance(keys, KeyRows) else (keys, None)
+
+
+class _Shards:
+    """The shards of multi-threaded training: per thread a trainable copy
+    of the mixed weights and a search over it (its own buffers).  An epoch
+    is ``rounds`` rounds of parameter mixing (None: rounds of about
+    :data:`ROUND_POSITIONS` positions per shard, at most
+    :data:`MAX_ROUNDS`)."""
+
+    def __init__(self, model, emit, trans, cands, threads, rounds):
+        emit.loosen()                       # the shards copy its arrays as they are
+        self.copies = [(WeightTable(), AveragedVector(trans.size)) for _ in range(threads)]
+        self.searches = [model.search(e, t, cands) for e, t in self.copies]
+        self.rounds = rounds
+        self.mixed = None       # what the last round changed: the copies follow it
+
+    def epoch(self, emit, trans, keys, bounds, gold, order, lengths, step, rule, n_slices, bar):
+        """One epoch over ``order`` (after global step ``step``), mixed into
+        ``emit``/``trans``: (positions wrong, the step reached).  The
+        threads stop between slices on Ctrl-C."""
+        rounds = self.rounds
+        if rounds is None:
+            rounds = min(MAX_ROUNDS, -(-int(lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
+        rounds = max(1, min(rounds, len(order) // (4 * len(self.copies))))
+        cuts = np.linspace(0, len(order), rounds + 1).astype(np.int64)
+        slices = max(1, -(-n_slices // rounds))
+        wrong = 0
+        done = [0, 0]                           # examples, positions done before this round
+        with ThreadPoolExecutor(max_workers=len(self.copies)) as pool:
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                w, step = self.round(pool, emit, trans, keys, bounds, gold, order[a:b], lengths, step,
+                                     rule, slices, bar, done)
+                wrong += w
+        return wrong, step
+
+    def round(self, pool, emit, trans, keys, bounds, gold, order, lengths, step, rule, slices, bar, before):
+        """One round over ``order``: each shard, in its own thread, copies
+        the mixed weights, trains on its part and collects its changes;
+        then the changes are mixed, in shard order."""
+        algorithm, k, C, greedy = rule
+        parts = mixing.deal(order, lengths, len(self.copies))
+        stop = threading.Event()
+        done = [[0, 0] for _ in parts]           # per shard: examples, positions done
+
+        def work(i):
+            part = parts[i]
+            shard_emit, shard_trans = self.copies[i]
+            mixing.start_round(shard_emit, shard_trans, emit, trans, self.mixed)
+            cuts = np.linspace(0, len(part), max(1, min(len(part), slices)) + 1).astype(np.int64)
+            wrong = 0
+            at = 1                               # step 1 stands for the mixed weights
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                if stop.is_set():
+                    return None
+                if a == b:
+                    continue
+                w, at = _pass(self.searches[i], shard_trans, keys, bounds, gold, part[a:b], at,
+                              algorithm, k, C, greedy)
+                wrong += w
+                done[i][0] += int(b - a)
+                done[i][1] += int(lengths[part[a:b]].sum())
+            return mixing.round_changes(shard_emit, shard_trans, len(part), wrong, emit)
+
+        futures = [pool.submit(work, i) for i in range(len(parts))]
+        try:
+            while wait(futures, timeout=0.2)[1]:
+                bar(before[0] + sum(d[0] for d in done), before[1] + sum(d[1] for d in done))
+            changes = [f.result() for f in futures]
+        except BaseException:
+            stop.set()
+            wait(futures)
+            self.mixed = None
+            raise
+        before[0] += len(order)
+        before[1] += int(lengths[order].sum())
+        bar(*before)
+        step += len(order)
+        self.mixed = mixing.mix(emit, trans, changes, step)
+        return sum(c.wrong for c in changes), step
+
+
+def _trainable_copy(model):
+    """Trainable (emission table, transition vector) holding the model's
+    weights: where fine-tuning and online training start."""
+    emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))
+    trans = AveragedVector(transition_size(len(model.tags)))
+    trans.set_weights(np.asarray(model.trans, dtype=np.float64))
+    return emit, trans
+
+
+def _install(model, emit, trans):
+    """Put averaged weights in the model, rounded to float32 as files
+    store them (so a model predicts the same before and after a save)."""
+    model.emit = table_from_arrays(table_to_arrays(emit, "emit"), "emit", len(model.tags))
+    model.trans = trans.astype(np.float32).astype(np.float64)

@@ -1,0 +1,610 @@
+"""The task model: what every trained fasttag sequence model shares.
+
+A task (part-of-speech tagging, word segmentation, span tagging,
+tokenization) is a subclass of :class:`SequenceTask`.  It defines only
+what differs between tasks:
+
+* ``_read(data, opts, what)``: examples from a path or Python objects,
+  empty ones dropped;
+* ``_build(examples, opts)``: a new, untrained instance: tags, label
+  scheme, featurizer, templates and constraints;
+* ``_encode(examples, training=False)``: ``(input, context, gold tag
+  ids)`` triples for the :class:`fasttag.model.sequence.SequenceModel`;
+* ``_decode(examples, ids)``: the task's output (tags, words, spans) of
+  decoded tag ids;
+* ``_score(examples, outputs, opts)``: its metrics (fractions), with the
+  dev-selection score under ``primary``;
+* ``_task_parts()`` and ``_load(header, arrays, model, meta)``: what the
+  task adds to the model file, and how it is checked when loading.
+
+The base class owns what is the same for every task.  That is training
+(one option table and one trainer), prediction (one path through
+:meth:`fasttag.model.sequence.SequenceModel.predict_chunks`), evaluation, and
+storage (:mod:`fasttag.store`).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ..model import confidence, modelfile, options, training as trainer
+from .. import parallel, store
+from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
+from ..model.progress import Progress
+from ..model.sequence import SequenceModel, tag_fault
+from ..model.tables import table_from_arrays, table_to_arrays
+
+
+class SequenceTask(modelfile.Stored):
+    """A trained sequence model of one task.  Create one with the task
+    class's ``train`` or with :func:`fasttag.load`."""
+
+    task = None            # the task's name in the option table and the CLI
+    kind = None            # the model file's "kind"
+    featurizer = None      # (name, version) of the featurizer the model was trained with
+    primary = None         # the key of the dev-selection score in _score()'s result
+
+    def __init__(self, model, meta=None):
+        self.model = model
+        self.meta = dict(meta or {})
+
+    # ------------------------------------------------------------ training
+
+    def _fold_tables(self, read_shards):
+        """Dask training: the tables of the jackknifed features when each
+        shard (``read_shards()``: per worker the examples of its byte
+        range, read as the worker reads them) counts its folds from its own
+        start, as ``_encode`` does on the worker; None for a model without
+        jackknifed features."""
+        return None
+
+    def _use_fold_tables(self, tables):
+        """On a worker: jackknife the shard's features with ``tables``
+        (from :meth:`_fold_tables`) when it is encoded."""
+
+    @classmethod
+    def _task_name(cls, options):
+        """The option-table task of a ``train`` call."""
+        return cls.task
+
+    @classmethod
+    def train(cls, train, dev=None, **options_) -> SequenceTask:
+        """Train on ``train`` (a path, or the task's Python form), keeping
+        the epoch with the best dev score when ``dev`` is given.
+
+        ``train``: training data, a path (str or os.PathLike) or the task's
+        Python form (see the task class).  ``dev``: development data in the
+        same forms, or None.  ``options_``: the options of
+        :mod:`fasttag.model.options` for this task (``epochs``, ``seed``,
+        ``algorithm``, ``verbose`` ...; ``help(fasttag.model.options)`` lists them).
+
+        ``verbose``: progress on standard error (one line per epoch, and a
+        live bar on a terminal); None (the default) means when standard
+        error is a terminal.  Ctrl-C raises
+        :class:`fasttag.errors.TrainingInterrupted` (a KeyboardInterrupt)
+        whose ``model`` is the best completed epoch's model, or None.
+
+        ``init`` (a model of this class, or its path) fine-tunes: training
+        continues from that model's weights, with its features, tags and
+        settings; tags it does not know are refused unless
+        ``allow_new_tags``.  With ``dev``, a temperature for the marginals
+        is fitted on it (stored as ``meta["temperature"]``); a model
+        fine-tuned without ``dev`` keeps the base model's.
+
+        ``threads``: train on that many shards at once on this machine
+        (iterative parameter mixing, :mod:`fasttag.model.mixing`).  ``client`` (a
+        ``dask.distributed.Client``): train on its cluster, one shard per
+        worker, ``train`` being a path the workers read
+        (:mod:`fasttag.distributed`)."""
+        client = options_.pop("client", None)
+        task = cls._task_name(options_)
+        opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
+        opts["task"] = task
+        init = opts.pop("init", None)
+        if init is not None:
+            init = cls._init_model(init, options_)
+            rule = init._training_rule(options_)
+            if rule:                # checked as if the call had named it
+                opts = {**options.resolve(task, "train", {**options_, **rule}, f"{cls.__name__}.train"),
+                        "task": task}
+                opts.pop("init")
+            opts = init._reading_options(opts, options_)         # read new data as the model was trained
+        verbose = opts["verbose"]
+        report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
+        report.line(f"reading {_data_name(train)}")
+        examples = cls._read_named(train, opts, "training data", "no training sentences")
+        try:
+            if init is None:
+                self = cls._build(examples, opts)
+            else:
+                self = init
+                self._extend_tags(examples, opts.get("allow_new_tags"))
+        except InputError as exc:
+            raise _naming(exc, train) from None
+        if client is not None and opts["threads"] != 1:
+            raise InputError("option threads applies to training on this machine: with a Dask client, "
+                             "the shards are the workers")
+        if client is not None and opts["ensemble"] != 1:
+            raise InputError("option ensemble applies to training on this machine, not with a Dask client")
+        opts["threads"] = opts["threads"] or parallel.available_cores()     # 0: every core, as for tagging
+        data = self._encode(examples, training=True) if client is None else examples
+        if init is not None:
+            self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
+        dev_data = evaluate = None
+        if dev is not None:
+            report.line(f"reading {_data_name(dev)}")
+            dev_examples = cls._read_named(dev, opts, "dev data", "no dev sentences")
+            try:
+                self._check_gold(dev_examples)
+                dev_data = self._encode(dev_examples)
+                evaluate = self._dev_scorer(dev_examples)
+            except InputError as exc:
+                raise _naming(exc, dev) from None
+        report.line(f"training on {cls._n_sentences(examples):,} sentences"
+                    + (f", dev {cls._n_sentences(dev_examples):,}" if dev_data else ""))
+        t0 = time.perf_counter()
+        try:
+            if client is not None:
+                from .. import distributed
+                history = distributed.fit(self, train, opts, client, dev_data, evaluate, report,
+                                          init=init is not None)
+            else:
+                history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
+                                      algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
+                                      evaluate=evaluate, name=task, progress=report, init=init is not None,
+                                      threads=opts["threads"], ensemble=opts["ensemble"])
+        except TrainingInterrupted as exc:
+            if exc.model is not None:
+                self._finish(opts, t0, None)
+                if dev_data:
+                    try:
+                        self.meta["temperature"] = self._fit_temperature(dev_data)
+                    except KeyboardInterrupt:       # a second Ctrl-C: saved without one
+                        self.meta.pop("temperature", None)
+                exc.model = self
+            raise
+        self._finish(opts, t0, history)
+        if dev_data and opts.get("prune"):
+            self._check_pruned(opts["prune"], dev_data, evaluate, report)
+        if init is not None:
+            self.meta["fine_tuned"] = self.meta.get("fine_tuned", 0) + 1
+            self._learn_words(examples)
+        if dev_data:
+            self.meta["temperature"] = self._fit_temperature(dev_data)
+        elif init is None:
+            self.meta.pop("temperature", None)
+        # (fine-tuned without dev data: the base model's temperature, nearer
+        # the truth than none; calibrate() refits it on held-out data)
+        return self
+
+    @classmethod
+    def _n_sentences(cls, examples):
+        """The number of sentences of ``_read``'s examples."""
+        return len(examples)
+
+    @classmethod
+    def _read_named(cls, data, opts, what, empty):
+        """:meth:`_read`'s examples of ``data``, its errors naming the file;
+        ``empty``: the error's text when there are none."""
+        try:
+            examples = cls._read(data, opts, what)
+        except InputError as exc:
+            raise _naming(exc, data) from None
+        if not examples:
+            raise InputError(empty, path=_path_of(data))
+        return examples
+
+    def _fit_temperature(self, encoded):
+        """The temperature fitted on ``_encode``'s triples of gold data."""
+        return confidence.fit_temperature(self.model, [(x, c) for x, c, _ in encoded], [g for _, _, g in encoded])
+
+    def _finish(self, opts, t0, history):
+        self.meta["train_seconds"] = time.perf_counter() - t0
+        if history is not None:
+            self.meta["history"] = history
+        for key in ("corpus", "licence"):
+            if opts.get(key):
+                self.meta[key] = opts[key]
+        self._trained(opts)
+
+    def _trained(self, opts):
+        """Hook: called once training is over."""
+
+    def _check_pruned(self, threshold, dev_data, evaluate, report):
+        """Score the pruned model on dev: a threshold is in the weights'
+        own units, which differ by algorithm (MIRA's steps are much smaller
+        than the perceptron's), so a threshold right for one can wipe out
+        the other.  The score goes in the model; a loss of more than a
+        point is a warning."""
+        selection = trainer.Selection(self.model, dev_data, evaluate)
+        after = selection.score(self.model.emit, self.model.trans, self.model.decoder == "greedy")
+        before = self.model.training_info.get("dev_score")
+        before = after if before is None else before
+        self.meta["pruned_dev_score"] = after
+        report.line(f"pruned weights below {threshold:g}: dev {100 * before:.2f}% -> {100 * after:.2f}%")
+        if after < before - 0.01:
+            warnings.warn(f"option prune: pruning weights below {threshold:g} lowered the dev score from "
+                          f"{100 * before:.2f}% to {100 * after:.2f}%; try a smaller threshold",
+                          UserWarning, stacklevel=3)
+
+    def prune(self, threshold: float) -> int:
+        """Drop emission weights with ``|w| < threshold`` (smaller models;
+        measure the accuracy cost).  Returns the number of weights kept."""
+        if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real) \
+                or not math.isfinite(threshold) or threshold < 0:
+            raise ValueError(f"prune() takes a finite threshold of at least 0, not {threshold!r}")
+        arrs = table_to_arrays(self.model.emit, "emit", threshold)
+        self.model.emit = table_from_arrays(arrs, "emit", len(self.model.tags))
+        self.meta["pruned_below"] = float(threshold)
+        return len(arrs["emit.weights"])
+
+    # ------------------------------------------------------------ online training
+
+    @classmethod
+    def untrained(cls, data, **options_):
+        """A model built for ``data`` (its tags, features and settings, as
+        :meth:`train` builds them) with no weights yet: teach it with
+        :meth:`update`.  ``options_`` as for :meth:`train` (those of the
+        training loop, such as ``epochs``, do not apply here)."""
+        task = cls._task_name(options_)
+        opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
+        opts["task"] = task
+        examples = cls._read(data, opts, "data")
+        if not examples:
+            raise InputError("no sentences to build a model for")
+        self = cls._build(examples, opts)
+        self._trained(opts)
+        self.meta["online"] = {"algorithm": opts["algorithm"], "k": opts["k"], "C": float(opts["C"])}
+        return self
+
+    def update(self, data, allow_new_tags=False):
+        """Learn from ``data`` (a path, or the task's Python form) at once:
+        one perceptron (or MIRA) pass over its sentences in order,
+        continuing the previous calls' weights and average.  The model then
+        predicts with the average of every step since the first call (its
+        weights before that count as the start).  Tags the model does not
+        know are refused unless ``allow_new_tags`` (before the first call
+        only).  Returns the fraction of positions that were wrong before
+        their update.  Not safe while other threads use the model.  A
+        copy (pickle, ``copy.deepcopy``, ``save``) holds the averaged
+        weights only: updating the copy starts a new average from them."""
+        opts = options.resolve(self._eval_task(), "eval", {}, f"{type(self).__name__}.update")
+        examples = self._read(data, self._reading_options(opts, {}), "data")
+        if not examples:
+            return 0.0
+        online = getattr(self, "_online", None)
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if new and online is not None:
+            raise InputError(f"the data has tags the model does not know ({', '.join(new[:5])}): "
+                             f"new tags can be added before the first update only")
+        self._extend_tags(examples, allow_new_tags)
+        if online is None:
+            settings = self.meta.get("online") or self.model.training_info or {}
+            online = self._online = trainer.Online(self.model, settings.get("algorithm", "perceptron"),
+                                                   settings.get("k", 1), settings.get("C", 1.0))
+        data_ = self._encode(examples, training=True)
+        self._open_tag_dictionary(data_)
+        wrong = online.update(data_)
+        self._learn_words(examples)
+        return wrong / max(1, sum(len(g) for _, _, g in data_))
+
+    def _learn_words(self, examples):
+        """Fine-tuning and online training: add the words of ``examples``
+        to the training vocabulary the model keeps (known and unknown
+        words in evaluate, the segmenter's dictionary features)."""
+
+    # ------------------------------------------------------------ fine-tuning
+
+    #: Options that fix a model's structure: a fine-tuned model keeps its own.
+    STRUCTURE = ("templates", "decoder", "tagdict_min_count", "prune_k", "internal_scheme", "scheme",
+                 "document_features", "gazetteers", "dictionary", "folds", "runs", "feature_columns",
+                 "clusters", "ambiguity_classes")
+
+    def _training_rule(self, given):
+        """Fine-tuning: the algorithm (with MIRA's k and C) this model was
+        trained with, where the call names none: perceptron steps on a
+        MIRA model's small weights would undo it (en-ner: F1 0.91 -> 0.67)."""
+        info = self.model.training_info or {}
+        algorithm = info.get("algorithm")
+        if given.get("algorithm") is not None or algorithm not in ("perceptron", "mira"):
+            return {}
+        rule = {"algorithm": algorithm}
+        if algorithm == "mira":
+            rule.update({key: info[key] for key in ("k", "C") if given.get(key) is None and info.get(key) is not None})
+        return rule
+
+    @classmethod
+    def _init_model(cls, init, given):
+        """A private copy of the model to fine-tune, checked."""
+        if isinstance(init, SequenceTask):
+            model = init
+        elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
+            model = store.load(init)
+        else:
+            raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
+        if not isinstance(model, cls):
+            raise InputError(f"init: a {type(model).__name__} model cannot be fine-tuned as a {cls.__name__}")
+        fixed = [k for k in cls.STRUCTURE if given.get(k) is not None]
+        if fixed:
+            raise InputError(f"option {fixed[0]} cannot change when fine-tuning: the model's is kept")
+        return type(model).from_bytes(model.to_bytes())
+
+    def _gold_tags(self, examples):
+        """The tags (in the model's label space) the gold data of
+        ``examples`` uses; tasks with fixed labels return none."""
+        return set()
+
+    def _extend_tags(self, examples, allow):
+        """Refuse the tags of ``examples`` the model does not know, or, with
+        ``allow``, add them."""
+        new = sorted(self._gold_tags(examples) - set(self.model.tags))
+        if not new:
+            return
+        if not allow:
+            listed = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
+            raise InputError(f"the training data has tags the model does not know ({listed}): "
+                             f"allow them with allow_new_tags (--allow-new-tags)")
+        self.model.add_tags(new)
+        self._tags_added()
+
+    def _tags_added(self):
+        """Hook: the model's tag set grew (a task may rebuild its masks)."""
+
+    def _open_tag_dictionary(self, encoded):
+        """Fine-tuning: a word whose new gold tag lies outside its class in
+        the tag dictionary loses its entry (every tag open to it), or the
+        model could never tag it so (dog/PROPN where the base knew only
+        NOUN)."""
+        entries, classes = self.model.tagdict, self.model.tagdict_classes
+        if not entries:
+            return
+        for tokens, _, gold in encoded:
+            for token, tag in zip(tokens, gold):
+                c = entries.get(token)
+                if c is not None and tag not in classes[c]:
+                    del entries[token]
+
+    def _check_gold(self, examples):
+        """Hook: an InputError when the gold ``examples`` (dev or test data)
+        cannot be scored against this model: no tags, or tags of another
+        tag set (a score near 0 would hide the wrong file or column)."""
+
+    def _dev_scorer(self, examples):
+        """``score(predicted id arrays) -> float`` on dev ``examples``: the
+        task's primary score of the decoded output.  Tasks may score tag
+        ids directly when that is faster."""
+        def score(ids):
+            return self._score(examples, self._decode(examples, ids), {})[self.primary]
+        return score
+
+    # ------------------------------------------------------------ prediction
+
+    def _predict(self, examples, n_threads=1):
+        """The task's output for ``examples``, decoded on ``n_threads``
+        threads."""
+        return self._decode(examples, self.model.predict_ids(self._inputs(examples), n_threads=n_threads))
+
+    def _inputs(self, examples):
+        """``(input, context)`` pairs of ``examples`` for the model."""
+        return [(x, c) for x, c, _ in self._encode(examples)]
+
+    # ------------------------------------------------------------ confidence
+
+    @property
+    def temperature(self):
+        """The temperature of :meth:`marginals`, fitted on the dev set at
+        training time (1.0 for a model trained without one)."""
+        return float(self.meta.get("temperature", 1.0))
+
+    def _nbest(self, examples, k):
+        """Per example its ``k`` best outputs as ``(output, score)``, best
+        first."""
+        out = []
+        for ex, best in zip(examples, confidence.nbest_ids(self.model, self._inputs(examples), k)):
+            out.append([(self._decode([ex], [ids])[0], score) for score, ids in best])
+        return out
+
+    def _marginals(self, examples):
+        """Per example an ``n x T`` array of tag probabilities."""
+        return confidence.marginals(self.model, self._inputs(examples), self.temperature)
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, data, n_threads: int = 1, **options_) -> dict:
+        """Scores on gold ``data`` (a path or the task's Python form):
+        fractions, never percentages, plus ``seconds`` and the speed.
+        ``n_threads``: tag on that many threads (0: every core), with the
+        same output as one thread (:mod:`fasttag.parallel`)."""
+        n_threads = parallel.check_threads(n_threads)
+        opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
+        try:
+            examples = self._read(data, self._reading_options(opts, options_), "test data")
+        except InputError as exc:
+            raise _naming(exc, data) from None          # the file at fault, for Python callers too
+        t0 = time.perf_counter()
+        outputs = self._predict(examples, n_threads) if examples else []
+        seconds = time.perf_counter() - t0
+        result = self._score(examples, outputs, opts)
+        result["seconds"] = seconds
+        for unit in ("tokens", "chars"):
+            if unit in result:
+                result[f"{unit}_per_second"] = result[unit] / seconds if seconds > 0 else 0.0
+        return result
+
+    def calibrate(self, data, **options_) -> float:
+        """Fit the temperature of :meth:`marginals` and the confidences to
+        gold ``data`` (read as :meth:`evaluate` reads it) and keep it; the
+        weights and the predictions do not change.  Training with ``dev``
+        does this on the dev set; this serves a model trained without one,
+        or one used on another domain.  Returns the temperature."""
+        opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.calibrate")
+        examples = self._read_named(data, self._reading_options(opts, options_), "calibration data",
+                                    "the calibration data holds no sentences")
+        try:
+            self._check_gold(examples)
+        except InputError as exc:
+            raise _naming(exc, data) from None
+        self.meta["temperature"] = self._fit_temperature(self._encode(examples))
+        return self.temperature
+
+    def _eval_task(self):
+        return self.task
+
+    def _reading_options(self, opts, given):
+        """Reading options for evaluation (``given``: the caller's
+        keywords): those given, else as trained."""
+        return opts
+
+    # ------------------------------------------------------------ storage
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy go through the model file's bytes (data,
+        # checked on the way back), never through the compiled internals;
+        # the run-only meta (timings) travels beside them
+        run_only = {k: self.meta[k] for k in modelfile.RUN_ONLY_META if k in self.meta}
+        return _from_bytes, (type(self), self.to_bytes(), run_only)
+
+    def _parts(self):
+        header, arrays = self.model.to_parts()
+        header["kind"] = self.kind
+        header["meta"] = modelfile.stored_meta(self.meta)
+        extra_header, extra_arrays = self._task_parts()
+        header.update(extra_header)
+        arrays.update(extra_arrays)
+        store.stamp(header, *self.featurizer, **self._featurizer_options())
+        return header, arrays
+
+    def _featurizer_options(self):
+        """What the featurizer was built with, for the model header."""
+        return {}
+
+    def _task_parts(self):
+        return {}, {}
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """Validate, then build: every value the compiled code will index
+        is checked here, so a file that loads also decodes."""
+        if header.get("kind") != cls.kind:
+            raise ModelFormatError(f"not a {cls.__name__} model (kind {header.get('kind')!r})")
+        spec = store.check_stamp(header, *cls.featurizer)
+        meta = header.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")
+        fine_tuned = meta.get("fine_tuned", 0)
+        if not modelfile.header_int(fine_tuned, 0):
+            raise ModelFormatError(f"corrupt fasttag model: meta fine_tuned {shown(fine_tuned)} is not a count")
+        if meta.get("online") is not None:
+            trainer.check_settings(meta["online"], "meta online")
+        trainer.check_settings(header.get("training", {}), "training info")
+        tau = meta.get("temperature", 1.0)
+        if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 1e-3 <= tau <= 1e3:
+            raise ModelFormatError(f"corrupt fasttag model: temperature {tau!r} is not a number in [0.001, 1000]")
+        try:
+            featurizer = cls._featurizer_from(spec, header, arrays, meta)
+            model = SequenceModel.from_parts(header, arrays, featurizer)
+            return cls._load(header, arrays, model, meta)
+        except ModelFormatError:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError, AttributeError, IndexError) as exc:
+            # whatever a task's checks let through: still a format error
+            raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
+
+    @classmethod
+    def _featurizer_from(cls, spec, header, arrays, meta):
+        """The featurizer a model file describes (``spec``: its header
+        entry, name and version already checked)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _load(cls, header, arrays, model, meta):
+        """The instance of a checked model: the task checks its own parts."""
+        return cls(model, meta)
+
+
+def _from_bytes(cls, data, run_only_meta):
+    """Unpickle a task model (see ``SequenceTask.__reduce__``)."""
+    model = cls.from_bytes(data)
+    model.meta.update(run_only_meta)
+    return model
+
+
+def _data_name(data):
+    """How progress lines name training data: its path, or what it is."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return os.fsdecode(os.fspath(data))
+    name = getattr(data, "name", None)
+    if isinstance(name, str):
+        return name
+    return f"{type(data).__name__} of Python objects"
+
+
+def _naming(exc, data):
+    """``exc`` naming the file of ``data`` when it names none yet."""
+    path = _path_of(data)
+    if exc.path is not None or path is None:
+        return exc
+    return InputError(str(exc), path=path)
+
+
+def _path_of(data):
+    """The file name of ``data`` for messages, or None."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return os.fsdecode(os.fspath(data))
+    name = getattr(data, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def tag_set(examples, missing):
+    """The sorted tags of ``(input, tags)`` training examples whose labels
+    come from the data; ``missing``: the InputError's text when a sentence
+    has no tags."""
+    if any(tags is None for _, tags in examples):
+        raise InputError(missing)
+    tags = {t for _, ts in examples for t in ts}
+    bad = [t for t in tags if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
+    bad = sorted(t for t in tags if tag_fault(t))
+    if bad:
+        # text output writes word/TAG separated by spaces, column files a tag per field
+        raise InputError(f"a tag must be a non-empty string without whitespace or control characters, "
+                         f"not {ascii(bad[0])} ({tag_fault(bad[0])})")
+    return sorted(tags)
+
+
+def check_fixed_labels(header, arrays, what, tags, classes, allowed):
+    """For tasks whose labels are fixed by the task (segmentation,
+    tokenization): the model file must hold exactly ``tags``, exactly the
+    candidate ``classes`` the featurizer indexes (their order is their
+    meaning) and the ``allowed`` transition mask, decode with Viterbi
+    without pruning, and have no tag dictionary.  ``what`` names the model
+    kind in messages ("segmenter")."""
+    if header.get("tags") != list(tags):
+        raise ModelFormatError(f"corrupt fasttag model: {what} tags are not {' '.join(tags)}")
+    got_classes = header.get("tagdict_classes")
+    expected = [list(c) for c in classes]
+    if not isinstance(got_classes, list) or len(got_classes) != len(expected):
+        n = len(got_classes) if isinstance(got_classes, list) else type(got_classes).__name__
+        raise ModelFormatError(f"corrupt fasttag model: {n} {what} candidate classes, "
+                               f"not the {len(expected)} the featurizer uses")
+    for i, (got, want) in enumerate(zip(got_classes, expected)):
+        if not isinstance(got, list) or any(type(t) is not int for t in got) or got != want:
+            shown = repr(got)
+            shown = shown if len(shown) <= 40 else shown[:36] + " ..."
+            raise ModelFormatError(f"corrupt fasttag model: {what} candidate class {i} is {shown}, not {want}")
+    if header.get("decoder", "viterbi") != "viterbi":
+        raise ModelFormatError(f"corrupt fasttag model: {what}s decode with Viterbi")
+    if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
+        raise ModelFormatError(f"corrupt fasttag model: {what}s do not prune candidates")
+    if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
+        raise ModelFormatError(f"corrupt fasttag model: {what}s have no tag dictionary")
+    mask = arrays.get("allowed")
+    if mask is None or mask.shape != allowed.shape or not np.array_equal(mask, allowed):
+        raise ModelFormatError(f"corrupt fasttag model: the transition mask is not the {what}'s")

@@ -1,0 +1,379 @@
+"""Every score fasttag reports, in one place, as fractions in [0, 1].
+
+* tagging: token accuracy, known/unknown-word accuracy, per-tag P/R/F1;
+* spans: conlleval's chunk precision, recall and F1 (CoNLL-2000/2003);
+* segmentation: the SIGHAN bakeoffs' word P/R/F1 with OOV and IV recall;
+* tokenization: the CoNLL 2018 shared task's token, sentence and word
+  P/R/F1.
+
+Human-readable output multiplies by 100 and prints the percent sign;
+the API and ``--json`` never do.  The fast dev scorers used while
+training (:func:`bmes_word_f1`, :func:`span_f1`) give exactly the scores
+of the full functions.
+"""
+import itertools
+from collections import Counter
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import schemes
+from ..errors import InputError
+
+__all__ = ["score_tagging", "score_spans", "score_segmentation", "score_tokenization", "bmes_word_f1", "span_f1",
+           "prf"]
+
+
+def prf(correct: int, gold: int, pred: int) -> Tuple[float, float, float]:
+    """Precision, recall and F1 of ``correct`` items among ``pred``
+    predicted and ``gold`` gold ones (0.0 where a ratio is undefined)."""
+    precision = correct / pred if pred else 0.0
+    recall = correct / gold if gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+# ---------------------------------------------------------------- tagging
+
+def score_tagging(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
+                  known: Optional[Sequence[bool]] = None) -> dict:
+    """Token accuracy of predicted against gold tag lists; with ``known``
+    (a flag per token: seen in training) the accuracy of known and unknown
+    tokens (None where there are none).  Per-tag precision, recall, f1
+    and support; the 20 most frequent confusions as [gold, predicted,
+    count]."""
+    if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
+        raise InputError("the gold and predicted tags differ in length")
+    gold_flat = [t for ts in gold for t in ts]
+    pred_flat = [t for ts in pred for t in ts]
+    n = len(gold_flat)
+    correct = np.fromiter((g == p for g, p in zip(gold_flat, pred_flat)), dtype=bool, count=n)
+    tp, fp, fn = Counter(), Counter(), Counter()
+    confusions = Counter()
+    for g, p in zip(gold_flat, pred_flat):
+        if g == p:
+            tp[g] += 1
+        else:
+            fp[p] += 1
+            fn[g] += 1
+            confusions[(g, p)] += 1
+    per_tag = {}
+    for t in sorted(set(gold_flat) | set(pred_flat)):
+        precision, recall, f1 = prf(tp[t], tp[t] + fn[t], tp[t] + fp[t])
+        per_tag[t] = {"precision": precision, "recall": recall, "f1": f1, "support": tp[t] + fn[t]}
+    result = {
+        "accuracy": float(correct.mean()) if n else 0.0,
+        "tokens": n,
+        "sentences": len(gold),
+        "per_tag": per_tag,
+        "confusions": [[g, p, c] for (g, p), c in confusions.most_common(20)],
+    }
+    if known is not None:
+        known = np.asarray(known, dtype=bool)
+        if known.shape != (n,):
+            raise InputError(f"{len(known)} known-word flags for {n} tokens")
+        result["known_accuracy"] = float(correct[known].mean()) if known.any() else None
+        result["unknown_accuracy"] = float(correct[~known].mean()) if (~known).any() else None
+        result["unknown_tokens"] = int((~known).sum())
+    return result
+
+
+# ---------------------------------------------------------------- spans
+
+def score_spans(
+    gold_sequences: Iterable[Sequence[str]],
+    pred_sequences: Iterable[Sequence[str]],
+    scheme: str = "iob2",
+) -> dict:
+    """conlleval's scores of predicted against gold tag sequences.
+
+    A predicted chunk is correct when its type, start and end all equal a gold
+    chunk's. Precision, recall and F1 (overall and per type) and token
+    accuracy are fractions (conlleval prints them as percentages); any
+    division by zero gives 0.0. Returns a dict with keys precision, recall, f1,
+    accuracy, tokens, gold_chunks, pred_chunks, correct_chunks and per_type
+    ({type: {precision, recall, f1, gold, pred, correct}}).
+
+    Raises InputError when the two sides have different numbers of sequences
+    or a pair of sequences differs in length.
+    """
+    schemes._check_scheme(scheme)
+    tokens = correct_tags = 0
+    counts: dict = {}  # type -> [gold, pred, correct]
+    for index, (gold, pred) in _in_step(gold_sequences, pred_sequences, lambda side, index: InputError(
+            f"the {side} has fewer sequences than the other side ({index})")):
+        if len(gold) != len(pred):
+            raise InputError(
+                f"sequence {index}: gold has {len(gold)} tags, prediction has {len(pred)}"
+            )
+        tokens += len(gold)
+        correct_tags += sum(1 for g, p in zip(gold, pred) if g == p)
+        gold_spans = schemes.spans(gold, scheme)
+        pred_spans = schemes.spans(pred, scheme)
+        pred_set = set(pred_spans)
+        for typ, _, _ in gold_spans:
+            counts.setdefault(typ, [0, 0, 0])[0] += 1
+        for span in pred_spans:
+            counts.setdefault(span[0], [0, 0, 0])[1] += 1
+        for span in set(gold_spans) & pred_set:
+            counts[span[0]][2] += 1
+
+    per_type = {}
+    for typ in sorted(counts):
+        g, p, c = counts[typ]
+        tp, tr, tf = prf(c, g, p)
+        per_type[typ] = {"precision": tp, "recall": tr, "f1": tf, "gold": g, "pred": p, "correct": c}
+    gold_chunks = sum(v[0] for v in counts.values())
+    pred_chunks = sum(v[1] for v in counts.values())
+    correct_chunks = sum(v[2] for v in counts.values())
+    precision, recall, f1 = prf(correct_chunks, gold_chunks, pred_chunks)
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "accuracy": correct_tags / tokens if tokens else 0.0,
+        "tokens": tokens,
+        "gold_chunks": gold_chunks,
+        "pred_chunks": pred_chunks,
+        "correct_chunks": correct_chunks,
+        "per_type": per_type,
+    }
+
+
+def _in_step(gold, pred, error):
+    """(index, (gold item, predicted item)) of two iterables read in step;
+    ``error(side, index)`` is raised when the side "gold" or "prediction"
+    ends before the other."""
+    missing = object()
+    for index, (g, p) in enumerate(itertools.zip_longest(gold, pred, fillvalue=missing)):
+        if g is missing or p is missing:
+            raise error("gold" if g is missing else "prediction", index)
+        yield index, (g, p)
+
+
+def span_f1(gold_spans: set, pred_spans: set) -> float:
+    """F1 of two sets of spans (any hashable span identity)."""
+    return prf(len(gold_spans & pred_spans), len(gold_spans), len(pred_spans))[2]
+
+
+# ---------------------------------------------------------------- segmentation
+
+def _clean(words: Sequence[str]) -> List[str]:
+    """The words with any whitespace inside removed, empty ones dropped."""
+    out = []
+    for w in words:
+        w = "".join(w.split())
+        if w:
+            out.append(w)
+    return out
+
+
+def _word_spans(words: Sequence[str]) -> List[Tuple[int, int]]:
+    """(start, end) character offsets of consecutive words within their line."""
+    out = []
+    pos = 0
+    for w in words:
+        out.append((pos, pos + len(w)))
+        pos += len(w)
+    return out
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+def score_segmentation(
+    gold: Iterable[Sequence[str]],
+    pred: Iterable[Sequence[str]],
+    words: Optional[Iterable[str]] = None,
+) -> dict:
+    """Score a predicted segmentation against the gold one, line by line.
+
+    `gold` and `pred` give one list of words per line. `words` is the training
+    word list for the OOV measures; when it is None, oov_rate, oov_recall and
+    iv_recall are None.
+
+    Returns a dict of fractions in [0, 1] (not percent): precision, recall,
+    f1, oov_rate (share of gold word tokens not in `words`), oov_recall (share
+    of OOV gold tokens predicted exactly), iv_recall (the same for the other
+    gold tokens); and counts: gold_words, pred_words, correct_words, lines.
+    A division by zero gives 0.0, except that a recall over no OOV (or no
+    IV) token is None: undefined, not a failure.
+
+    Raises InputError (naming the 1-based line number) when a line's words do
+    not concatenate to the same characters on both sides (whitespace
+    ignored), or when the two sides have different numbers of lines.
+    """
+    if words is not None and not isinstance(words, (set, frozenset, dict)):
+        words = set(words)
+    n_lines = gold_words = pred_words = correct = 0
+    oov = oov_correct = 0
+    for i, (g, p) in _in_step(gold, pred, lambda side, i: InputError(
+            f"line {i + 1}: the {side} has no line {i + 1}", line=i + 1)):
+        lineno = i + 1
+        g, p = _clean(g), _clean(p)
+        g_text, p_text = "".join(g), "".join(p)
+        if g_text != p_text:
+            raise InputError(
+                f"line {lineno}: gold and predicted words spell different text "
+                f"({g_text[:30]!r} vs {p_text[:30]!r})",
+                line=lineno,
+            )
+        pred_spans = set(_word_spans(p))
+        for w, span in zip(g, _word_spans(g)):
+            hit = span in pred_spans
+            correct += hit
+            if words is not None and w not in words:
+                oov += 1
+                oov_correct += hit
+        gold_words += len(g)
+        pred_words += len(p)
+        n_lines = lineno
+
+    precision, recall, f1 = prf(correct, gold_words, pred_words)
+    result = {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "oov_rate": None,
+        "oov_recall": None,
+        "iv_recall": None,
+        "gold_words": gold_words,
+        "pred_words": pred_words,
+        "correct_words": correct,
+        "lines": n_lines,
+    }
+    if words is not None:
+        result["oov_rate"] = _ratio(oov, gold_words)
+        result["oov_recall"] = oov_correct / oov if oov else None
+        result["iv_recall"] = (correct - oov_correct) / (gold_words - oov) if gold_words > oov else None
+    return result
+
+
+def bmes_word_f1(pred: List[np.ndarray], gold: List[np.ndarray]) -> float:
+    """Word F1 of predicted against gold BMES id arrays (one per line),
+    from the word ends alone; equal to :func:`score_segmentation`'s f1
+    for valid BMES sequences."""
+    if not pred:
+        return 0.0
+    p = np.concatenate(pred) >= 2           # a word ends after this character (E or S)
+    g = np.concatenate(gold) >= 2
+    lengths = np.array([len(x) for x in gold], dtype=np.int64)
+    first = np.zeros(len(g), dtype=bool)
+    first[np.cumsum(lengths)[:-1][lengths[1:] > 0]] = True
+    if len(g):
+        first[0] = True
+    # a gold word is right when the prediction agrees with every end flag
+    # from the previous word's end (exclusive at a line start) to its own
+    bad = np.concatenate(([0], np.cumsum(p != g)))
+    g_end = np.flatnonzero(g)
+    g_start = np.concatenate(([0], g_end[:-1] + 1))
+    lo = np.where(first[g_start], g_start, g_start - 1)
+    correct = int(np.sum(bad[g_end + 1] - bad[lo] == 0))
+    return prf(correct, int(g.sum()), int(p.sum()))[2]
+
+
+# ---------------------------------------------------------------- tokenization
+
+def score_tokenization(gold, system):
+    """Scores of a tokenization against the gold one, as the CoNLL 2018
+    evaluation script computes them.  ``gold`` and ``system``: lists of
+    sentences, each a list of :class:`fasttag.tasks.tok.Token` (spans in
+    the same text).
+
+    Returns a dict of fractions and counts: ``token_precision``,
+    ``token_recall``, ``token_f1``, the same for ``sentence_`` and
+    ``word_``, and ``gold_tokens``, ``system_tokens``, ``correct_tokens``
+    (and for sentences and words).  Tokens and sentences are correct when
+    their spans are equal; words are aligned as in the script (by span,
+    and by the longest common subsequence of lowercased forms inside
+    multiword tokens)."""
+    def spans(sents):
+        toks = [(t.start, t.end) for s in sents for t in s]
+        sent = [(s[0].start, s[-1].end) for s in sents if s]
+        return toks, sent
+
+    g_tok, g_sent = spans(gold)
+    s_tok, s_sent = spans(system)
+    out = {}
+    for what, g, s in (("token", g_tok, s_tok), ("sentence", g_sent, s_sent)):
+        correct = len(set(g) & set(s))
+        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = prf(correct, len(g), len(s))
+        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = len(g), len(s), correct
+    g_words = _word_list(gold)
+    s_words = _word_list(system)
+    correct = _align_words(g_words, s_words)
+    out["word_precision"], out["word_recall"], out["word_f1"] = prf(correct, len(g_words), len(s_words))
+    out["gold_words"], out["system_words"], out["correct_words"] = len(g_words), len(s_words), correct
+    return out
+
+
+def _word_list(sentences):
+    """(start, end, is multiword, lowercased form) of every word; the words
+    of a multiword token have the token's span, as in the CoNLL 2018 script."""
+    out = []
+    for s in sentences:
+        for t in s:
+            multi = len(t.words) > 1
+            for w in t.words:
+                out.append((t.start, t.end, multi, w.lower()))
+    return out
+
+
+def _align_words(gold, system):
+    """The number of aligned words (the CoNLL 2018 script's ``align_words``)."""
+    def beyond_end(words, i, end):
+        if i >= len(words):
+            return True
+        if words[i][2]:
+            return words[i][0] >= end
+        return words[i][1] > end
+
+    def extend_end(word, end):
+        return max(end, word[1]) if word[2] else end
+
+    correct = 0
+    gi = si = 0
+    while gi < len(gold) and si < len(system):
+        g, s = gold[gi], system[si]
+        if g[2] or s[2]:
+            # a multiword span: align by LCS of the forms
+            if g[2]:
+                end = g[1]
+                if not s[2] and s[0] < g[0]:
+                    si += 1
+            else:
+                end = s[1]
+                if not g[2] and g[0] < s[0]:
+                    gi += 1
+            gs, ss = gi, si
+            while not beyond_end(gold, gi, end) or not beyond_end(system, si, end):
+                if gi < len(gold) and (si >= len(system) or gold[gi][0] <= system[si][0]):
+                    end = extend_end(gold[gi], end)
+                    gi += 1
+                else:
+                    end = extend_end(system[si], end)
+                    si += 1
+            correct += _lcs([w[3] for w in gold[gs:gi]], [w[3] for w in system[ss:si]])
+        elif (g[0], g[1]) == (s[0], s[1]):
+            correct += 1
+            gi += 1
+            si += 1
+        elif g[0] <= s[0]:
+            gi += 1
+        else:
+            si += 1
+    return correct
+
+
+def _lcs(a, b):
+    """Length of the longest common subsequence of two short lists."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]

@@ -1,0 +1,401 @@
+"""Label schemes: IOB1, IOB2 and BIOES for spans, BMES for words.
+
+Chunkers and NER taggers predict one tag per token, but they are judged on the
+chunks (spans) those tags encode. This module turns tag sequences into spans
+the way the CoNLL shared tasks' ``conlleval.pl`` does (including its handling
+of ill-formed sequences), converts between schemes, and builds the masks of
+valid transitions for constrained Viterbi.  Word segmentation's BMES is
+BIOES with one span type and no O, so it shares those masks.
+
+Tags are strings such as ``"B-NP"``, ``"I-PER"`` or ``"O"``. A tag is split on
+its *first* hyphen: ``"B-ADVP-TMP"`` has prefix ``"B"`` and type
+``"ADVP-TMP"``. A tag without a hyphen (``"O"``) has the empty type.
+
+Schemes:
+
+``"iob1"``
+    Original CoNLL-2003: tokens inside a chunk are ``I-X``; ``B-X`` is used
+    only for the first token of a chunk that directly follows another chunk
+    of the same type.
+``"iob2"``
+    Every chunk starts with ``B-X`` and continues with ``I-X``.
+``"bioes"``
+    ``B-X`` begins, ``I-X`` continues and ``E-X`` ends a chunk of two or more
+    tokens; ``S-X`` is a one-token chunk.
+
+Spans are ``(type, start, end)`` tuples with ``end`` exclusive.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+__all__ = [
+    "SCHEMES",
+    "DecodedTags",
+    "split_tag",
+    "spans",
+    "encode",
+    "convert",
+    "detect_scheme",
+    "is_allowed",
+    "is_allowed_end",
+    "allowed_transitions",
+    "allowed_mask",
+    "to_scheme",
+    "BMES",
+    "bmes_allowed",
+    "bmes_ids",
+]
+
+SCHEMES = ("iob1", "iob2", "bioes")
+
+Span = Tuple[str, int, int]
+
+
+def _check_scheme(scheme: str) -> None:
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+
+
+def split_tag(tag: str) -> Tuple[str, str]:
+    """Split a tag into (prefix, type) at its first hyphen; "O" gives ("O", "")."""
+    prefix, sep, typ = tag.partition("-")
+    if not sep:
+        return tag, ""
+    return prefix, typ
+
+
+# --- conlleval's chunk boundaries -------------------------------------------------
+#
+# _end_iob/_start_iob are conlleval.pl's endOfChunk/startOfChunk, rule for rule
+# (B, I, O, E, "[", "]" and "." tags). _end_bioes/_start_bioes are the usual
+# extension to S- and E- tags (as in the Python ports of conlleval): a chunk
+# always ends after E-/S- and always starts at B-/S-.
+
+
+# conlleval.pl's (previous prefix, current prefix) pairs that end or start a chunk
+_IOB_ENDS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
+_IOB_STARTS = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
+
+
+def _end_iob(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
+    """conlleval.pl endOfChunk: does a chunk end between prev and current?"""
+    return ((prev_tag, tag) in _IOB_ENDS or (prev_tag not in ("O", ".") and prev_type != typ)
+            or prev_tag in ("]", "["))
+
+
+def _start_iob(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
+    """conlleval.pl startOfChunk: does a chunk start at the current token?"""
+    return ((prev_tag, tag) in _IOB_STARTS or (tag not in ("O", ".") and prev_type != typ)
+            or tag in ("[", "]"))
+
+
+def _end_bioes(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
+    """endOfChunk extended to BIOES: E-/S- always close their chunk."""
+    if prev_tag in ("E", "S"):
+        return True
+    if prev_tag in ("B", "I") and tag in ("B", "S", "O"):
+        return True
+    return prev_tag != "O" and prev_tag != "." and prev_type != typ
+
+
+def _start_bioes(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
+    """startOfChunk extended to BIOES: B-/S- always open a chunk; I-/E- open
+    one after O, E-, S- or a tag of another type."""
+    if tag in ("B", "S"):
+        return True
+    if tag in ("I", "E") and prev_tag in ("O", "E", "S"):
+        return True
+    return tag != "O" and tag != "." and prev_type != typ
+
+
+def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
+    """The chunks of one tag sequence as sorted (type, start, end_exclusive).
+
+    Ill-formed sequences are read as conlleval reads them: for "iob1" and
+    "iob2" exactly conlleval.pl's rules (the two schemes decode alike), for
+    "bioes" those rules extended to S- and E-. A chunk still open at the end of
+    the sequence ends there.
+    """
+    _check_scheme(scheme)
+    if scheme == "bioes":
+        is_end, is_start = _end_bioes, _start_bioes
+    else:
+        is_end, is_start = _end_iob, _start_iob
+    out: List[Span] = []
+    prev_tag, prev_type = "O", ""
+    open_type: Optional[str] = None
+    open_start = 0
+    for i, tag in enumerate(tags):
+        cur_tag, cur_type = split_tag(tag)
+        end = is_end(prev_tag, cur_tag, prev_type, cur_type)
+        start = is_start(prev_tag, cur_tag, prev_type, cur_type)
+        if open_type is not None and (end or start):
+            out.append((open_type, open_start, i))
+            open_type = None
+        if start:
+            open_type, open_start = cur_type, i
+        prev_tag, prev_type = cur_tag, cur_type
+    if open_type is not None:
+        out.append((open_type, open_start, len(tags)))
+    return out
+
+
+def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[str]:
+    """The tag sequence of `length` tokens encoding the given chunks in `scheme`.
+
+    Chunks must be non-empty, inside [0, length) and must not overlap.
+    """
+    _check_scheme(scheme)
+    tags = ["O"] * length
+    prev_end, prev_type = -1, None
+    for typ, start, end in sorted(chunks, key=lambda c: (c[1], c[2])):
+        if not (0 <= start < end <= length):
+            raise ValueError(f"chunk {(typ, start, end)!r} is empty or outside 0..{length}")
+        if start < prev_end:
+            raise ValueError(f"chunk {(typ, start, end)!r} overlaps the previous chunk")
+        if scheme != "bioes":
+            # IOB1 begins with B- only a chunk right after one of its type
+            first = "B-" if scheme == "iob2" or (start == prev_end and typ == prev_type) else "I-"
+            tags[start] = first + typ
+            for i in range(start + 1, end):
+                tags[i] = "I-" + typ
+        else:
+            if end - start == 1:
+                tags[start] = "S-" + typ
+            else:
+                tags[start] = "B-" + typ
+                for i in range(start + 1, end - 1):
+                    tags[i] = "I-" + typ
+                tags[end - 1] = "E-" + typ
+        prev_end, prev_type = end, typ
+    return tags
+
+
+def convert(tags: Sequence[str], source: str, target: str) -> List[str]:
+    """Re-encode a tag sequence from scheme `source` into scheme `target`.
+
+    Goes through `spans`, so ill-formed input is first read as conlleval
+    would read it; the output is always a valid `target` sequence.
+    """
+    _check_scheme(target)
+    return encode(spans(tags, source), len(tags), target)
+
+
+def detect_scheme(tag_sequences: Iterable[Sequence[str]]) -> str:
+    """Guess the scheme of a corpus of tag sequences.
+
+    1. Any E- or S- tag: "bioes".
+    2. Otherwise count the chunk starts that only one scheme writes: B-X not
+       preceded by a non-O tag of type X (IOB2 evidence, impossible in IOB1)
+       and I-X at a chunk start, i.e. at the sequence start, after O or after
+       a tag of another type (IOB1 evidence, ill-formed in IOB2). "iob1" if
+       there is more IOB1 evidence than IOB2 evidence, else "iob2" (also when
+       there are no chunks at all).
+
+    Counting rather than stopping at the first B-X makes the guess survive
+    annotation slips: the IOB1 CoNLL-2003 training file has two B-MISC
+    tags directly after O among some 23,000 IOB1 chunk starts.
+    """
+    b_starts = i_starts = 0
+    for seq in tag_sequences:
+        prev_prefix, prev_type = "O", ""
+        for tag in seq:
+            prefix, typ = split_tag(tag)
+            if prefix in ("E", "S"):
+                return "bioes"
+            same_type_before = prev_prefix != "O" and prev_type == typ
+            if prefix == "B" and not same_type_before:
+                b_starts += 1
+            elif prefix == "I" and not same_type_before:
+                i_starts += 1
+            prev_prefix, prev_type = prefix, typ
+    return "iob1" if i_starts > b_starts else "iob2"
+
+
+# --- valid transitions, for constrained decoding ----------------------------------
+
+_PREFIXES = {"iob1": ("B", "I"), "iob2": ("B", "I"), "bioes": ("B", "I", "E", "S")}
+
+
+def _valid_tag(prefix: str, scheme: str) -> bool:
+    return prefix == "O" or prefix in _PREFIXES[scheme]
+
+
+def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
+    """May tag `cur` follow tag `prev` in a valid `scheme` sequence?
+
+    `prev` None means `cur` is the first tag of the sequence. Tags whose
+    prefix the scheme does not use (E- in IOB2, say) are never allowed.
+
+    - iob1: O and I-X may follow anything; B-X only B-X or I-X (same type).
+    - iob2: O and B-X may follow anything; I-X only B-X or I-X (same type).
+    - bioes: after the start, O, E-* or S-*: O, B-X or S-X; after B-X or
+      I-X: only I-X or E-X of the same type.
+    """
+    _check_scheme(scheme)
+    cur_prefix, cur_type = split_tag(cur)
+    if not _valid_tag(cur_prefix, scheme):
+        return False
+    if prev is None:
+        prev_prefix, prev_type = "O", ""
+    else:
+        prev_prefix, prev_type = split_tag(prev)
+        if not _valid_tag(prev_prefix, scheme):
+            return False
+    inside_same = prev_prefix in ("B", "I") and prev_type == cur_type
+    if scheme == "iob1":
+        return cur_prefix != "B" or inside_same
+    if scheme == "iob2":
+        return cur_prefix != "I" or inside_same
+    # bioes
+    if prev_prefix in ("B", "I"):
+        return cur_prefix in ("I", "E") and prev_type == cur_type
+    return cur_prefix in ("O", "B", "S")
+
+
+def is_allowed_end(last: Optional[str], scheme: str) -> bool:
+    """May a valid `scheme` sequence end with tag `last`? (None: empty sequence.)
+
+    In BIOES a sequence cannot end inside a chunk (on B- or I-); IOB1 and IOB2
+    sequences may end on any tag the scheme uses.
+    """
+    _check_scheme(scheme)
+    if last is None:
+        return True
+    prefix, _ = split_tag(last)
+    if not _valid_tag(prefix, scheme):
+        return False
+    return not (scheme == "bioes" and prefix in ("B", "I"))
+
+
+def allowed_transitions(labels: Iterable[str], scheme: str) -> Set[Tuple[Optional[str], str]]:
+    """All pairs (prev, cur) of `labels` that `is_allowed` accepts, plus
+    (None, cur) for the labels a sequence may start with."""
+    labels = list(labels)
+    out: Set[Tuple[Optional[str], str]] = set()
+    for cur in labels:
+        if is_allowed(None, cur, scheme):
+            out.add((None, cur))
+        for prev in labels:
+            if is_allowed(prev, cur, scheme):
+                out.add((prev, cur))
+    return out
+
+
+
+
+def allowed_mask(tags: Sequence[str], scheme: str) -> np.ndarray:
+    """The transition mask of valid ``scheme`` sequences over ``tags``, laid
+    out as :mod:`fasttag._core.sequence` reads it: ``prev * T + cur``, then the
+    start row, then the end row."""
+    T = len(tags)
+    mask = np.zeros((T + 2) * T, dtype=np.uint8)
+    for t, cur in enumerate(tags):
+        mask[T * T + t] = is_allowed(None, cur, scheme)
+        mask[(T + 1) * T + t] = is_allowed_end(cur, scheme)
+        for p, prev in enumerate(tags):
+            mask[p * T + t] = is_allowed(prev, cur, scheme)
+    return mask
+
+
+def from_bioes(tags: Sequence[str], scheme: str) -> List[str]:
+    """A valid BIOES sequence (as the constrained decoder produces) in
+    ``scheme``; equal to ``convert(tags, "bioes", scheme)`` for valid input,
+    without going through spans."""
+    if scheme == "bioes":
+        return list(tags)
+    out = []
+    prev_end_type = None       # type of a chunk that ended on the previous token
+    for t in tags:
+        p = t[0]
+        if p == "O":
+            out.append(t)
+            prev_end_type = None
+            continue
+        typ = t[2:]
+        if (p == "B" or p == "S") and (scheme == "iob2" or prev_end_type == typ):
+            out.append("B-" + typ)
+        else:
+            out.append("I-" + typ)
+        prev_end_type = typ if p in ("E", "S") else None
+    return out
+
+
+def to_scheme(tags: Sequence[str], internal: str, scheme: str) -> List[str]:
+    """A valid ``internal`` sequence (as the constrained decoder produces)
+    in ``scheme``."""
+    if internal == "bioes":
+        return from_bioes(tags, scheme)
+    if internal == scheme:
+        return list(tags)
+    return convert(tags, internal, scheme)
+
+
+class DecodedTags:
+    """Tag ids of valid ``internal`` sequences (as the constrained decoder
+    produces them) to tag strings in ``scheme``, many sentences at once:
+    :func:`to_scheme` in numpy over a whole chunk, where a Python loop per
+    token would cost a tenth of a span tagger's tagging time."""
+
+    def __init__(self, tags: Sequence[str], internal: str, scheme: str):
+        self.tags, self.internal, self.scheme = list(tags), internal, scheme
+        self.direct = internal == scheme
+        if self.direct or internal != "bioes":
+            self.names = np.array(self.tags, dtype=object)
+            return
+        types = sorted({split_tag(t)[1] for t in self.tags} - {""})
+        index = {t: i for i, t in enumerate(types)}
+        # per tag id: its prefix (O B I E S as 0..4) and its type's index
+        self.prefix = np.array(["OBIES".index(split_tag(t)[0]) for t in self.tags], dtype=np.int64)
+        self.type = np.array([index.get(split_tag(t)[1], 0) for t in self.tags], dtype=np.int64)
+        # output ids: 0 is O, 1 + 2 * type is B-type, 2 + 2 * type is I-type
+        self.names = np.array(["O"] + [f"{p}-{t}" for t in types for p in "BI"], dtype=object)
+
+    def __call__(self, ids: np.ndarray, bounds: Sequence[int]) -> List[List[str]]:
+        """The tags of the sentences ``ids[bounds[i]:bounds[i + 1]]``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        b = [int(x) for x in bounds]
+        if self.direct:
+            out = self.names[ids].tolist()
+        elif self.internal != "bioes":
+            return [to_scheme([self.tags[i] for i in ids[i:j].tolist()], self.internal, self.scheme)
+                    for i, j in zip(b[:-1], b[1:])]
+        else:
+            prefix, typ = self.prefix[ids], self.type[ids]
+            begins = (prefix == 1) | (prefix == 4)
+            if self.scheme == "iob1":
+                # B- only where a chunk of the same type ended on the token before
+                after_same = np.zeros(len(ids), dtype=bool)
+                after_same[1:] = ((prefix[:-1] == 3) | (prefix[:-1] == 4)) & (typ[:-1] == typ[1:])
+                starts = np.array(b[:-1], dtype=np.int64)
+                after_same[starts[starts < len(ids)]] = False
+                begins &= after_same
+            out_ids = np.where(prefix == 0, 0, np.where(begins, 1, 2) + 2 * typ)
+            out = self.names[out_ids].tolist()
+        return [out[i:j] for i, j in zip(b[:-1], b[1:])]
+
+
+#: Word segmentation's tags: a character begins (B), continues (M) or ends
+#: (E) a word of two or more characters, or is a word by itself (S).
+BMES = ("B", "M", "E", "S")
+
+
+def bmes_allowed() -> np.ndarray:
+    """The transition mask of BMES tagging: BIOES's over one word type."""
+    return allowed_mask(["B-w", "I-w", "E-w", "S-w"], "bioes")
+
+
+def bmes_ids(word_lengths) -> np.ndarray:
+    """Flat int32 BMES tag ids (indices into :data:`BMES`) of words of the
+    given lengths (all at least 1)."""
+    lens = np.asarray(word_lengths, dtype=np.int64)
+    tags = np.full(int(lens.sum()), 1, dtype=np.int32)        # M
+    ends = np.cumsum(lens)
+    starts = ends - lens
+    tags[starts] = 0                                          # B
+    tags[ends - 1] = 2                                        # E
+    tags[starts[lens == 1]] = 3                               # S
+    return tags
