@@ -8,8 +8,9 @@ build it in place first) and compare the lines.  ``accuracy`` trains each
 task as the benchmarks do and prints its test score in memory and after a
 save and load, with a digest of the saved weights and tables: equal
 digests mean equal models.  ``speed`` prints CPU-time throughput of the
-bundled models (EWT test x4, PD 1998 dev lines) and the CPU time of 3 EWT
-training epochs; alternate the checkouts a few times and compare medians.
+bundled models (POS and NER on EWT test, the segmenter on PD 1998 dev lines,
+the tokenizer and raw-text tagging on EWT test text) and the CPU time of 3
+EWT training epochs; alternate the checkouts a few times and compare medians.
 """
 import hashlib
 import json
@@ -22,11 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness as H  # noqa: E402
 
 import fasttag  # noqa: E402
-from fasttag.text import formats as ftio
-from fasttag.model import modelfile
 
 
 def digest(model):
+    from fasttag.model import modelfile         # imported here: speed runs on any checkout
     _, arrays = modelfile.loads(model.to_bytes())
     h = hashlib.sha256()
     for name in sorted(arrays):
@@ -73,22 +73,30 @@ def accuracy(which):
 
 
 def speed():
-    test = [s.words for s in ftio.read(H.data_path("en_ewt", "en_ewt-ud-test.conllu"))] * 4
+    """CPU-time throughput through the public API only, so that any two
+    checkouts run the same code here."""
+    test = [words for words, _ in H.load_conllu(H.data_path("en_ewt", "en_ewt-ud-test.conllu"))] * 4
+    text = "\n".join(" ".join(words) for words in test[: len(test) // 4])
     lines = ["".join(line.split()) for line in open(H.data_path("zh_pd1998", "dev.txt"), encoding="utf-8")]
-    tagger, seg = fasttag.load(), fasttag.load("zh")
+    tagger, seg, ner, tok = fasttag.load(), fasttag.load("zh"), fasttag.load("en-ner"), fasttag.load("en-tok")
     tagger.tag_sents(test[:2000])                    # warm-up: word-type cache, code paths
     list(seg.segment_lines(lines[:500]))
-    t = time.process_time()
-    tagger.tag_sents(test)
-    pos = sum(map(len, test)) / (time.process_time() - t)
-    t = time.process_time()
-    list(seg.segment_lines(lines))
-    chars = sum(map(len, lines)) / (time.process_time() - t)
+    result = {}
+
+    def timed(name, units, fn):
+        t = time.process_time()
+        fn()
+        result[name] = round(units / (time.process_time() - t))
+
+    timed("pos_tokens_per_cpu_s", sum(map(len, test)), lambda: tagger.tag_sents(test))
+    timed("seg_chars_per_cpu_s", sum(map(len, lines)), lambda: list(seg.segment_lines(lines)))
+    timed("ner_tokens_per_cpu_s", sum(map(len, test[:4000])), lambda: ner.tag_sents(test[:4000]))
+    timed("tok_chars_per_cpu_s", len(text), lambda: tok.tokenize(text))
+    timed("raw_text_pos_chars_per_cpu_s", len(text), lambda: tagger.tag_text(text))
     t = time.process_time()
     fasttag.Tagger.train(str(H.data_path("en_ewt", "en_ewt-ud-train.conllu")), epochs=3, verbose=False)
-    train = time.process_time() - t
-    print(json.dumps({"pos_tokens_per_cpu_s": round(pos), "seg_chars_per_cpu_s": round(chars),
-                      "ewt_3_epochs_cpu_s": round(train, 2)}))
+    result["ewt_3_epochs_cpu_s"] = round(time.process_time() - t, 2)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
