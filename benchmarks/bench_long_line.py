@@ -6,7 +6,7 @@ Writes one line of ``--mb`` megabytes (the sentences of UD English EWT
 train, repeated) to a temporary file, then runs ``fasttag tag`` on it as
 raw text and ``--pretokenized``, each in its own process, and prints each
 run's peak resident memory and CPU time.  Long lines are tagged in pieces
-(see ``fasttag/rawtext.py``), so the peak should not grow with the line.
+(see ``fasttag/text/rawtext.py``), so the peak should not grow with the line.
 """
 import argparse
 import os

@@ -1,19 +1,11 @@
 """The ``fasttag`` command: a thin shell over the task classes.
 
-    fasttag train pos|seg|chunk|ner|tok TRAIN -o MODEL [options]
-    fasttag tag [-m MODEL] [INPUT]           POS tags of raw text (or of CoNLL-U, column files)
-    fasttag ner [-m MODEL] [INPUT]           named entities of raw text
-    fasttag segment [-m MODEL] [INPUT]       Chinese word segmentation
-    fasttag tokenize [-m MODEL] [INPUT]      tokens and sentences of raw text
-    fasttag eval MODEL TEST [--json]
-    fasttag plot MODEL... -o OUT.png         learning curves of saved models
-    fasttag cluster RAW... -o CLUSTERS       Brown word clusters of raw text
-
-The subcommands of ``train`` come from the task registry
-(:mod:`fasttag.tasks`).  Their options come from the option table
-(:mod:`fasttag.model.options`), so names, defaults, ranges and help live there.
-The work is done by the models' own methods: ``train``, ``tag_file`` and
-``evaluate``, and ``report`` for the text of a result.
+Subcommands: ``train TASK``, ``tag``, ``ner``, ``segment``, ``tokenize``,
+``eval``, ``inspect``, ``plot`` and ``cluster`` (docs/cli.md).  The tasks of
+``train`` come from the task registry (:mod:`fasttag.tasks`) and their
+options from the option table (:mod:`fasttag.model.options`), so names,
+defaults, ranges and help live there.  The work is done by the models' own
+methods; this module translates their errors into one line naming the flag.
 """
 import argparse
 import contextlib

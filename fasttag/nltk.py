@@ -2,17 +2,10 @@
 
 :class:`PerceptronTagger` implements NLTK's ``TaggerI`` and has the
 methods of ``nltk.tag.perceptron.PerceptronTagger`` that code calls
-(``tag``, ``tag_sents``, ``train``, ``accuracy``, ``confusion``), so it
-can replace it::
-
-    from fasttag.nltk import PerceptronTagger, pos_tag
-    tagger = PerceptronTagger()                  # the bundled English UPOS model
-    tagger.tag(["I", "saw", "her", "duck", "."])  # [('I', 'PRON'), ('saw', 'VERB'), ...]
-    tagger.accuracy(gold_sents)                   # NLTK's own scoring
-
-The bundled model tags Universal POS tags (NOUN, VERB, ...), not NLTK's
-Penn Treebank tags: write ``RegexpParser`` grammars with them, or train on
-PTB-tagged data (``tagger.train(nltk.corpus.treebank.tagged_sents())``).
+(``tag``, ``tag_sents``, ``train``, ``accuracy``, ``confusion``), so it can
+replace it; :func:`pos_tag` has NLTK's signature.  The bundled model tags
+Universal POS tags, not NLTK's Penn Treebank tags: write ``RegexpParser``
+grammars with them, or train on PTB-tagged data.
 """
 try:
     from nltk.tag.api import TaggerI

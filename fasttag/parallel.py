@@ -1,19 +1,12 @@
 """Work on many threads, results in input order, in bounded memory.
 
-Tagging is a map over chunks of input (~50k tokens each): featurize, then
-decode.  The compiled steps release the GIL over a whole chunk, so
-threads tagging different chunks run at once on different cores.  Each
-chunk gets its own decoder (its scratch buffers) and shares only the
-model's read-only weights and the word-type cache, which tolerates
-concurrent readers: there is no lock per token and no shared mutable
-state on the hot path.
-
-:func:`ordered_map` keeps at most a few chunks per thread in flight, so
-an input of any size is read, tagged and handed on in chunks, in order.
-
-``n_threads``: a number of threads from 1 to :data:`MAX_THREADS`, or 0
-for every core this process may run on (:func:`available_cores`).  One thread does the work
-in the calling thread, without a pool.
+Tagging is a map over chunks of input (~50k tokens each).  The compiled
+steps release the GIL over a whole chunk; each chunk gets its own decoder
+and shares only the model's read-only weights and the word-type cache, so
+there is no lock on the hot path.  :func:`ordered_map` keeps at most a few
+chunks per thread in flight.  ``n_threads``: 1 to :data:`MAX_THREADS`, or 0
+for every core this process may run on (:func:`available_cores`); one
+thread works in the calling thread, without a pool.
 """
 import os
 from collections import deque

@@ -1,17 +1,11 @@
 """Learning curves people can look at: the objective and the accuracy of
 trained learners against epochs or updates, drawn with matplotlib.
 
-Every learner records its history: the ``fasttag.linear`` estimators their
-exact objective per epoch (``loss_curve_``; the multi-layer perceptron also
-its ``validation_scores_``), the sequence tasks (taggers, segmenters, span
-taggers, tokenizers) the training-pass accuracy and the dev score of every
-epoch in their model file (``training_info``).  :func:`learning_curves`
-draws any mix of them on one figure: the objective on the left, the
-accuracies on the right (a panel only when some model has its curve).
-
-matplotlib is an optional dependency (``pip install "fasttag-nlp[plot]"``); the
-figures are drawn without pyplot, so no window opens and no global state
-changes.
+Every learner records its history (the linear estimators' ``loss_curve_``
+and ``validation_scores_``, the sequence tasks' ``training_info``);
+:func:`learning_curves` draws any mix of them on one figure.  matplotlib is
+optional (``pip install "fasttag-nlp[plot]"``); figures are drawn without
+pyplot, so no window opens and no global state changes.
 """
 import math
 import os

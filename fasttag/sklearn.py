@@ -1,19 +1,12 @@
 """A scikit-learn sequence estimator, in the manner of sklearn-crfsuite's
 ``CRF``: ``X`` is a list of sentences, each a list of tokens (str: fasttag's
-own word features) or of per-token feature dicts (as sklearn-crfsuite's
-users write them: see :mod:`fasttag.tasks.featuredicts`); ``y`` a list of tag
-lists.
+own word features) or of per-token feature dicts (see
+:mod:`fasttag.tasks.featuredicts`); ``y`` a list of tag lists.
 
 It is a real estimator: ``get_params``/``set_params``, ``clone``,
 ``GridSearchCV`` and ``cross_validate`` work (they fail with
 sklearn-crfsuite), and it pickles, for ``joblib`` and process pools,
-through the model file's bytes, never through its internals::
-
-    from fasttag.sklearn import SequenceTagger
-    est = SequenceTagger(epochs=5).fit(X_train, y_train)
-    est.predict(X_test)             # [['DET', 'NOUN', ...], ...]
-    est.predict_marginals(X_test)   # [[{'DET': 0.98, 'NOUN': 0.01, ...}, ...], ...]
-    est.score(X_test, y_test)       # token accuracy
+through the model file's bytes, never through its internals.
 """
 import numbers
 

@@ -1,18 +1,12 @@
 """fasttag models as spaCy v3 pipeline components.
 
-Registered through entry points, so an installed fasttag needs no import::
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("fasttag_tagger", config={"model": "en"})     # sets token.pos_
-    nlp.add_pipe("fasttag_ner")                                # sets doc.ents (bundled "en-ner")
-    zh = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
-
-``model`` is a bundled name or a model path; ``None`` makes an untrained
-component that ``initialize`` builds from the training examples.  The
-components are trainable from spaCy (``spacy train``, ``nlp.update``): each
-``update`` is one online perceptron pass over the batch (see
-:meth:`fasttag.tasks.base.SequenceTask.update`).  ``nlp.to_disk``,
-``spacy.load`` and ``to_bytes`` carry the model file itself.
+Registered through entry points, so an installed fasttag needs no import:
+``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans`` and the
+``fasttag.zh_segmenter.v1`` tokenizer.  ``model`` is a bundled name or a
+path; ``None`` makes an untrained component that ``initialize`` builds.
+The components train from spaCy (each ``update`` is one online pass over
+the batch), and ``nlp.to_disk``, ``spacy.load`` and ``to_bytes`` carry the
+model file itself.
 """
 from pathlib import Path
 from typing import Optional

@@ -1,14 +1,11 @@
 """The model store: ``fasttag.load`` opens any fasttag model file.
 
-Every model kind, linear estimators included, is one container
-(:mod:`fasttag.model.modelfile`) whose header's ``kind`` says which class reads
-it.  Loading never runs code from the file.
-
-A model is only as good as the feature hashes it was trained on.  So each
-header records the hash function (``hash``) and the featurizer's name and
-version (``featurizer``).  Loading a model made with another hash
-function or another featurizer version raises :class:`ModelFormatError`.
-It never silently degrades.  Bump a featurizer's version whenever its
+Every model kind is one container (:mod:`fasttag.model.modelfile`) whose
+header's ``kind`` says which class reads it; loading never runs code from
+the file.  A model is only as good as the feature hashes it was trained on,
+so a header records the hash function and the featurizer's name and
+version, and a model made with others raises :class:`ModelFormatError`
+rather than silently degrading.  Bump a featurizer's version whenever its
 output for the same input changes.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python scripts/calibrate_bundled.py [--data ../shared/data]
 
 Only the temperature of the marginals and span confidences changes
-(:meth:`fasttag.task.SequenceTask.calibrate`); the weights, and so every
+(:meth:`fasttag.tasks.base.SequenceTask.calibrate`); the weights, and so every
 prediction, stay as built.  The POS tagger was built before temperatures
 were fitted (it had 1.0), and the NER model's was fitted on gold in the
 wrong tag scheme and before its weights were pruned.  The build scripts

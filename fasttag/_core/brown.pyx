@@ -1,28 +1,13 @@
 # cython: language_level=3
 """Brown clustering in compiled code: the exchange step and the merges.
 
-Both steps maximise the same objective, the log-likelihood of the text
-under a class bigram model (Brown et al. 1992; Martin, Liermann and Ney
-1998), which up to a constant is
-
-    Q = sum_{c,d} f(N[c,d]) - sum_c f(L[c]) - sum_d f(R[d]),  f(x) = x log x
-
-with ``N[c,d]`` the number of bigrams whose words are in classes c and d,
-``L`` its row sums and ``R`` its column sums.
-
-* :func:`exchange` moves each word, most frequent first, to the class that
-  raises Q most, until no word moves or ``max_iter`` passes are done.  One
-  move costs O(classes x the word's distinct neighbour classes).
-* :func:`merge` merges the final classes two by two, always the pair that
-  lowers Q least (Brown's agglomeration), which gives the binary tree of
-  the bit strings.  The loss of every pair is kept in a table and updated
-  in O(1) per pair after each merge (Brown et al.'s update), so the whole
-  hierarchy costs O(classes^3).
-
-Class ``n_classes`` is a fixed context class (sentence boundaries and
-words below the minimum count): it is counted in ``N`` but never moves and
-never merges.  Everything runs on typed memoryviews without the GIL (the
-debug build checks their bounds).
+:func:`exchange` moves each word to the class that most raises the
+class-bigram log-likelihood; :func:`merge` then merges the final classes
+two by two, always the pair that loses least, which gives the tree of the
+bit strings in O(classes^3).  Class ``n_classes`` is a fixed context class
+(sentence boundaries, rare words) that never moves or merges.  Everything
+runs on typed memoryviews without the GIL.  The objective and costs:
+docs/architecture.md.
 """
 import numpy as np
 

@@ -1,20 +1,12 @@
 # cython: language_level=3
 """Document-level features of span tagging, compiled.
 
-:func:`fasttag.tasks.spans._document_extras` describes the features: how a
-word's lowercase form is written elsewhere in its document, whether a
-sentence is a headline, and the roles a word takes in runs of capitalised
-words.  Everything a feature reads of a word depends on the word type
-alone, so the few string methods it needs run once per distinct word of a
-call (Python's own ``str.isupper`` and friends, so Unicode is handled as
-before); the per-token work (runs, counts, the values) is C over arrays.
-
-:func:`document_codes` packs each token's values into one small integer:
-
-* bits 0-2: the ``doc`` letters l, t, a; bit 3: the token starts its sentence;
-* bit 4: the sentence is a headline (``headline``);
-* bits 5-8: the run roles A, F, M, L found elsewhere (``docrun``);
-* bits 9-11: the token's own role: 0 none, 1 A, 2 F, 3 M, 4 L (``caprole``).
+What a feature reads of a word depends on the word type alone, so the few
+string methods it needs run once per distinct word of a call (Python's own
+``str.isupper`` and friends, so Unicode is handled as before); the
+per-token work (runs, counts, the values) is C over arrays.
+:func:`document_codes` packs each token's values into one small integer;
+its bit layout is in docs/architecture.md.
 """
 import numpy as np
 

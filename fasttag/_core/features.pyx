@@ -1,17 +1,12 @@
 # cython: language_level=3
 """Template features as hashes, without Python strings in the hot path.
 
-Input: a matrix ``attrs[token, attribute]`` of uint64 attribute hashes for
-all tokens of a batch of sentences (word-level attributes are hashed once per
-word type by the Python featurizer and gathered by row), and the sentence
-boundaries.  A template is a list of up to ``MAX_PARTS`` (offset, attribute)
-parts and a seed (the hash of its name); its feature for token i is
-
-    key = hash_combine(...hash_combine(seed, attrs[i + off_1, attr_1])...)
-
-Positions outside the sentence read a padding value that depends on the
-attribute and on how far outside they are (spaCy's PADDING idea), so
-``w[-2]`` at the first token is "two before the start", not an error.
+Input: a matrix ``attrs[token, attribute]`` of uint64 attribute hashes for a
+batch of sentences and their boundaries.  A template is up to
+``MAX_PARTS`` (offset, attribute) parts and a seed; its feature for token i
+combines the seed with each part's hash.  Positions outside the sentence
+read a padding value that depends on the attribute and the distance (so
+``w[-2]`` at the first token is "two before the start", not an error).
 """
 import numpy as np
 

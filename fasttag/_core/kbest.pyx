@@ -2,33 +2,14 @@
 """Exact k-best Viterbi and structured MIRA over a ``Search`` lattice,
 without the GIL.
 
-k-best Viterbi keeps, for every (token, candidate) of the lattice built by
-``Search.build``, the k best partial paths ending there (scores and
-back-pointers: previous candidate, rank in its list), merged from the
-previous token's lists.  Ties are broken by (score descending, previous tag
-ascending, rank ascending); on whole sequences this is the total order
-(score descending, then the tag sequence read right to left, ascending),
-which is what Viterbi's own tie-breaking gives for k = 1.  The ``allowed``
-mask and the candidate lists are respected exactly as ``Search.viterbi``
-does; a sentence with no valid path under the mask is decoded without it.
-
-Structured MIRA (Crammer & Singer; McDonald, Crammer & Pereira 2005): for
-each sentence, decode its k best sequences y_1..y_k with the current
-weights and find the smallest change of the weights such that
-
-    score(gold) - score(y_j) >= Hamming(gold, y_j)    for every y_j != gold,
-
-with slack: the multipliers alpha_j of the constraints lie in [0, C].  The
-update is w += sum_j alpha_j (phi(gold) - phi(y_j)).  With one violated
-constraint this is the closed form alpha = min(C, (loss - margin) / ||d||^2);
-with several, the small quadratic programme is solved by Hildreth's
-coordinate ascent.  Difference vectors are sparse lists of (feature key,
-tag, count) and (transition index, count), sorted and merged, so a key that
-occurs several times in a token's features counts with its multiplicity.
-Updates go through the lazily averaged tables, one step per sentence, like
-the perceptron: the difference vectors come from the perceptron's own walk
-(``Search.walk_diff``), and ``mira_epoch`` is the perceptron's epoch loop
-(``_sequence.run_epoch``) with the ``Mira`` update rule.
+k-best Viterbi keeps the k best partial paths per (token, candidate), with
+ties broken so that k = 1 gives Viterbi's own answer, and respects the
+``allowed`` mask and candidate lists as ``Search.viterbi`` does.
+Structured MIRA (Crammer & Singer; McDonald, Crammer & Pereira 2005)
+makes the smallest weight change that separates gold from each of the k
+best by its Hamming loss, with slack C (Hildreth's coordinate ascent), and
+runs as the perceptron's epoch loop with the ``Mira`` update rule.
+Details: docs/architecture.md.
 """
 import numpy as np
 

@@ -1,18 +1,12 @@
 # cython: language_level=3
 """Dense 32-bit ids of 64-bit feature keys, for training.
 
-Training keeps every template's key of every position for all its epochs:
-at 8 bytes a key that is most of its memory (PD 1998: 2.98M characters x
-27 templates).  A training set has far fewer distinct keys than key
-occurrences (3.4M against 80M there), so the trainer stores each
-occurrence as a 4-byte id into the distinct keys (the *vocabulary*), and
-the compiled loop reads ``vocab[id]`` (``_sequence.Search`` gathers a
-sentence's keys before decoding it).
-
-:class:`KeyIds` numbers keys in order of first sight, one batch at a time,
-through the open-addressing probe of ``_probe.pxd``; the ids of a key never
-change, so the batches of a training set can be numbered in turn into one
-id matrix.
+Training keeps every template's key of every position for all its epochs,
+and a training set has far fewer distinct keys than occurrences, so the
+trainer stores each occurrence as a 4-byte id into the distinct keys and
+the compiled loop reads ``vocab[id]``.  :class:`KeyIds` numbers keys in
+order of first sight, one batch at a time; a key's id never changes, so the
+batches of a training set fill one id matrix in turn.
 """
 import numpy as np
 

@@ -1,23 +1,13 @@
 # cython: language_level=3
 """Sequence decoding and Collins' structured perceptron, without the GIL.
 
-A sequence model is an emission ``WeightTable`` (feature -> tag) plus a dense
-transition vector laid out as
-
-    trans[p * T + t]        previous tag p -> tag t      (p < T)
-    trans[T * T + t]        sentence start -> tag t
-    trans[(T + 1) * T + p]  tag p -> sentence end
-
-(``transition_size(T) == (T + 2) * T``).  An optional ``allowed`` mask of the
-same layout forbids transitions (segmentation and span schemes use it).
-
-Each token has a candidate tag list: all tags, or a closed list from the tag
-dictionary (``classes``: per token a class id, -1 meaning open; class c's
-tags are ``class_tags[class_offsets[c]:class_offsets[c + 1]]``, ascending).
-Open tokens may be pruned to their ``prune_k`` best tags by emission score
-(the usual way to decode hundreds of tags).  Ties break deterministically
-towards lower tag indices (Viterbi: lowest last tag, then lowest previous
-tag on the way back).
+A sequence model is an emission ``WeightTable`` (feature -> tag) plus a
+dense transition vector of ``transition_size(T) == (T + 2) * T`` entries
+(tag pairs, then start and end transitions), with an optional ``allowed``
+mask of the same layout.  Each token decodes over all tags or a closed list
+from the tag dictionary; open tokens may be pruned to their ``prune_k``
+best tags.  Ties break towards lower tag indices.  ``run_epoch`` is the one
+training loop, with an ``UpdateRule``.  The layouts: docs/architecture.md.
 """
 import numpy as np
 

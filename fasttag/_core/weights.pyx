@@ -2,21 +2,12 @@
 """The compiled core: stable hashing and a lazily averaged sparse weight table.
 
 ``WeightTable`` maps 64-bit feature hashes to the labels each feature has
-touched.  Storage is a power-of-two open-addressing table of ``Slot`` records
-(key, block start, block length) over one pool of entries held as a few large
-arrays (label, weight, total, timestamp): memory grows with the (label,
-feature) pairs actually touched, never with labels x features.
-
-Averaging: every entry and every element of an ``AveragedVector`` is a
-lazily averaged weight (per-(label, feature) timestamps, float64
-accumulators), updated and read by the functions of ``_averaging.pxd``, whose
-comment states the convention: the average after T steps is
-(1 / T) * sum_{s=1..T} w_s.  Updates cost O(active features x labels
-touched); reading an average never disturbs training.
-
-A trained table (loose blocks) scores with its float64 weights.  A tight
-table (loaded, or made by ``averaged``) scores with float32 copies of its
-weights, as model files store them; ``get`` returns the weight scoring uses.
+touched, in an open-addressing table over one pool of entries: memory grows
+with the (label, feature) pairs touched, never with labels x features.
+Every entry is a lazily averaged weight (per-entry timestamps, float64
+accumulators; the convention is in ``averaging.pxd``), so an update costs
+O(active features x labels touched).  A trained table scores with float64
+weights, a loaded one with the float32 weights model files store.
 """
 import numpy as np
 

@@ -1,19 +1,13 @@
 """Ambiguity classes: the set of labels each word took in the training data.
 
-A span tagger's feature ``amb`` is, for each token, the sorted set of span
-types (and ``O``) its word form was tagged with in the training data, as one
-value such as ``"LOC|ORG"``, or ``"-"`` for a word never seen there.  Unlike
-the word itself, the class is shared by every word with the same labels, so
-its weights (and those of its conjunctions with the neighbours' classes)
-are learned from many words at once.
-
-On the training data the classes are jackknifed: a sentence sees the classes
-collected from the other folds only (folds are documents, ``doc % FOLDS``),
-so that the model meets words missing from the class table as often as it
-will on new text, and does not learn to trust a feature that, on its own
-training data, always contains the right answer.  New text and development
-data see the classes of the whole training set, which the model file
-stores.
+A span tagger's feature ``amb`` is, per token, the sorted set of span types
+(and ``O``) its word form was tagged with in training, such as
+``"LOC|ORG"``, or ``"-"`` for an unseen word: shared by every word with the
+same labels, its weights are learned from many words at once.  On the
+training data the classes are jackknifed by document (``doc % FOLDS``), so
+that the model meets unknown words as often as on new text and does not
+learn to trust a feature that always holds the answer; new text sees the
+classes of the whole training set, stored in the model file.
 """
 from __future__ import annotations
 

@@ -1,25 +1,14 @@
 """Brown word clusters: learned from raw text, read and written as text.
 
-A word's cluster is a path in a binary tree, written as a bit string
-("0110..."); its prefixes are coarser clusters, so features can use
-several granularities at once.  The file format is the usual one of
-Liang's ``wcluster`` and of every tool that reads Brown clusters: one
-``bitstring<TAB>word<TAB>count`` line per word.
-
-Algorithm (:func:`cluster`).  The classic Brown merge starts from one class
-per word and costs O(V x C^2): hours for the vocabulary of five million
-tokens.  Instead, flat classes come from the exchange algorithm (Kneser and
-Ney 1993; Martin, Liermann and Ney 1998, as in mkcls and ClusterCat), which
-moves one word at a time to the class that most raises the class-bigram
-log-likelihood; a pass costs O(C x distinct bigrams) and a few passes
-converge.  The C final classes are then merged greedily with Brown's
-criterion (the pair whose merge loses the least likelihood) to give the
-tree and its bit strings, O(C^3).  Both steps optimise the same objective,
-in compiled code (:mod:`fasttag._core.brown`).  Words seen fewer than
-``min_count`` times are left out (they share one fixed context class with
-the sentence boundaries).  The result depends only on the text and the
-``seed`` (which places the words beyond the C most frequent in their first
-classes).
+A word's cluster is a bit string (a path in a binary tree) whose prefixes
+are coarser clusters, so features can use several granularities at once.
+Files are ``bitstring<TAB>word<TAB>count`` lines, as Liang's ``wcluster``
+writes them.  :func:`cluster` finds flat classes with the exchange
+algorithm, then merges them with Brown's criterion into the tree: the
+classic merge alone costs O(V x C^2), hours on millions of tokens.  Both
+steps maximise the class-bigram likelihood in compiled code
+(:mod:`fasttag._core.brown`); the result depends only on the text and the
+seed.  The algorithm in full: docs/training.md.
 """
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
 """Character normalisation and character classes for Chinese word segmentation.
 
-Chinese text mixes full-width (``１９９８``, ``ＡＢＣ``) and half-width
-(``1998``, ``ABC``) forms of the same characters; People's Daily uses the
-former, the SIGHAN test sets partly the latter. A segmenter's features should
-not see the difference, so this module folds widths, sorts characters into a
+People's Daily writes full-width forms (``１９９８``, ``ＡＢＣ``), the SIGHAN
+test sets partly half-width ones (``1998``, ``ABC``): the features should
+not see the difference.  This module folds widths, sorts characters into a
 few classes (ideograph, Chinese numeral, Latin letter, digit, punctuation...)
 and finds the runs (Latin words, numbers, URLs, e-mail addresses) that a
-segmenter must keep whole.
-
-Normalisation is only for features: it maps one character to exactly one
-character, so offsets in the normalised text are offsets in the original.
+segmenter must keep whole.  It maps one character to exactly one character,
+so offsets in the normalised text are offsets in the original.
 """
 from __future__ import annotations
 

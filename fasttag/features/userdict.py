@@ -1,27 +1,12 @@
 """User dictionaries for the Chinese segmenter.
 
-A user dictionary is a UTF-8 text file with one word per line, optionally
-followed by whitespace and a weight (a number), optionally followed by
-anything else (jieba's ``word freq tag`` lines read as they are)::
-
-    北京大学
-    区块链 10
-    云计算 5 n
-
-Blank lines are skipped.  A second field that is not a number is ignored
-(``word tag`` lines work too).  Weights must be positive; a word without one
-weighs 1.0.  See :class:`fasttag.Segmenter` for what the words do (the
-"feature" and "force" semantics) and what weights change.  A word may be
-of any length: force mode keeps even a word of thousands of characters
-whole (as jieba's ``add_word`` accepts any word); feature mode uses the
-words of 2 to ``MAX_WORD`` (7) characters, the lengths its features know.
-
-From Python (:meth:`fasttag.Segmenter.add_words`), a str is one word,
-never a file's path: a dictionary file is given as a ``pathlib.Path`` (or
-any os.PathLike) or through :meth:`fasttag.Segmenter.load_userdict`.  (A
-str that names a file would otherwise be read as words or as a path
-depending on what happens to exist.)  ``Segmenter.train(dictionary=...)``
-takes a path, as a str or a Path, or an iterable of words.
+One word a line, optionally followed by a positive weight and anything else
+(jieba's ``word freq tag`` lines read as they are); the format is in
+docs/formats.md, what the words do (the "feature" and "force" semantics) in
+:class:`fasttag.Segmenter`.  From Python a str is always one word, never a
+path: a dictionary file is a ``pathlib.Path`` or goes through
+:meth:`fasttag.Segmenter.load_userdict`, since a str naming a file would
+otherwise be read as words or as a path depending on what happens to exist.
 """
 import math
 import os

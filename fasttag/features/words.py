@@ -1,21 +1,13 @@
 """Feature templates over token attributes, evaluated as hashes.
 
-Design.  A *featurizer* turns a batch of sentences into a matrix
-``attrs[token, attribute]`` of uint64 hashes.  Word-level attributes (the
-word, its lowercase, prefixes, suffixes, shape, ...) depend only on the word
-type, so each type's attribute row is computed and hashed once, cached, and
-gathered by row index afterwards: the per-token Python work is one dict
-lookup.  Per-token attributes that are not a function of the word (extra
-input columns such as POS or chunk tags, dictionary matches in Chinese
-segmentation) are appended as further columns.
-
-A *template* such as ``"lower[-1]|lower[0]"`` names up to four
-(attribute, offset) parts; its features are combined hashes computed in
-Cython (:mod:`fasttag._core.features`), so no Python string is built per feature
-per token.  ``"bias"`` is the template with no parts.  Users add templates by
-passing their own list; the attribute names available are those of the
-featurizer (``WordFeaturizer.ATTRIBUTES`` plus ``col<N>`` for extra
-columns).
+A featurizer turns a batch of sentences into a matrix ``attrs[token,
+attribute]`` of uint64 hashes.  Word-level attributes depend only on the
+word type, so each type's row is hashed once, cached and gathered by index
+(one dict lookup per token); per-token attributes (extra columns,
+dictionary matches) are further columns.  A template such as
+``"lower[-1]|lower[0]"`` names up to four (attribute, offset) parts whose
+hashes are combined in Cython (:mod:`fasttag._core.features`), so no Python
+string is built per feature per token.
 """
 import re
 import threading

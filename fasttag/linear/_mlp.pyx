@@ -2,40 +2,14 @@
 """Compiled forward and backward passes of the multi-layer perceptron
 (``fasttag.linear.MLPClassifier`` / ``MLPRegressor``).
 
-A network of L weight layers has widths ``sizes[0..L]`` (``sizes[0]``: the
-input columns, ``sizes[L]``: the outputs).  All its parameters live in one
-flat float64 array: the first layer's weights W0 (sizes[0], sizes[1]) come
-first, row-major, so that the weights of one input column are contiguous;
-then b0, W1, b1, ... at the offsets ``woff[l]`` and ``boff[l]``.
-
-Samples are CSR arrays (``indptr``, ``idx``, ``val``; dense inputs are CSR
-with every column stored).  The first layer is an embedding bag: a sample's
-pre-activations are b0 plus the sum of ``val * W0[idx]`` over its stored
-values, so its cost is (stored values x sizes[1]), never sizes[0].  A
-mini-batch step updates only the rows of W0 the batch touches (their L2
-term included, and their optimizer state: lazily, as sparse Adam does); on
-dense input every row is touched and the step is the ordinary one.
-
-Dense inputs (every column of every sample stored) take a batched path
-instead: a mini-batch's layers are matrix products (forward A = X W + b,
-backward dW = A^T D and D_prev = D W^T) computed by ``gemm``, which calls
-the BLAS of scipy (``scipy.linalg.cython_blas``, found at run time: fasttag
-does not depend on scipy) and falls back to its own kernel without it.
-Training on dense input multiplies in float32 (float32 copies of the
-weights and inputs, as fastText does: half the memory traffic and twice
-the lanes of float64) and keeps the parameters, the optimizer state and
-the penalty in float64; the objective after each epoch multiplies in
-float32 too (its losses summed in float64), predictions, validation scores
-and the gradient hook in float64.
-
-Output: softmax with log loss (classification, one output per class) or
-identity with squared loss (regression).  The objective of a batch of B
-samples is (1/B) sum_i loss_i + (alpha / 2) ||W||^2 (weights, not biases).
-
-Everything runs without the GIL; the Python layer validates the arrays
-(shapes, index ranges) before calling in; each function checks once that
-the shapes agree, and the debug build (FASTTAG_DEBUG=1) checks every
-raw-pointer index of the loops (``_check.pxd``).
+All parameters live in one flat float64 array.  Sparse samples go through
+an embedding-bag first layer (cost: stored values x hidden units; a step
+updates only the rows its batch touches, lazily, as sparse Adam does);
+dense samples take a batched path of float32 matrix products through
+scipy's BLAS when available (its own kernel otherwise).  Everything runs
+without the GIL; the Python layer validates the arrays before calling in,
+and the debug build checks every raw-pointer index.  The layout and
+precision rules: docs/architecture.md.
 """
 import numpy as np
 

@@ -1,37 +1,14 @@
 # cython: language_level=3
 """Compiled epoch loops of the linear learners (``fasttag.linear``).
 
-Every function takes a sample set as CSR-like arrays: ``indptr`` (int64,
-n + 1), ``idx`` (int64 column of each stored value) and ``val`` (float64),
-and runs one full pass in ``order`` without the GIL (the learners pass the
-identity order over a shuffled copy made by :func:`take_rows`, so that
-samples are read in memory order).  Weights are dense
-(n_columns, n_vectors) float64 arrays, one row per feature so that a
-feature's class weights are contiguous; the Python layer validates every
-argument before calling in.  Each function checks that its arrays' shapes
-agree (once per call); the per-element indices (column numbers, labels,
-rows) are not checked in the release build.  The debug build
-(FASTTAG_DEBUG=1, see setup.py) checks every memoryview access and, with
-``check_index`` of ``_check.pxd``, every raw-pointer access of the loops.
-
-Averaging of the perceptron family is the lazy per-weight averaging of
-``fasttag._core``, with the same functions (``_averaging.pxd``, which states
-the convention: the averaged weight after T steps is (1/T) sum_{s<=T} w_s).
-The state lives in numpy arrays (so that estimators pickle and clone).
-
-SGD keeps every weight vector as ``w_k = wscale[k] * V[:, k]`` so that the
-L2 shrinkage ``w <- (1 - eta * alpha) w`` costs O(1), and the running sum of
-the iterates (averaged SGD) as ``S_k = U[:, k] + c[k] * V[:, k]``: a sparse
-change D of V costs ``U -= c * D`` on the same entries, and a step adds
-``wscale`` to ``c``.  Both stay O(active features) per sample.  When
-wscale falls below 1e-6 it is folded into V (an O(n_columns) pass, rare at
-ordinary step sizes); the threshold bounds the cancellation in U + c V to
-about 1e6 ulps.  The exact objective after an epoch (:func:`sgd_objective`)
-forms the weights on the fly from V, wscale, U and c instead of copying them.
-
-Feature-string inputs are hashed in one compiled pass
-(:func:`hash_feature_lists`) and mapped to weight rows once per fit
-(:func:`index_keys`); the epochs then only see row numbers.
+Each function runs one full pass over CSR-like samples without the GIL,
+on dense (n_columns, n_vectors) float64 weights; the Python layer validates
+every argument before calling in, and the debug build checks every index.
+The perceptron family averages lazily with ``fasttag._core``'s functions;
+SGD keeps each vector as a scale times a vector so that L2 shrinkage and
+averaged SGD stay O(active features) per sample.  Feature strings are
+hashed and mapped to weight rows once per fit.  Details:
+docs/architecture.md.
 """
 import numpy as np
 

@@ -1,20 +1,13 @@
 """Input conversion: every accepted input becomes CSR-like arrays.
 
-Accepted inputs (``X``):
-
-* dense numeric array-likes (n_samples, n_features) and scipy.sparse
-  matrices (any format; converted to CSR): column j is feature j;
-* the NLP case, a list of samples where each sample is a list of feature
-  strings (value 1.0 each) or a ``{feature: value}`` dict (a string value
-  ``v`` stands for the feature ``"name=v"`` with value 1.0).  Feature strings
-  are hashed with the core's MurmurHash64A (:func:`fasttag._core.weights.hash_strings`)
-  straight into uint64 keys: no vocabulary, no scipy matrix.  ``n_features``
-  None keeps the full 64-bit hash space; an int folds keys modulo it.
-
-The learners keep one weight row per *column*.  For numeric inputs the
-columns are the input's columns; for feature strings they are the distinct
-keys seen in training, ascending (``feature_keys_``); keys never seen in
-training are dropped at prediction time (their weights are zero).
+``X`` is a dense numeric array-like or a scipy.sparse matrix (column j is
+feature j), or, the NLP case, a list of samples each a list of feature
+strings or a ``{feature: value}`` dict, hashed by the core's MurmurHash64A
+straight into uint64 keys: no vocabulary, no scipy matrix (``n_features``
+None keeps the 64-bit space, an int folds keys modulo it).  The learners
+keep one weight row per column: for feature strings, the distinct keys seen
+in training (``feature_keys_``); keys unseen in training are dropped at
+prediction time.
 """
 import numbers
 from collections.abc import Mapping

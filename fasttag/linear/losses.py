@@ -1,18 +1,9 @@
 """The losses of :mod:`fasttag.linear.sgd`, as the compiled learners compute them.
 
 ``loss(name, p, y)`` and ``dloss(name, p, y)`` (derivative in p) call the
-very functions the training loops use.  Classification losses take y = +-1.
-
-=====================  ===========================================
-hinge                  max(0, 1 - y p)
-perceptron             max(0, -y p)
-log_loss               log(1 + exp(-y p))
-squared_error          (p - y)^2 / 2
-modified_huber         (max(0, 1 - y p))^2 if y p >= -1, else -4 y p
-huber                  r^2 / 2 if |r| <= epsilon, else epsilon |r| - epsilon^2 / 2  (r = p - y)
-epsilon_insensitive    max(0, |y - p| - epsilon)
-squared_epsilon_insensitive  max(0, |y - p| - epsilon)^2
-=====================  ===========================================
+very functions the training loops use, so tests can check them against
+their formulas (docs/linear.md lists them).  Classification losses take
+y = +-1.
 """
 import numpy as np
 

@@ -1,35 +1,14 @@
 """The multi-layer perceptron: layers of neurons trained by stochastic
 gradient, with gradients from backpropagation.
 
-A network maps x through hidden layers h_l = f(h_{l-1} W_{l-1} + b_{l-1})
-(f: identity, logistic, tanh or relu) to an output layer: softmax with the
-log loss for classification (one output per class, binary problems
-included), identity with the squared loss (1/2 (y_hat - y)^2) for
-regression.  A mini-batch of B samples steps on the gradient of
-J_B = (1/B) sum_i loss_i + (alpha / 2) ||W||^2 (weights, not biases).
-
-On sparse inputs (scipy.sparse, lists of feature strings or dicts) the first
-layer is an embedding bag over the active features: its cost is (active
-features x hidden units) per sample, never the input dimension, and a
-step updates only the first-layer rows of the features its batch holds
-(their L2 term and optimizer state included: lazily, as sparse Adam does).
-On dense inputs (every column of every sample stored) training takes a
-batched path: each mini-batch's layers are float32 matrix products (BLAS
-when scipy is installed), the parameters, optimizer state and penalty stay
-float64; the objective after each epoch (``loss_curve_``) also multiplies
-in float32 (exact up to that rounding, about 1e-6 relative); predictions
-and validation scores multiply in float64.
-
-Solvers: ``sgd`` (momentum, Nesterov's or not; step schedules
-``constant``, ``invscaling`` eta = eta0 / (t + 1)^power_t with t the samples
-seen at the end of each epoch, and ``adaptive``: eta / 5 whenever
-``n_iter_no_change`` epochs pass without progress) and ``adam``.
-``average=True`` (or an int t0) predicts with the average of the iterates
-after t0 updates.  ``early_stopping`` holds out ``validation_fraction`` of
-the training set and keeps the weights of the best validation score.
-``loss_curve_`` is the exact objective (1/n) sum_i loss_i + (alpha / 2)
-||W||^2 over the training set after every epoch, for the weights the model
-would predict with.  The compiled passes are in :mod:`fasttag.linear._mlp`.
+Hidden layers of identity, logistic, tanh or relu units; softmax and log
+loss for classes, squared loss for regression; L2 on the weights; SGD with
+momentum or Adam in mini-batches, iterate averaging, early stopping.  On
+sparse inputs the first layer is an embedding bag over the active features
+(a sample costs its active features, never the input dimension); on dense
+inputs each mini-batch is float32 matrix products (BLAS when scipy is
+installed).  ``loss_curve_`` is the exact objective after every epoch.  The
+compiled passes are in :mod:`fasttag.linear._mlp`; the maths in docs/linear.md.
 """
 import warnings
 

@@ -1,37 +1,14 @@
 """The formal neuron of the course: y_hat = f(w.x + b) with squared loss.
 
-J(w, b) = (1/n) sum_i (f(w.x_i + b) - y_i)^2 / 2, whose gradient is
-(1/n) sum_i (f(z_i) - y_i) f'(z_i) x_i.  Activations: ``identity`` (the
-neuron is linear regression), ``logistic`` (a logistic unit), ``tanh``,
-``relu`` and ``heaviside``; the heaviside step has no useful derivative, so
-it trains with f' taken as 1 (Rosenblatt's / Widrow-Hoff's delta rule).
-
-``solver="gd"``: full-batch gradient descent, stopped as soon as
-||grad J|| < tol (the epsilon of the notes) or after ``max_iter``
-iterations.  ``solver="sgd"``: one update per sample (shuffled each epoch
-when ``shuffle``), with the same stopping test on the full gradient after
-every epoch.  Initial weights are small seeded random numbers
-(N(0, 0.01^2)), which relu needs to leave zero.
-``loss_curve_`` records J at every iteration (gd) or epoch (sgd).
-Meant for teaching-sized data: the sgd solver loops in Python.
-
-``learning_rate="constant"`` is the notes' rule, w <- w - eta0 grad J: a
-step fixed in the units of the inputs, so it diverges once eta0 exceeds 2 /
-(the largest eigenvalue of X^T X / n), i.e. on ordinary unscaled data (a
-column in the hundreds), and crawls along a column much smaller than the
-others.  ``learning_rate="scaled"`` (the default) takes the same steps in
-standardized coordinates, as if every column had been centred and divided
-by its standard deviation (implicitly: sparse inputs stay sparse; without
-an intercept, divided by its root mean square only), which makes training
-independent of the columns' units and offsets; and a step (gd) or epoch
-(sgd) that raises J is taken back and the step halved, so it cannot
-diverge.  Of the adaptive rules measured (AdaGrad, Adam, a step
-normalised by the mean squared input norm), only this one fits unscaled
-data as well as scaled data within ``max_iter``: Adam and AdaGrad bound
-each step by eta0, so large weights take thousands of steps, and a norm-
-normalised step leaves badly scaled columns unlearnt.  Under it the
-stopping test, the initial weights and ``grad_norm_`` are in the
-standardized coordinates too.
+Activations ``identity``, ``logistic``, ``tanh``, ``relu`` and
+``heaviside`` (trained with f' taken as 1, the delta rule); full-batch
+gradient descent (``gd``) or one update per sample (``sgd``), stopped when
+the gradient's norm falls under ``tol``.  ``learning_rate="scaled"`` (the
+default) steps in standardized coordinates and takes back a step that
+raises the objective, so training does not depend on the columns' units
+and cannot diverge; ``"constant"`` is the notes' rule.  Meant for
+teaching-sized data: the sgd solver loops in Python.  Details:
+docs/linear.md.
 """
 import warnings
 

@@ -2,17 +2,10 @@
 PA-II and Crammer & Singer's multiclass MIRA).
 
 Multiclass problems keep one weight vector per class and predict the argmax
-(ties to the lowest class index).  Binary problems keep one vector ``w``
-(``coef_`` of shape (1, n_features), class ``classes_[1]`` when w.x + b > 0).
-The binary vector is the two-vector algorithm in disguise: with vectors
-w_0, w_1 updated by w_gold += x, w_pred -= x on a mistake, w = (w_1 - w_0) / 2
-makes exactly the same predictions and mistakes (argmax ties go to class 0,
-as "w.x > 0" does), and its updates are w += y x with y = +-1.  So for
-binary data ``coef_[0]`` (averaged or not) equals (w_1 - w_0) / 2 of the
-two-vector algorithm.
-
-The threshold is learned as the weight of a constant input 1
-(``fit_intercept``), exactly like any other weight (it is averaged too).
+(ties to the lowest class index).  Binary problems keep one vector, which
+is the two-vector algorithm in disguise: ``coef_[0]`` equals (w_1 - w_0) / 2
+of it, with the same predictions and mistakes.  The threshold is the
+weight of a constant input 1 (``fit_intercept``), averaged like any other.
 """
 import numpy as np
 

@@ -1,23 +1,12 @@
 """Stochastic gradient descent: SGDClassifier (one-vs-rest) and SGDRegressor.
 
-Each binary (or regression) problem minimises the objective
-
-    J(w, b) = (1/n) sum_i L(w.x_i + b, y_i) + alpha/2 ||w||^2
-
-one sample at a time, as scikit-learn does: p = w.x + b;
-update = -eta * L'(p, y); w <- (1 - eta alpha) w; w += update x;
-b += update (the intercept is not regularised).  The shrinkage is a global
-scale factor (w = wscale * v), so a step costs O(active features) however
-many features there are.  Schedules (t = 1, 2, ... counts updates):
-``constant`` eta = eta0; ``invscaling`` eta = eta0 / t^power_t; ``optimal``
-eta = 1 / (alpha (t0 + t - 1)) with Bottou's t0 heuristic.
-
-Averaged SGD (``average``): True averages the iterates from the first
-update on, an int t0 > 1 from update t0 on (the "averaging after t_0
-iterations" of the exercise); the average is kept lazily, O(active features)
-per step.  ``loss_curve_`` records J after every epoch for the weights the
-model would use (averaged ones once averaging has begun), computed exactly
-over the whole training set (for one-vs-rest the sum over the classes).
+Each binary (or regression) problem minimises
+J(w, b) = (1/n) sum_i L(w.x_i + b, y_i) + alpha/2 ||w||^2 one sample at a
+time, as scikit-learn does.  The shrinkage is a global scale factor, so a
+step costs O(active features); schedules ``constant``, ``invscaling`` and
+``optimal``; averaged SGD from the first update or from update t0, kept
+lazily.  ``loss_curve_`` is J after every epoch, computed exactly for the
+weights the model would use.  Details: docs/linear.md.
 """
 import numpy as np
 

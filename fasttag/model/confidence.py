@@ -2,21 +2,12 @@
 per-token marginal probabilities, span probabilities, and the temperature
 that calibrates them.
 
-A linear-chain model scores a tag sequence y of a sentence as
-``sum_i E[i, y_i] + sum_i A[y_{i-1}, y_i]`` plus start and end
-transitions.  Read as a conditional random field with temperature tau,
-``p(y) = exp(score(y) / tau) / Z``.  The perceptron never optimised that
-likelihood, so its raw scores are over-confident; one scalar tau fitted on
-held-out data (Guo et al. 2017's temperature scaling) makes the
-probabilities honest without changing any decision (the best sequence is
-the same at every tau).
-
-The lattice is the decoder's: forbidden transitions (the ``allowed``
-mask) and closed candidate lists (tag dictionary, fixed classes) have
-probability zero.  Pruning of open tokens to their best ``prune_k`` tags
-is a speed device of the decoder and is not applied here: probabilities
-are over every candidate tag.  A sentence that has no valid sequence
-under the mask is scored without it, as the decoder does.
+The model's scores are read as a linear-chain CRF with temperature tau;
+the perceptron never optimised that likelihood, so one scalar tau fitted
+on held-out data (temperature scaling) makes the probabilities honest
+without changing any decision.  The lattice is the decoder's: forbidden
+transitions and closed candidate lists have probability zero, but every
+candidate tag counts (no ``prune_k``).  Details: docs/python-api.md.
 """
 import math
 

@@ -1,26 +1,13 @@
 """The one container format of every fasttag model: data, never code.
 
-Layout (all integers little-endian)::
-
-    magic        8 bytes   b"FASTTAG\\x00"
-    version      uint32    FORMAT_VERSION
-    header_len   uint64    length of the JSON header in bytes
-    header       JSON (UTF-8): {"kind": ..., ..., "arrays": [
-                     {"name", "dtype", "shape", "offset", "nbytes", "crc32"}, ...]}
-    payload      the arrays' bytes, each at its offset (relative to the payload
-                 start, 8-byte aligned), little-endian with an explicit dtype
-    trailer      uint32    CRC-32 of everything before it
-
-Loading checks, before trusting anything: the magic, the version, that the
-header fits the data, that it parses, that every array's dtype is allowed,
-that its shape matches its byte count and lies inside the payload, and every
-checksum.  Lying headers cannot make it allocate more than the file's size
-for the arrays (no dimension exceeds the payload's size); parsing the JSON
-header takes at most about 12 times the header's size (a list of short
-strings is the worst case), the header being at most ``MAX_HEADER`` bytes
-with at most ``MAX_HEADER_CONTAINERS`` lists and objects.
-Pickle is never used.  Saves are atomic: a temporary file in the same folder,
-fsync, then rename.
+Magic, version, a JSON header listing the arrays (dtype, shape, offset,
+size, CRC-32), the arrays' little-endian bytes, and a trailing CRC-32; the
+layout is in docs/formats.md.  Loading checks everything before trusting
+anything (magic, version, sizes, dtypes, shapes, checksums), so a lying
+header cannot make it allocate more than the file's size, and the header is
+bounded (``MAX_HEADER`` bytes, ``MAX_HEADER_CONTAINERS`` lists and
+objects).  Pickle is never used.  Saves are atomic: a temporary file in the
+same folder, fsync, then rename.
 """
 import contextlib
 import errno

@@ -2,17 +2,12 @@
 users write them.
 
 An example is ``(features, tags)``: one dict per token, such as
-``{"bias": 1.0, "word.lower()": "the", "word.istitle()": False,
-"-1:postag": "DT"}``.  Every entry is a binary feature:
-
-* a str value gives the feature ``name=value``;
-* True or 1 gives ``name``; False, 0 and None give none;
-* a list, tuple or set of str gives ``name=item`` for each item;
-* a dict nests: ``{"-1": {"lower": "the"}}`` is ``-1:lower=the``.
-
-Any other number (a real-valued feature) is refused: the model's weights
-multiply binary features.  The model stores no feature names, only their
-hashes, so it is as small as the weights that matter.
+``{"bias": 1.0, "word.lower()": "the", "-1:postag": "DT"}``.  Every entry
+is a binary feature (``name=value`` for a str, ``name`` for True or 1,
+``name=item`` for each item of a list, nested dicts joined with ``:``);
+any other number is refused, since the weights multiply binary features.
+The model stores only the features' hashes.  The rules in full:
+docs/formats.md.
 """
 import numpy as np
 

@@ -1,83 +1,14 @@
 """Chinese word segmentation: B/M/E/S character tagging with a structured
-perceptron.
+perceptron (or MIRA).
 
-Each character of a line is tagged B (begins a word), M (middle), E (ends a
-word) or S (single-character word).  The model is a
-:class:`fasttag.model.sequence.SequenceModel` over the character attributes of
-:mod:`fasttag.features.chars` (width-folded character n-grams, character
-classes, repetitions, dictionary-word lengths), decoded by first-order
-Viterbi with the impossible transitions forbidden (S or E followed by M or
-E, B or M followed by B or S, a line starting with M or E or ending with B
-or M), so every output is a valid segmentation.
-
-Input handling:
-
-* Whitespace (``str.isspace``) is a word boundary and never part of a word;
-  an empty or all-whitespace line gives no words.
-* Full-width and half-width forms (``１９９８``/``1998``, ``Ａ``/``A``) are
-  the same to the features; the output keeps the input's characters.
-* Runs of Latin letters, digits (with ``.``, ``,``, ``:`` between digits and
-  a final ``%``), URLs and e-mail addresses are never split inside
-  (:func:`fasttag.features.normalize.atomic_runs`; configurable with ``runs``).  A
-  run may still be part of a longer word (``1998年``).
-* Any other character (emoji, rare CJK extensions, control characters,
-  unpaired surrogates) is an ordinary character.
-
-Dictionaries.  The model always has a feature dictionary: its training
-vocabulary (words of 2 to 7 characters) plus the words of the ``dictionary``
-given to :meth:`Segmenter.train`.  Its features are the lengths of the
-longest dictionary word starting at, ending at and containing each
-character, so the model *learns how far to trust the dictionary*.  During
-training the vocabulary part is jackknifed (the sentences of one fold see
-the words of the other folds only), so that the model meets words missing
-from its dictionary as it will on new text.  User words come in two
-semantics:
-
-``"feature"`` (soft; the semantics of training with a dictionary, and of
-    :meth:`Segmenter.add_words` with ``mode="feature"``): the words join the
-    feature dictionary.  They make the model more likely to keep them
-    whole, but the model may still split them (or join them to a neighbour)
-    where the context says so.
-``"force"`` (hard; ``fasttag segment --dict`` and the default of
-    :meth:`Segmenter.add_words`): every occurrence of a word in the text
-    comes out as exactly one word, whatever the model thinks; the model
-    still segments the rest.  Occurrences overlapping each other are
-    resolved first by weight (heavier wins), then by length (longer wins),
-    then leftmost first; an occurrence that overlaps no other is always kept
-    whole.  Force words take precedence over Latin/digit runs (a force word
-    "iPhone" splits "iPhone12"), never over whitespace (a word is not
-    matched across whitespace).  A force word may be of any length (words
-    longer than the model's longest dictionary word, even thousands of
-    characters, are matched and kept whole); feature words of other
-    lengths than 2 to ``MAX_WORD`` (7) characters are accepted and have no
-    effect, since the features only know those lengths.
-
-Unlabeled text.  Two kinds of features come from raw text of the domain
-(for Chinese news, the People's Daily text without its spaces), both
-stored in the model: ``clusters`` (``--clusters``), Brown clusters of
-characters (:func:`fasttag.features.clusters.cluster` over
-:func:`fasttag.features.chars.character_sentences`), whose bit-string
-prefixes generalise from frequent characters to rare ones; and
-``unlabeled`` (``--unlabeled``), raw text whose strings of high accessor
-variety (seen between many different characters) become word candidates,
-used as the dictionary is (the longest candidate starting at, ending at
-and containing each character).  Both mostly help words missing from the
-training data.
-
-:meth:`Segmenter.add_words` is atomic: when it raises (a bad weight on
-line 300 of a dictionary file, a non-str word), the segmenter is as it was.
-In Python a str argument is one word; a dictionary file is a
-``pathlib.Path`` or goes through :meth:`Segmenter.load_userdict` (see
-:mod:`fasttag.features.userdict`).  User words are saved with the model.
-
-Segmenting (:meth:`Segmenter.segment`, :meth:`Segmenter.segment_lines`)
-changes no state, so one segmenter may be shared by threads; changing it
-(``add_words``, ``runs``) while other threads segment is not supported.
-
-(For comparison: jieba's user dictionary only adds words and frequencies to
-its own dictionary, so whether a word is kept depends on its frequency and
-the competing paths; pkuseg's user dictionary is matched in the text by
-maximum matching before its model runs, closer to our force mode.)
+Each character is tagged B, M, E or S over the character features of
+:mod:`fasttag.features.chars` and decoded by Viterbi with the impossible
+transitions forbidden, so every output is a valid segmentation.
+Whitespace is always a boundary; full- and half-width forms are the same to
+the features; Latin/digit runs, URLs and e-mail addresses stay whole.  The
+model learns how far to trust its dictionary (the training vocabulary,
+jackknifed, plus user words); user words can also be forced whole.  Input
+handling, dictionaries and unlabeled-text features: docs/tasks.md.
 """
 from __future__ import annotations
 

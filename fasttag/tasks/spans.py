@@ -1,41 +1,12 @@
 """Span tagging: chunking (CoNLL-2000) and named entities (CoNLL-2003).
 
-A :class:`SpanTagger` is a sequence model whose tags encode spans.  Files
-come in IOB1 (the original CoNLL-2003 files), IOB2 or BIOES; the tagger
-learns with BIOES internally (E- and S- tags tell the model where a span
-ends, which helps both tasks), decodes with Viterbi constrained to valid
-BIOES sequences, and converts its output back to the scheme of the training
-files.  Scores follow conlleval (:func:`fasttag.spans.score_spans`).
-
-Features (per token, hashed templates, see :func:`span_templates`):
-
-* the POS tagger's word features: word, lowercase, digit-normalised form,
-  prefixes and suffixes, word shape and orthographic flags, a +-2 window;
-* every extra input column (POS tags, chunk tags, ...) as ``c1 .. cN`` over
-  a +-2 window, with n-grams and word conjunctions for the first one;
-* document-level features (off by default for NER and chunking: raw
-  text has no documents; on for a span tagger trained with no task): how
-  the word's lowercase form is written elsewhere in its document (``doc``: lowercase,
-  capitalised away from a sentence start, all capitals), whether the
-  sentence is written in capitals (``headline``), and the roles the word
-  takes elsewhere in runs of capitalised words (``docrun``: alone, first,
-  middle, last: "Clinton" after "Bill Clinton") with its own role here
-  (``caprole``).  Documents are delimited by ``-DOCSTART-`` lines; without
-  them each sentence is its own document;
-* optional gazetteers (``gaz``): the longest entry of each type that covers
-  the token, as a BIOES tag of the type (``B-LOC``);
-* with ``clusters``, the POS tagger's cluster features; with the document
-  features, a word in capitals with no cluster of its own takes that of
-  its capitalised form (``capitals_fallback``, stored in the featurizer
-  entry of the model);
-* ambiguity classes (``amb``, on by default for NER): the span types the word took
-  in the training data, jackknifed on the training data itself
-  (:mod:`fasttag.features.ambiguity`), over a +-1 window with its bigrams.
-
-Columns follow ``fasttag train pos``: 0-based indices, the word in column 0
-and the tag in the last column unless told otherwise, every other column a
-feature column unless ``feature_columns`` is given; NER reads none unless
-it is given, so that its model tags raw text (which has no columns).
+A :class:`SpanTagger` is a sequence model whose tags encode spans.  It
+reads IOB1, IOB2 or BIOES, learns BIOES (E- and S- tags tell the model
+where a span ends), decodes with Viterbi constrained to valid BIOES, and
+writes the training files' scheme back.  Features: the POS tagger's word
+features, extra input columns, document features, gazetteers, clusters and
+ambiguity classes (:func:`span_templates`; docs/tasks.md).  NER reads no
+column unless told, so that its model tags raw text.
 """
 from __future__ import annotations
 

@@ -1,118 +1,14 @@
 """Tokenization and sentence splitting: a character tagger trained from
 CoNLL-U.
 
-Any CoNLL-U file with ``SpaceAfter=No`` in its MISC column is training data:
-its tokens, their spacing and its sentence and paragraph marks give back the
-raw text and, for every character of it, whether a token, a word (inside a
-multiword token) or a sentence begins there.  A
-:class:`fasttag.model.sequence.SequenceModel` learns these labels from
-language-neutral character features and decodes them with Viterbi under a
-transition mask, so that every output is a well-formed tokenization.  This is
-the UDPipe approach (a character model trained on the treebank's own text)
-with a structured perceptron in place of UDPipe's GRU.
-
-Raw text
---------
-:func:`read_conllu_text` rebuilds the text of a file as follows.
-
-* Within a sentence, every token is followed by one space, or by nothing if
-  its MISC column says ``SpaceAfter=No``, or by the exact whitespace of
-  ``SpacesAfter=...`` (UDPipe's escapes ``\\s \\t \\n \\r \\p \\\\ \\uXXXX``;
-  it must decode to whitespace).  A multiword token's spacing is on its range
-  line ("3-4"), not on its words.
-* Sentences of one paragraph are joined the same way: the last token's
-  spacing separates them (one space by default, none with
-  ``SpaceAfter=No``).
-* A sentence that opens a paragraph or a document (``# newpar`` or
-  ``# newdoc`` comment) starts on a new line: paragraphs are separated by a
-  single ``"\\n"``.  The whole file is one text.
-
-The CoNLL 2018 shared task made its raw test text with the UD tool
-``conllu_to_text.pl``, which joins tokens and sentences the same way, but
-marks paragraphs with an empty line and also wraps long lines at about 80
-characters.  We keep one text line per paragraph and no wrapping: a single
-newline is then always a paragraph break in the training text, and the
-model learns that it ends a sentence.  Text whose lines are hard-wrapped
-inside sentences should have its lines joined first (or give the model such
-text to train on), since the model would take each line break for a
-paragraph break.
-
-The tokens and their spacing are the truth: the ``# text`` comments are
-only compared with the text rebuilt from the tokens, and where they
-disagree (a different spacing, a typo fixed in one place only) the rebuilt
-text is used; :attr:`GoldText.mismatches` lists the line numbers of such
-comments.  Gold tokens whose form holds whitespace (some treebanks have
-them) cannot be produced by the model, which never puts whitespace inside a
-token; they count as errors in :meth:`Tokenizer.evaluate`.
-
-Multiword tokens ("3-4 don't" with words "do" and "n't") are learned two
-ways.  When the words concatenate to the token's form, as in English, the
-split points are character labels (W below) and the model learns them like
-token boundaries, so it also splits forms it never saw ("dont" -> "do nt").
-When they do not (French "du" -> "de le", German "zum" -> "zu dem"), the
-token is an ordinary token to the character model, and its words come from
-an expansion table learned from the training data: a form is expanded when
-it was a multiword token in most of its training occurrences, into its most
-frequent expansion (a form unseen with its case is looked up lowercased, and
-the expansion takes the form's capitalisation).
-
-Labels
-------
-Every character gets one of nine labels:
-
-``O``   whitespace inside a sentence;
-``X``   whitespace between two sentences (and before the first one);
-``B``   the first character of a token of two or more characters;
-``U``   a token of one character;
-``SB``, ``SU``  the same for the first token of a sentence;
-``I``   a character inside a token;
-``E``   the last character of a token of two or more characters;
-``W``   a character after the first of a token that begins a new word (a
-        split point inside a multiword token: the "n" of "don't"); it may
-        also end the token.
-
-Whitespace characters (``str.isspace``) can only be ``O`` or ``X``, and
-other characters only one of the rest: whitespace is never part of a token
-and every other character is.  The transition mask allows ``O -> O B U``,
-``X -> X SB SU``, ``B SB I -> I E W``, ``W -> I E W`` or what may follow
-a token, ``E U SU ->`` whitespace or a new token, and only ``X``, ``SB``
-or ``SU`` at the start, so the output is always well formed: a whitespace
-run is all ``O`` or all ``X``, a token after ``O`` continues its sentence,
-one after ``X`` begins a new sentence, and the first token always does.
-
-Why these labels (each was measured on the EWT dev set).  The sentence
-break is put on the whitespace (``X``) rather than only on the next token,
-so that the first-order model ties the decision to both neighbours: the
-period before it (split off, or part of an abbreviation) and the word after
-it.  Marking single-character tokens (``U``) and token ends (``E``), as
-B/M/E/S word segmentation does, ties the two sides of a split: with only
-begin/inside labels the model produced tokens such as "-cream" and "post-"
-(splitting a hyphen off on one side only), and UD English EWT splits most
-hyphens; the extra labels took test token F1 from 98.90 to 99.05.
-
-Features
---------
-All language-neutral, computed with numpy for a whole batch of texts
-(:class:`TokFeaturizer`): the character and its Unicode class (general
-category, with spaces and line breaks apart) in a +-3 window and their
-n-grams; and features of the whitespace-delimited *chunk* the character is
-in: the whole chunk, its parts before and after the character, the
-character's position in it, its first four characters and its length, the
-chunk's shape (classes of letters and digits, other characters as
-themselves, runs collapsed: "Xx.", "d:dd" -> "d:d"), the letter-and-digit
-runs before and after the character (lowercased: "news" and "cycle" at the
-hyphen of "news-cycle"), the previous and next chunks (their identity,
-shape, and their last and first characters), and the whitespace around the
-chunk (none, spaces, a line break, several).  Nothing in them knows a
-language: what an abbreviation, a clitic or a hyphenated prefix is, the
-model learns from the treebank.
-
-Scores
-------
-:meth:`Tokenizer.evaluate` scores as the CoNLL 2018 evaluation script does:
-tokens and sentences match when their character spans are equal; words are
-aligned by span outside multiword tokens and by the longest common
-subsequence of their lowercased forms inside them.
+A CoNLL-U file with ``SpaceAfter=No`` marks gives back its raw text
+(:func:`read_conllu_text`) and, for every character, whether a token, a
+word (inside a multiword token) or a sentence begins there.  A
+:class:`fasttag.model.sequence.SequenceModel` learns these nine labels from
+language-neutral character features and decodes them under a transition
+mask, so every output is a well-formed tokenization: the UDPipe approach,
+with a structured perceptron in place of its GRU; scores follow CoNLL 2018.
+Labels, features and how the text is rebuilt: docs/tasks.md.
 """
 from __future__ import annotations
 

@@ -1,15 +1,11 @@
 """Every score fasttag reports, in one place, as fractions in [0, 1].
 
-* tagging: token accuracy, known/unknown-word accuracy, per-tag P/R/F1;
-* spans: conlleval's chunk precision, recall and F1 (CoNLL-2000/2003);
-* segmentation: the SIGHAN bakeoffs' word P/R/F1 with OOV and IV recall;
-* tokenization: the CoNLL 2018 shared task's token, sentence and word
-  P/R/F1.
-
-Human-readable output multiplies by 100 and prints the percent sign;
-the API and ``--json`` never do.  The fast dev scorers used while
-training (:func:`bmes_word_f1`, :func:`span_f1`) give exactly the scores
-of the full functions.
+Tagging accuracy (known and unknown words, per-tag P/R/F1), conlleval's
+span P/R/F1, the SIGHAN bakeoffs' segmentation P/R/F1 with OOV and IV
+recall, and the CoNLL 2018 tokenization scores.  Human-readable output
+prints percentages; the API and ``--json`` never do.  The fast dev scorers
+used while training (:func:`bmes_word_f1`, :func:`span_f1`) give exactly
+the scores of the full functions.
 """
 import itertools
 from collections import Counter

@@ -1,24 +1,11 @@
 """How the tagging commands write predictions.
 
 Human output is one sentence a line of ``word/TAG`` tokens, or for
-``fasttag ner`` one entity a line: ``LINE<TAB>START<TAB>END<TAB>TYPE<TAB>TEXT``
-(the 1-based input line, character offsets in that line, end exclusive).
-``--json`` writes JSON Lines instead, one object per sentence:
-
-* ``tokens``: the words; ``tags``: their tags (when the model tags words);
-  a span model's tags are IOB2 (``B-PER I-PER``, as spaCy and most tools
-  read them), whatever scheme it was trained on (CoNLL-2003's files are
-  IOB1), and its records say so: ``"scheme": "iob2"``;
-* ``line``: the 1-based input line of the sentence (its first line for
-  CoNLL-U and column files);
-* ``offsets``: ``[start, end]`` of each token in its line, where the input
-  was text (raw or pretokenized);
-* ``spans`` (span models): ``{"start", "end", "label", "text"}`` with
-  token indices (end exclusive), plus ``start_char`` and ``end_char`` in
-  the line where the input was text;
-* ``nbest`` (with ``--nbest K``): the K best tag sequences, best first,
-  each ``{"tags", "score"}`` (and ``spans`` for span models, with token
-  indices); ``tags`` above is the first of them.
+``fasttag ner`` one entity a line (``LINE<TAB>START<TAB>END<TAB>TYPE<TAB>TEXT``,
+character offsets in the input line).  ``--json`` writes JSON Lines, one
+object per sentence, with ``tokens``, ``tags`` (IOB2 for span models, and
+``"scheme": "iob2"``), ``line``, ``offsets``, ``spans`` and ``nbest``; the
+keys are documented in docs/formats.md and are a public contract.
 """
 import json
 

@@ -1,17 +1,12 @@
 """Raw text in: the sentences a word tagger sees in text, with offsets.
 
-Taggers take token lists; people have text.  Text is cut into sentences
-of tokens by a trained tokenizer (the bundled English one,
-``fasttag.load("en-tok")``, unless another is given) or, pretokenized,
-one sentence per line split at whitespace.  Either way every token keeps
-its character offsets in its line (its text, for :func:`tag_text`), so
-output can point back into the input.
-
-Memory stays bounded whatever the length of a line: a long line is cut
-into the pieces the tokenizer decodes one at a time anyway (so its tokens
-are the same), and a pretokenized line of more than :data:`MAX_TOKENS`
-tokens is tagged in pieces of that many, written back on one line.
-Ordinary lines are untouched.
+Taggers take token lists; people have text.  Text is cut into sentences of
+tokens by a trained tokenizer (the bundled ``en-tok`` unless another is
+given) or, pretokenized, one sentence per line split at whitespace; every
+token keeps its character offsets in its line.  Memory stays bounded: a
+long line is cut into the pieces the tokenizer decodes one at a time anyway
+(so its tokens are the same), and a pretokenized line of more than
+:data:`MAX_TOKENS` tokens is tagged in pieces, written back on one line.
 """
 import re
 import threading

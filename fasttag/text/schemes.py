@@ -1,29 +1,13 @@
 """Label schemes: IOB1, IOB2 and BIOES for spans, BMES for words.
 
-Chunkers and NER taggers predict one tag per token, but they are judged on the
-chunks (spans) those tags encode. This module turns tag sequences into spans
-the way the CoNLL shared tasks' ``conlleval.pl`` does (including its handling
-of ill-formed sequences), converts between schemes, and builds the masks of
-valid transitions for constrained Viterbi.  Word segmentation's BMES is
-BIOES with one span type and no O, so it shares those masks.
-
-Tags are strings such as ``"B-NP"``, ``"I-PER"`` or ``"O"``. A tag is split on
-its *first* hyphen: ``"B-ADVP-TMP"`` has prefix ``"B"`` and type
-``"ADVP-TMP"``. A tag without a hyphen (``"O"``) has the empty type.
-
-Schemes:
-
-``"iob1"``
-    Original CoNLL-2003: tokens inside a chunk are ``I-X``; ``B-X`` is used
-    only for the first token of a chunk that directly follows another chunk
-    of the same type.
-``"iob2"``
-    Every chunk starts with ``B-X`` and continues with ``I-X``.
-``"bioes"``
-    ``B-X`` begins, ``I-X`` continues and ``E-X`` ends a chunk of two or more
-    tokens; ``S-X`` is a one-token chunk.
-
-Spans are ``(type, start, end)`` tuples with ``end`` exclusive.
+Chunkers and NER taggers predict one tag per token but are judged on the
+spans the tags encode.  This module turns tag sequences into spans as
+CoNLL's ``conlleval.pl`` does (ill-formed sequences included), converts
+between schemes, and builds the masks of valid transitions for constrained
+Viterbi; BMES is BIOES with one span type and no O, so it shares them.  A
+tag splits on its first hyphen (``"B-ADVP-TMP"``: prefix ``"B"``, type
+``"ADVP-TMP"``); spans are ``(type, start, end)``, end exclusive.  The
+schemes: docs/formats.md.
 """
 from __future__ import annotations
 
