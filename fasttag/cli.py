@@ -29,6 +29,7 @@ from pathlib import Path
 from . import __version__
 from .model import options
 from .text import formats as ftio
+from .text.sources import check_encoding
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
 from .model.modelfile import atomic_file, open_model, replaced_file
@@ -80,7 +81,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _encoding(value):
     try:
-        return ftio.check_encoding(value)
+        return check_encoding(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

@@ -127,7 +127,8 @@ from ..text import formats as ftio
 from .. import parallel
 from ..features.chars import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
 from ..errors import InputError, ModelFormatError
-from ..text.formats import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
+from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
+from ..text.sources import open_lines
 from ..text.metrics import score_tokenization
 from ..model.sequence import SequenceModel
 from .base import SequenceTask, check_fixed_labels
@@ -529,7 +530,7 @@ def read_conllu_text(source):
     lines, a bad ``SpaceAfter``, undecodable UTF-8).  A BOM and CRLF line
     ends are accepted.
     """
-    name, lines, close = _open_lines(source)
+    name, lines, close = open_lines(source)
     try:
         return _parse(lines, name)
     finally:
@@ -544,7 +545,7 @@ def _parse(lines, name):
     paragraph_starts = []
     mismatches = []
     after = None              # the spacing after the previous sentence's last token
-    for sentence in _parse_conllu(lines, name, 1):
+    for sentence in parse_conllu(lines, name, 1):
         newpar, text_comment, sent_tokens = _sentence_tokens(sentence, name)
         if sentence_starts:
             sep = "\n" if newpar else after
@@ -598,11 +599,11 @@ def _sentence_tokens(sentence, name):
             continue
         fields = line.split("\t")
         wid, form, misc = fields[0], fields[1], fields[9]
-        if _CONLLU_EMPTY.fullmatch(wid):
+        if CONLLU_EMPTY.fullmatch(wid):
             continue
         if form.isspace():
             raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
-        m = _CONLLU_RANGE.fullmatch(wid)
+        m = CONLLU_RANGE.fullmatch(wid)
         if m:
             a, b = int(m.group(1)), int(m.group(2))
             if mwt is not None:
