@@ -633,7 +633,7 @@ def cluster_command(args):
     for path in paths:
         lines = ftio.read_lines(path, "the raw text")
         if args.chars:
-            from .features.chars import character_sentences
+            from .features.segmentation import character_sentences
             sentences.extend(character_sentences(lines))
             continue
         sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))

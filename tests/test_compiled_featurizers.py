@@ -360,7 +360,8 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
     # the per-fold dictionaries of jackknifed training still take the
     # numpy path (match_lengths): one fold holding the same words must
     # give the same db/de/dm attributes as the compiled matcher
-    from fasttag.features.chars import CharFeaturizer, WordSet
+    from fasttag.features.chars import WordSet
+    from fasttag.features.segmentation import CharFeaturizer
     ws = WordSet(words, min_length=2)
     fz = CharFeaturizer(dictionary=ws)
     compiled = fz.batch(lines)
@@ -371,7 +372,8 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
 
 
 def test_dictionary_matching_finds_the_longest_words():
-    from fasttag.features.chars import ATTRIBUTES, CharFeaturizer, WordSet
+    from fasttag.features.chars import WordSet
+    from fasttag.features.segmentation import ATTRIBUTES, CharFeaturizer
     fz = CharFeaturizer(dictionary=WordSet(["北京", "北京大学", "大学生", "学生"]))
     attrs = fz.batch(["北京大学生 北京"]).attrs
     plain = CharFeaturizer()

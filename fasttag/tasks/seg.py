@@ -4,7 +4,7 @@ perceptron.
 Each character of a line is tagged B (begins a word), M (middle), E (ends a
 word) or S (single-character word).  The model is a
 :class:`fasttag.model.sequence.SequenceModel` over the character attributes of
-:mod:`fasttag.features.chars` (width-folded character n-grams, character
+:mod:`fasttag.features.segmentation` (width-folded character n-grams, character
 classes, repetitions, dictionary-word lengths), decoded by first-order
 Viterbi with the impossible transitions forbidden (S or E followed by M or
 E, B or M followed by B or S, a line starting with M or E or ending with B
@@ -56,7 +56,7 @@ Unlabeled text.  Two kinds of features come from raw text of the domain
 (for Chinese news, the People's Daily text without its spaces), both
 stored in the model: ``clusters`` (``--clusters``), Brown clusters of
 characters (:func:`fasttag.features.clusters.cluster` over
-:func:`fasttag.features.chars.character_sentences`), whose bit-string
+:func:`fasttag.features.segmentation.character_sentences`), whose bit-string
 prefixes generalise from frequent characters to rare ones; and
 ``unlabeled`` (``--unlabeled``), raw text whose strings of high accessor
 variety (seen between many different characters) become word candidates,
@@ -96,9 +96,9 @@ from ..text import formats as ftio
 from ..text import metrics, output, schemes
 from ..model import modelfile
 from .. import parallel
-from ..features.chars import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
-                            TAGS, CharClusters, CharFeaturizer, WordSet, _tables, codepoints, word_candidates,
-                            word_hashes)
+from ..features.chars import MAX_WORD, WordSet, bmp_tables, codepoints, word_hashes
+from ..features.segmentation import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, SEG_TEMPLATES, TAGS,
+                                     CharClusters, CharFeaturizer, word_candidates)
 from ..features.clusters import as_clusters
 from ..errors import InputError, ModelFormatError
 from ..features.normalize import atomic_runs, normalize_text, run_letters
@@ -250,7 +250,7 @@ class Segmenter(SequenceTask):
         self._force_words = {}
         self._folded_force = None          # (the force words, folded, their lengths) for _cut_is_safe
         self._vocab_set = None
-        _tables()                             # character tables: build them at load time
+        bmp_tables()                          # character tables: build them at load time
         self.runs = True if runs is None else runs
         self._rebuild()
 

@@ -125,7 +125,7 @@ import numpy as np
 
 from ..text import formats as ftio
 from .. import parallel
-from ..features.chars import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
+from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks, bmp_lookup, codepoints, mix, powers_of
 from ..errors import InputError, ModelFormatError
 from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
 from ..text.sources import open_lines
@@ -216,9 +216,9 @@ class _Segments:
 
     def __init__(self, values):
         n = len(values)
-        self.powers = _powers(_P, n + 1)
+        self.powers = powers_of(HASH_BASE, n + 1)
         self.prefix = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum(values.astype(np.uint64) * _powers(_P_INV, n), out=self.prefix[1:])
+        np.cumsum(values.astype(np.uint64) * powers_of(HASH_BASE_INVERSE, n), out=self.prefix[1:])
 
     def __call__(self, a, b):
         h = self.powers[b] * (self.prefix[b] - self.prefix[a])
