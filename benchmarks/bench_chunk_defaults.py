@@ -3,7 +3,7 @@
     python benchmarks/bench_chunk_defaults.py --clusters CLUSTERS [--seeds 0,10,20] [--holdout 936]
 
 The defaults now: 3-best MIRA, and with a POS column the chunk templates
-(``fasttag.tasks.spans.CHUNK_TEMPLATES``; with clusters also
+(``fasttag.features.spans.CHUNK_TEMPLATES``; with clusters also
 ``CHUNK_CLUSTER_TEMPLATES``).  Before: the structured perceptron over the
 span templates alone.  Both train 8 epochs without a dev set, without and
 with Brown clusters, on each seed:
@@ -32,7 +32,7 @@ from fasttag import SpanTagger
 from fasttag.text import schemes
 from fasttag.text import formats as ftio
 from fasttag.features.words import CLUSTER_TEMPLATES  # noqa: E402
-from fasttag.tasks.spans import span_templates  # noqa: E402
+from fasttag.features.spans import span_templates  # noqa: E402
 
 
 def before(clusters):

@@ -475,7 +475,7 @@ def _load_sequence_model(path, command):
 
 
 def _read_gazetteer(path):
-    from .tasks.spans import read_gazetteer
+    from .features.gazetteers import read_gazetteer
     return read_gazetteer(path)
 
 
