@@ -32,10 +32,8 @@ from typing import Iterator
 from ..errors import InputError
 from .sources import read_parsed
 
-
 #: The ten CoNLL-U fields, in order.
 CONLLU_FIELDS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
-
 
 # A multiword-token range ("3-4") or an empty node ("8.1", "0.1").
 CONLLU_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")

@@ -231,6 +231,7 @@ def read_parsed(source, parse, *args):
 
 
 def is_blank(line):
+    """Whether a line is empty or whitespace only (a sentence break)."""
     return not line or line.isspace()
 
 

@@ -16,7 +16,6 @@ import re
 from ..errors import InputError
 from .parsers import column_index, conllu_field
 
-
 _NON_SPACE = re.compile(r"[^ ]+")
 
 
