@@ -115,7 +115,7 @@ def unlabeled_text(train_sents, test_lines, shingle=20):
 def char_clusters(lines, n_clusters, path):
     """Learn ``n_clusters`` Brown clusters of the characters of ``lines``
     and save them at ``path``; returns (words, CPU seconds)."""
-    from fasttag.features.chars import character_sentences
+    from fasttag.features.segmentation import character_sentences
     from fasttag.features.clusters import cluster
 
     with H.timer() as t:

@@ -49,7 +49,7 @@ def token_features(words):
 def ewt_tokens(split, n_sentences):
     """(feature lists, UPOS tags) of the tokens of the first ``n_sentences``
     of UD English EWT ``split``; exits with a message when the corpus is absent."""
-    from fasttag.io import read_conllu
+    from fasttag.text.formats import read_conllu
     path = EWT / f"en_ewt-ud-{split}.conllu"
     if not path.exists():
         raise SystemExit(f"this example needs UD English EWT at ../shared/data/en_ewt ({path.name} is missing)")

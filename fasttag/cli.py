@@ -21,6 +21,7 @@ from pathlib import Path
 from . import __version__
 from .model import options
 from .text import formats as ftio
+from .text.sources import check_encoding
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
 from .model.modelfile import atomic_file, open_model, replaced_file
@@ -72,7 +73,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _encoding(value):
     try:
-        return ftio.check_encoding(value)
+        return check_encoding(value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -466,7 +467,7 @@ def _load_sequence_model(path, command):
 
 
 def _read_gazetteer(path):
-    from .tasks.spans import read_gazetteer
+    from .features.gazetteers import read_gazetteer
     return read_gazetteer(path)
 
 
@@ -624,7 +625,7 @@ def cluster_command(args):
     for path in paths:
         lines = ftio.read_lines(path, "the raw text")
         if args.chars:
-            from .features.chars import character_sentences
+            from .features.segmentation import character_sentences
             sentences.extend(character_sentences(lines))
             continue
         sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))

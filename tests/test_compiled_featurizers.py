@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from fasttag._core.wordtypes import column_values, distinct, lookup_ids
 from fasttag.features.words import WordFeaturizer, hash_texts
-from fasttag.tasks.spans import DOCUMENT_EXTRAS, SpanFeaturizer, _cap_runs, _document_extras
+from fasttag.features.spans import DOCUMENT_EXTRAS, SpanFeaturizer, cap_runs, document_extras
 
 # characters whose case rules trip simple code: titlecase (ǅ), a lowercase
 # letter without an uppercase form (ß), one with a two-character lowercase
@@ -243,13 +243,13 @@ EXTRAS_SETS = [list(DOCUMENT_EXTRAS), ["doc"], ["headline"], ["docrun", "caprole
        st.data(), st.sampled_from(EXTRAS_SETS))
 def test_document_extras_equal_the_python_reference(sentences, data, extras):
     docs = data.draw(st.lists(st.integers(0, 2), min_size=len(sentences), max_size=len(sentences)))
-    assert _document_extras(sentences, docs, extras) == reference_document_extras(sentences, docs, extras)
+    assert document_extras(sentences, docs, extras) == reference_document_extras(sentences, docs, extras)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(words, max_size=15))
 def test_capitalisation_runs_equal_the_python_reference(sentence):
-    assert _cap_runs(sentence) == reference_cap_runs(sentence)
+    assert cap_runs(sentence) == reference_cap_runs(sentence)
 
 
 def test_every_character_alone_has_the_case_python_gives_it():
@@ -258,18 +258,18 @@ def test_every_character_alone_has_the_case_python_gives_it():
     cps = [c for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF] + [0x1D400, 0x1F600, 0x10400, 0x10428]
     sentences = [[chr(c) for c in cps[i:i + 4]] for i in range(0, len(cps), 4)]
     doc_ids = [i // 50 for i in range(len(sentences))]
-    got = _document_extras(sentences, doc_ids, DOCUMENT_EXTRAS)
+    got = document_extras(sentences, doc_ids, DOCUMENT_EXTRAS)
     assert got == reference_document_extras(sentences, doc_ids, DOCUMENT_EXTRAS)
 
 
 def test_docrun_without_caprole_is_refused():
     with pytest.raises(ValueError, match="docrun and caprole go together"):
-        _document_extras([["A"]], [0], ["docrun"])
+        document_extras([["A"]], [0], ["docrun"])
 
 
 def test_document_extras_name_a_token_that_is_not_a_str():
     with pytest.raises(TypeError, match="a token must be a str"):
-        _document_extras([["A", 3]], [0], ["doc"])
+        document_extras([["A", 3]], [0], ["doc"])
 
 
 def test_document_extras_of_real_news(shared_data):
@@ -279,7 +279,7 @@ def test_document_extras_of_real_news(shared_data):
     sents, docs = _read_sentences(str(shared_data / "conll2003" / "eng.testb"))
     pairs = [(list(s.words), d) for s, d in zip(sents, docs) if s.words][:1500]
     words, doc_ids = [p[0] for p in pairs], [p[1] for p in pairs]
-    assert _document_extras(words, doc_ids, DOCUMENT_EXTRAS) == \
+    assert document_extras(words, doc_ids, DOCUMENT_EXTRAS) == \
         reference_document_extras(words, doc_ids, DOCUMENT_EXTRAS)
 
 
@@ -360,7 +360,8 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
     # the per-fold dictionaries of jackknifed training still take the
     # numpy path (match_lengths): one fold holding the same words must
     # give the same db/de/dm attributes as the compiled matcher
-    from fasttag.features.chars import CharFeaturizer, WordSet
+    from fasttag.features.chars import WordSet
+    from fasttag.features.segmentation import CharFeaturizer
     ws = WordSet(words, min_length=2)
     fz = CharFeaturizer(dictionary=ws)
     compiled = fz.batch(lines)
@@ -371,7 +372,8 @@ def test_compiled_dictionary_matching_equals_the_vector_path(words, lines):
 
 
 def test_dictionary_matching_finds_the_longest_words():
-    from fasttag.features.chars import ATTRIBUTES, CharFeaturizer, WordSet
+    from fasttag.features.chars import WordSet
+    from fasttag.features.segmentation import ATTRIBUTES, CharFeaturizer
     fz = CharFeaturizer(dictionary=WordSet(["北京", "北京大学", "大学生", "学生"]))
     attrs = fz.batch(["北京大学生 北京"]).attrs
     plain = CharFeaturizer()

@@ -15,9 +15,10 @@ import fasttag
 from fasttag import Segmenter
 from fasttag.model import modelfile
 from fasttag._core.weights import hash_strings
-from fasttag.features.chars import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES, MAX_WORD,
-                                  CharClusters, CharFeaturizer, accessor_variety, character_sentences, mix,
-                                  word_candidates, word_hashes)
+from fasttag.features.chars import MAX_WORD, mix, word_hashes
+from fasttag.features.segmentation import (ATTRIBUTES, CANDIDATE_ATTRIBUTES, CLUSTER_ATTRIBUTES, CLUSTER_PREFIXES,
+                                           CharClusters, CharFeaturizer, accessor_variety, character_sentences,
+                                           word_candidates)
 from fasttag.features.clusters import Clusters, cluster, read_clusters
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.features.normalize import normalize_text

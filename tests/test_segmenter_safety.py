@@ -16,7 +16,7 @@ import pytest
 
 import fasttag
 from fasttag.model import modelfile
-from fasttag.features.chars import CANDIDATE_CLASSES
+from fasttag.features.segmentation import CANDIDATE_CLASSES
 from fasttag import Segmenter
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -375,7 +375,7 @@ def test_random_header_mutations_never_crash(small, tmp_path):
 import json, random, sys
 import fasttag
 from fasttag.model import modelfile
-from fasttag.features.chars import CANDIDATE_CLASSES
+from fasttag.features.segmentation import CANDIDATE_CLASSES
 header, arrays = modelfile.read(sys.argv[1])
 rng = random.Random(11)
 VALUES = [None, True, False, 0, 1, -1, 7, 2 ** 70, 1.5, float("nan"), "", "x", "viterbi", "chars", [], [1], [[3]],

@@ -13,7 +13,9 @@ from fasttag.text import schemes as ftspans
 from fasttag.text.schemes import from_bioes
 from fasttag.cli import main
 from fasttag.errors import FasttagError, ModelFormatError
-from fasttag.tasks.spans import Gazetteer, SpanTagger, _cap_runs, _document_extras, span_templates
+from fasttag.features.gazetteers import Gazetteer
+from fasttag.features.spans import cap_runs, document_extras, span_templates
+from fasttag.tasks.spans import SpanTagger
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NER = DATA / "sample_ner.conll"
@@ -176,7 +178,7 @@ def test_document_features():
              ["THE", "WHITE", "HOUSE", "SAID"],
              ["The", "house", "said", "Clinton"]]
     extras = ["doc", "headline", "docrun", "caprole"]
-    rows = _document_extras(sents, [0, 0, 0], extras)
+    rows = document_extras(sents, [0, 0, 0], extras)
     # "Clinton" at the start: seen capitalised elsewhere, never in lowercase
     assert rows[0][0] == ("-t-0", "-", "AL", "A")
     # "Bill Clinton": a run of two
@@ -187,9 +189,9 @@ def test_document_features():
     assert rows[1][2][0] == "l--"     # "HOUSE": "house" is written in lowercase elsewhere
     assert rows[2][1][0] == "---"     # its own occurrence does not count
     # separate documents do not see each other
-    alone = _document_extras(sents, [0, 1, 2], extras)
+    alone = document_extras(sents, [0, 1, 2], extras)
     assert alone[0][0][0] == "-t-0" and alone[2][3][0] == "---"
-    assert _cap_runs(["a", "B", "C", "d", "E"]) == ["", "F", "L", "", "A"]
+    assert cap_runs(["a", "B", "C", "d", "E"]) == ["", "F", "L", "", "A"]
 
 
 def test_gazetteer_longest_match(tmp_path):
@@ -216,7 +218,7 @@ def test_chunk_defaults_are_mira_with_the_chunk_templates():
     """A chunker learns with 3-best MIRA and the POS-context templates (with
     clusters, POS with clusters too); with the perceptron, without them;
     a NER model never has them."""
-    from fasttag.tasks.spans import CHUNK_CLUSTER_TEMPLATES, CHUNK_TEMPLATES
+    from fasttag.features.spans import CHUNK_CLUSTER_TEMPLATES, CHUNK_TEMPLATES
     from fasttag.features.words import CLUSTER_TEMPLATES
     clusters = DATA / "sample_clusters.txt"
     mira = SpanTagger.train(CHUNK, task="chunk", epochs=1, verbose=False)

@@ -2181,8 +2181,8 @@ def _warm_up(warm, tmp):
     that no forked case pays for it: ``warm`` is a JSON file listing
     unmutated seed cases to run here first."""
     try:
-        from fasttag.features.chars import _tables
-        _tables()
+        from fasttag.features.chars import bmp_tables
+        bmp_tables()
     except Exception:                   # noqa: BLE001 -- a case will show it
         pass
     if warm:

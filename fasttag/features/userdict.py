@@ -12,7 +12,7 @@ import math
 import os
 
 from ..errors import InputError
-from ..text.formats import is_path, read_lines
+from ..text.sources import is_path, read_lines
 
 
 def read_userdict(source, str_is="path"):

@@ -1,18 +1,20 @@
 """Shared machinery of the linear learners: inputs, epochs, stopping, saving."""
-import math
-import numbers
 import warnings
 
 import numpy as np
 
-from ..model import modelfile
 from .. import store
+from ..model import modelfile
 from ..errors import ModelFormatError
 from ._weights import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, NotFittedError,
                       check_classification_targets, check_is_fitted, check_random_state, column_or_1d,
                       validate_data)
+from .filechecks import (FEATURIZERS, HEADER_KEYS, MAX_WEIGHT, check_finite_weights, checked_estimator,
+                         checked_input_kind, checked_params, classes_from_json, classes_to_json, one_line,
+                         set_feature_names, short, storable_classes, stored_array)
 from .inputs import Design, hash_features, is_feature_input, map_keys, numeric_design
+from .params import MAX_COUNT, check_bool, check_int, check_real, is_int, is_real
 
 
 class _AvailableIf:
@@ -34,67 +36,6 @@ class _AvailableIf:
 
 def available_if(check):
     return lambda fn: _AvailableIf(fn, check)
-
-
-# ---------------------------------------------------------------- parameter checks
-# One set of checks for fit and for loading: a model that fits also loads,
-# and a loaded model's parameters are ones fit would have accepted.
-
-MAX_COUNT = 2 ** 62     # step counters: far beyond any run, far from int64 overflow
-
-
-def check_counter(count, n_steps):
-    """Refuse an epoch that would take a step counter past MAX_COUNT, so a
-    model trained further always saves a file that loads again."""
-    if count + n_steps > MAX_COUNT:
-        raise ValueError(f"this model's step counter ({count}) would pass 2**62 in this epoch: "
-                         "it cannot be trained further")
-
-
-def _is_int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-
-
-def _is_real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-
-
-def check_bool(est, name):
-    v = getattr(est, name)
-    if not isinstance(v, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a bool, got {v!r}")
-
-
-def check_int(est, name, lo, hi=None, none=False):
-    v = getattr(est, name)
-    if v is None and none:
-        return
-    if not (_is_int(v) and v >= lo and (hi is None or v <= hi)):
-        what = f"an int >= {lo}" if hi is None else f"an int in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {v!r}")
-
-
-def check_real(est, name, lo=None, lo_open=False, none=False):
-    """A finite real (no NaN, no infinity: they make every weight NaN)."""
-    v = getattr(est, name)
-    if v is None and none:
-        return
-    try:
-        ok = _is_real(v) and math.isfinite(v)
-    except OverflowError:     # an int past the float range
-        ok = False
-    if ok and lo is not None:
-        ok = v > lo if lo_open else v >= lo
-    if not ok:
-        what = "a finite number" + ("" if lo is None else f" {'>' if lo_open else '>='} {lo}")
-        raise ValueError(f"{name} must be {'None or ' if none else ''}{what}, got {v!r}")
-
-
-def check_choice(est, name, choices):
-    v = getattr(est, name)
-    if not any(v is c or (isinstance(v, str) and v == c) for c in choices):
-        raise ValueError(f"{name} must be one of {list(choices)}, got {v!r}")
-
 
 class LinearModel(modelfile.Stored, BaseEstimator):
     """Base of every learner in :mod:`fasttag.linear`.
@@ -222,7 +163,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         check_bool(self, "shuffle")
         rs = self.random_state
         if not (rs is None or isinstance(rs, np.random.RandomState)
-                or (_is_int(rs) and 0 <= rs <= 2 ** 32 - 1)):
+                or (is_int(rs) and 0 <= rs <= 2 ** 32 - 1)):
             raise ValueError(f"random_state must be None, an int in [0, 2**32 - 1] or a "
                              f"RandomState, got {rs!r}")
 
@@ -438,7 +379,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
             if hasattr(self, "feature_names_in_"):
                 header["feature_names_in"] = [str(n) for n in self.feature_names_in_]
         if hasattr(self, "classes_"):
-            header["classes"] = _classes_to_json(self.classes_)
+            header["classes"] = classes_to_json(self.classes_)
             header["classes_dtype"] = self.classes_.dtype.str
         return header, arrays
 
@@ -470,37 +411,37 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         it; every problem is a one-line ModelFormatError."""
         kind = f"linear.{cls.__name__}"
         if header.get("kind") != kind:
-            raise ModelFormatError(f"not a {kind} model: kind {_short(header.get('kind'))}")
+            raise ModelFormatError(f"not a {kind} model: kind {short(header.get('kind'))}")
         try:
             return cls._checked_parts(header, arrays)
         except Exception as exc:   # even a failure no check foresaw is a format error, never another type
             msg = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
-            raise ModelFormatError(_one_line(f"corrupt {kind} model: {msg}")) from None
+            raise ModelFormatError(one_line(f"corrupt {kind} model: {msg}")) from None
 
     @classmethod
     def _checked_parts(cls, header, arrays):
         """:meth:`_from_parts` without the error wrapping: a ValueError names
         the first problem found."""
-        unknown = sorted(set(header) - _HEADER_KEYS - set(cls._extra_keys))
+        unknown = sorted(set(header) - HEADER_KEYS - set(cls._extra_keys))
         if unknown:
-            raise ValueError(f"unknown header entries {_short(unknown)}")
-        est = checked_estimator(cls(**_checked_params(cls, header.get("params"))))
+            raise ValueError(f"unknown header entries {short(unknown)}")
+        est = checked_estimator(cls(**checked_params(cls, header.get("params"))))
         input_kind = checked_input_kind(header)
         n_iter = header.get("n_iter")
         if type(n_iter) is not int or not 1 <= n_iter <= MAX_COUNT:
-            raise ValueError(f"n_iter must be an int in [1, 2**62], got {_short(n_iter)}")
+            raise ValueError(f"n_iter must be an int in [1, 2**62], got {short(n_iter)}")
         curve = header.get("loss_curve", [])
-        if not (isinstance(curve, list) and all(_is_real(v) for v in curve)):
+        if not (isinstance(curve, list) and all(is_real(v) for v in curve)):
             raise ValueError("loss_curve must be a list of numbers")
 
-        coef = _array(arrays, "coef", np.float64)
+        coef = stored_array(arrays, "coef", np.float64)
         if coef.ndim != 2 or coef.shape[1] < 1:
             raise ValueError(f"coef must be (n_columns, n_vectors >= 1), got shape {coef.shape}")
         F, K = coef.shape
         if input_kind == "features":
             if "n_features_in" in header:
                 raise ValueError("n_features_in belongs to models of numeric inputs")
-            keys = _array(arrays, "feature_keys", np.uint64, (F,))
+            keys = stored_array(arrays, "feature_keys", np.uint64, (F,))
             if F > 1 and not np.all(keys[1:] > keys[:-1]):   # searchsorted and the merges need this
                 raise ValueError("feature_keys must be strictly increasing")
             if F and est.n_features is not None and int(keys[-1]) >= est.n_features:
@@ -510,13 +451,13 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 raise ValueError("feature_keys belong to models of feature-string inputs")
             nfi = header.get("n_features_in")
             if type(nfi) is not int or nfi != F:
-                raise ValueError(f"n_features_in must equal the {F} rows of coef, got {_short(nfi)}")
+                raise ValueError(f"n_features_in must equal the {F} rows of coef, got {short(nfi)}")
             if F < 1:          # fit refuses inputs without columns: so does loading
                 raise ValueError("a model of numeric inputs needs at least one feature column")
         if est._is_classifier:
             if "classes" not in header or "classes_dtype" not in header:
                 raise ValueError("a classifier needs classes and classes_dtype")
-            classes = _classes_from_json(header["classes"], header["classes_dtype"])
+            classes = classes_from_json(header["classes"], header["classes_dtype"])
             want = 1 if len(classes) == 2 else len(classes)
             if K != want:
                 raise ValueError(f"{len(classes)} classes need {want} weight vector(s), coef has {K}")
@@ -525,17 +466,17 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 raise ValueError("a regressor has no classes")
             if K != 1:
                 raise ValueError(f"a regressor has one weight vector, coef has {K}")
-        intercept = _array(arrays, "intercept", np.float64, (K,))   # csr_scores reads K entries
+        intercept = stored_array(arrays, "intercept", np.float64, (K,))   # csr_scores reads K entries
 
         layout = est._state_layout(F, K)
-        state = {name: _array(arrays, f"state.{name}", dtype, shape)
+        state = {name: stored_array(arrays, f"state.{name}", dtype, shape)
                  for name, (dtype, shape) in layout.items()}
         expected = {"coef", "intercept"} | {f"state.{name}" for name in layout}
         if input_kind == "features":
             expected.add("feature_keys")
         extra = sorted(set(arrays) - expected)
         if extra:
-            raise ValueError(f"unknown arrays {_short(extra)}")
+            raise ValueError(f"unknown arrays {short(extra)}")
         for name, arr in [("coef", coef), ("intercept", intercept)] + [
                 (f"state.{name}", arr) for name, arr in state.items()]:
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -564,203 +505,6 @@ class LinearModel(modelfile.Stored, BaseEstimator):
                 raise ValueError(f"{name} holds a weight beyond {MAX_WEIGHT:.3g} (no training makes one)")
         est._load_extras(header)
         return est
-
-
-#: The largest weight a model file may hold (float32's largest): scores of
-#: ordinary inputs then stay finite.  No converging fit comes near it.
-MAX_WEIGHT = float(np.finfo(np.float32).max)
-
-#: The featurizer of each input kind: feature strings are hashed (so the
-#: hash function matters); numeric columns are taken as they are.
-FEATURIZERS = {"features": "hashed-features", "numeric": "numeric-columns"}
-
-_HEADER_KEYS = frozenset({"kind", "hash", "featurizer", "params", "input_kind", "n_iter", "loss_curve", "n_features_in",
-                          "feature_names_in", "classes", "classes_dtype"})
-
-
-def _short(value, limit=60):
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _one_line(msg, limit=400):
-    msg = " ".join(msg.split())
-    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
-
-
-def checked_estimator(est):
-    """``est`` once its parameters pass its own checks (a ValueError
-    naming them otherwise): the first step of loading a file."""
-    try:
-        est._check_params()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"params: {exc}") from None
-    return est
-
-
-def checked_input_kind(header):
-    """A model header's input kind, checked together with the featurizer
-    stamp it implies."""
-    input_kind = header.get("input_kind")
-    if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
-        raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
-    store.check_stamp(header, FEATURIZERS[input_kind], 1)
-    return input_kind
-
-
-def set_feature_names(est, header):
-    """``feature_names_in_`` from a model header (the DataFrame columns a
-    numeric model was fitted on), checked against ``n_features_in_``."""
-    names = header.get("feature_names_in")
-    if names is None:
-        return
-    if est._input_kind != "numeric":
-        raise ValueError("feature_names_in belongs to models of numeric inputs")
-    if not (isinstance(names, list) and len(names) == est.n_features_in_ and all(type(n) is str for n in names)
-            and len(set(names)) == len(names)):
-        raise ValueError(f"feature_names_in must be {est.n_features_in_} distinct strings")
-    est.feature_names_in_ = np.asarray(names, dtype=object)
-
-
-def storable_classes(classes):
-    """``classes`` (at least two), once a model file can keep them: fit
-    refuses labels that saving could not write back (a ValueError)."""
-    try:
-        _classes_from_json(_classes_to_json(classes), classes.dtype.str)
-    except ValueError as exc:
-        raise ValueError(f"class labels of dtype {classes.dtype} cannot be kept in a model file ({exc}): "
-                         "give them as strings or numbers") from None
-    return classes
-
-
-def check_state_bound(name, values, bound, what="values", limit=None):
-    """A ValueError naming ``state.<name>`` when some of ``values`` (the
-    array, or a quantity derived from it) lies beyond ``bound`` in absolute
-    value (a number, or an array that broadcasts: ``limit`` then says what
-    it is); NaN and overflow count as beyond.
-
-    Why the bounds: a model file may hold weights up to :data:`MAX_WEIGHT`
-    (float32's largest), so the weights training leaves in the state are
-    within it too, and an accumulator that sums the weights of ``n`` steps
-    is within ``n * MAX_WEIGHT`` (at most 2**62 * 3.4e38, about 1.6e57).
-    Within these bounds every product and sum of a further epoch stays far
-    from float64's 1.8e308; state beyond them (1e308, say) is no state that
-    training saves, and continuing from it overflows.  Saving checks the
-    same bounds, so a model that saves also loads."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        ok = bool(np.all(np.abs(values) <= bound))
-    if not ok:
-        raise ValueError(f"state.{name} holds {what} beyond {limit or f'{float(bound):.3g}'}")
-
-
-def check_finite_weights(est, *arrays):
-    """A ValueError when training left a weight NaN or infinite (the
-    steps diverged), rather than a model that predicts NaN."""
-    if not all(np.all(np.isfinite(a)) for a in arrays):
-        steps = getattr(est, "_step_params", None)
-        raise ValueError(f"{type(est).__name__} diverged: its weights became NaN or infinite; scale the "
-                         f"inputs{f' or take smaller steps ({steps})' if steps else ''}")
-
-
-def _checked_params(cls, params):
-    """The saved constructor arguments, if they are JSON scalars named like
-    the constructor's (ranges are checked by ``_check_params``)."""
-    if not isinstance(params, dict):
-        raise ValueError("params must be a JSON object")
-    unknown = sorted(set(params) - set(cls._get_param_names()))
-    if unknown:
-        raise ValueError(f"unknown params {_short(unknown)}")
-    for name, value in params.items():
-        if not (value is None or isinstance(value, (bool, int, float, str))):
-            raise ValueError(f"param {name} must be a JSON scalar, got {_short(value)}")
-    return params
-
-
-def _array(arrays, name, dtype, shape=None):
-    """arrays[name], which must exist with exactly this dtype (and shape)."""
-    if name not in arrays:
-        raise ValueError(f"missing array {name!r}")
-    arr = arrays[name]
-    if arr.dtype != np.dtype(dtype):
-        raise ValueError(f"array {name!r} must be {np.dtype(dtype).name}, got {arr.dtype.name}")
-    if shape is not None and arr.shape != tuple(shape):
-        raise ValueError(f"array {name!r} must have shape {tuple(shape)}, got {arr.shape}")
-    return arr
-
-
-def _classes_to_json(classes):
-    kind = classes.dtype.kind
-    items = classes.tolist()
-    if kind in "iu":
-        return [int(c) for c in items]
-    if kind == "b":
-        return [bool(c) for c in items]
-    if kind == "f":
-        return [float(c) for c in items]
-    if kind == "S":
-        return [c.decode("latin-1") for c in items]
-    if kind == "O" and items and all(_is_int(c) for c in items):
-        return [int(c) for c in items]
-    return [str(c) for c in items]
-
-
-def _classes_from_json(values, dtype_str):
-    """The classes_ array written by :func:`_classes_to_json`: at least two,
-    distinct and ascending (partial_fit maps labels by binary search), each
-    exactly representable in the stated dtype."""
-    if not isinstance(values, list) or not isinstance(dtype_str, str):
-        raise ValueError("classes must be a list and classes_dtype a dtype string")
-    try:
-        dt = np.dtype(dtype_str)
-    except (TypeError, ValueError):
-        raise ValueError(f"classes_dtype {_short(dtype_str)} is not a numpy dtype") from None
-    if dt.kind not in "biufUSO" or dt.fields is not None or dt.subdtype is not None:
-        raise ValueError(f"classes_dtype {_short(dtype_str)} cannot hold class labels")
-    n = len(values)
-    if n < 2:
-        raise ValueError(f"a classifier needs at least 2 classes, got {n}")
-    if n * max(dt.itemsize, 1) > 2 ** 26:
-        raise ValueError("the classes take more than 64 MiB")
-    kind = dt.kind
-    if kind == "b":
-        ok = all(type(v) is bool for v in values)
-    elif kind in "iu":
-        info = np.iinfo(dt)
-        ok = all(type(v) is int and info.min <= v <= info.max for v in values)
-    elif kind == "f":
-        ok = all(type(v) in (int, float) and math.isfinite(v) for v in values)
-    elif kind in "US":
-        ok = all(type(v) is str for v in values)
-        if ok and kind == "S":
-            try:
-                values = [v.encode("latin-1") for v in values]
-            except UnicodeEncodeError:
-                ok = False
-        width = dt.itemsize // (4 if kind == "U" else 1)
-        if ok and width and max(map(len, values)) > width:
-            raise ValueError(f"classes are longer than classes_dtype {dtype_str!r} holds")
-    else:
-        ok = all(type(v) is str for v in values) or all(type(v) is int for v in values)
-    if not ok:
-        raise ValueError(f"classes do not fit classes_dtype {_short(dtype_str)}")
-    if kind == "O":
-        arr = np.empty(n, dtype=object)
-        arr[:] = values
-    else:
-        with np.errstate(over="ignore"):
-            arr = np.array(values, dtype=dt)
-    if kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"classes overflow classes_dtype {dtype_str!r}")
-    if kind in "US" and arr.tolist() != values:     # numpy drops trailing NULs
-        raise ValueError("classes with trailing NUL characters")
-    if not np.all(arr[1:] > arr[:-1]):
-        raise ValueError("classes must be distinct and in ascending order")
-    try:
-        check_classification_targets(arr)        # what fit requires of y: no 0.5, no object ints
-    except ValueError as exc:
-        reason = str(exc).split(". ")[0]
-        raise ValueError(f"classes that fit would refuse as labels ({reason})") from None
-    return arr
 
 
 class LinearClassifierMixin:

@@ -17,9 +17,10 @@ import numpy as np
 from .. import store
 from ._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward, dense_gradient, dense_loss,
                     mlp_epoch, mlp_forward, mlp_gradient)
-from ._base import (FEATURIZERS, MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, LinearModel, _array, _checked_params,
-                    _classes_from_json, _is_int, _is_real, _short, check_bool, check_choice,
-                    check_int, check_real, checked_estimator, checked_input_kind, set_feature_names)
+from ._base import LinearClassifierMixin, LinearModel
+from .filechecks import (FEATURIZERS, MAX_WEIGHT, checked_estimator, checked_input_kind, checked_params,
+                         classes_from_json, set_feature_names, short, stored_array)
+from .params import MAX_COUNT, check_bool, check_choice, check_int, check_real, is_int, is_real
 from ._compat import (HAVE_SKLEARN, ClassifierMixin, ConvergenceWarning, RegressorMixin, check_is_fitted,
                       check_random_state)
 from .inputs import Design
@@ -109,16 +110,16 @@ class BaseMLP(LinearModel):
 
     def _hidden(self):
         h = self.hidden_layer_sizes
-        return [int(h)] if _is_int(h) else [int(v) for v in h]     # numpy ints too (a grid search's)
+        return [int(h)] if is_int(h) else [int(v) for v in h]     # numpy ints too (a grid search's)
 
     def _check_params(self):
         h = self.hidden_layer_sizes
-        if _is_int(h):
+        if is_int(h):
             h = [h]
         if not (isinstance(h, (list, tuple, np.ndarray)) and 1 <= len(h) <= MAX_LAYERS - 1
-                and all(_is_int(v) and 1 <= v <= 2 ** 24 for v in h)):
+                and all(is_int(v) and 1 <= v <= 2 ** 24 for v in h)):
             raise ValueError(f"hidden_layer_sizes must be an int or a sequence of 1 to {MAX_LAYERS - 1} "
-                             f"ints in [1, 2**24], got {_short(self.hidden_layer_sizes)}")
+                             f"ints in [1, 2**24], got {short(self.hidden_layer_sizes)}")
         check_choice(self, "activation", tuple(ACTIVATIONS))
         check_choice(self, "solver", tuple(SOLVERS))
         check_real(self, "alpha", 0)
@@ -149,7 +150,7 @@ class BaseMLP(LinearModel):
         check_int(self, "n_features", 1, 2 ** 64 - 1, none=True)
         rs = self.random_state
         if not (rs is None or isinstance(rs, np.random.RandomState)
-                or (_is_int(rs) and 0 <= rs <= 2 ** 32 - 1)):
+                or (is_int(rs) and 0 <= rs <= 2 ** 32 - 1)):
             raise ValueError(f"random_state must be None, an int in [0, 2**32 - 1] or a "
                              f"RandomState, got {rs!r}")
 
@@ -412,38 +413,38 @@ class BaseMLP(LinearModel):
                    "validation_scores", "n_features_in", "feature_names_in", "classes", "classes_dtype"}
         unknown = sorted(set(header) - allowed)
         if unknown:
-            raise ValueError(f"unknown header entries {_short(unknown)}")
-        params = dict(_checked_params(cls, {k: v for k, v in (header.get("params") or {}).items()
+            raise ValueError(f"unknown header entries {short(unknown)}")
+        params = dict(checked_params(cls, {k: v for k, v in (header.get("params") or {}).items()
                                             if k != "hidden_layer_sizes"} if isinstance(header.get("params"), dict)
                                       else header.get("params")))
         hidden = header["params"].get("hidden_layer_sizes", [100])
-        if not (isinstance(hidden, list) and all(_is_int(v) for v in hidden)):
-            raise ValueError(f"params: hidden_layer_sizes must be a list of ints, got {_short(hidden)}")
+        if not (isinstance(hidden, list) and all(is_int(v) for v in hidden)):
+            raise ValueError(f"params: hidden_layer_sizes must be a list of ints, got {short(hidden)}")
         est = checked_estimator(cls(hidden_layer_sizes=tuple(hidden), **params))
         input_kind = checked_input_kind(header)
         for key in ("n_iter", "t", "updates"):
             v = header.get(key)
             if type(v) is not int or not (1 if key == "n_iter" else 0) <= v <= MAX_COUNT:
-                raise ValueError(f"{key} must be an int in [{1 if key == 'n_iter' else 0}, 2**62], got {_short(v)}")
+                raise ValueError(f"{key} must be an int in [{1 if key == 'n_iter' else 0}, 2**62], got {short(v)}")
         curves = {}
         for key in ("loss_curve", "validation_scores"):
             v = header.get(key)
             if key == "validation_scores" and v is None:
                 curves[key] = None
                 continue
-            if not (isinstance(v, list) and all(_is_real(x) for x in v)):
+            if not (isinstance(v, list) and all(is_real(x) for x in v)):
                 raise ValueError(f"{key} must be a list of numbers")
             curves[key] = [float(x) for x in v]
         if (curves["validation_scores"] is None) == bool(est.early_stopping) or not curves["loss_curve"]:
             raise ValueError("the curves do not match early_stopping")
         sizes = header.get("sizes")
-        if not (isinstance(sizes, list) and len(sizes) == len(hidden) + 2 and all(_is_int(s) for s in sizes)
+        if not (isinstance(sizes, list) and len(sizes) == len(hidden) + 2 and all(is_int(s) for s in sizes)
                 and sizes[1:-1] == hidden and sizes[0] >= 0 and sizes[-1] >= 1):
-            raise ValueError(f"sizes {_short(sizes)} do not match hidden_layer_sizes {_short(hidden)}")
+            raise ValueError(f"sizes {short(sizes)} do not match hidden_layer_sizes {short(hidden)}")
         _, _, total = layer_offsets(sizes)
         if total > MAX_PARAMS:
             raise ValueError("the network has more than 2**31 parameters")
-        weights = _array(arrays, "weights", np.float64, (total,))
+        weights = stored_array(arrays, "weights", np.float64, (total,))
         if not (np.all(np.isfinite(weights)) and (not total or np.abs(weights).max() <= MAX_WEIGHT)):
             raise ValueError("weights hold NaN, infinity or a weight beyond float32")
         F = sizes[0]
@@ -451,7 +452,7 @@ class BaseMLP(LinearModel):
         if input_kind == "features":
             if "n_features_in" in header:
                 raise ValueError("n_features_in belongs to models of numeric inputs")
-            keys = _array(arrays, "feature_keys", np.uint64, (F,))
+            keys = stored_array(arrays, "feature_keys", np.uint64, (F,))
             if F > 1 and not np.all(keys[1:] > keys[:-1]):
                 raise ValueError("feature_keys must be strictly increasing")
             if F and est.n_features is not None and int(keys[-1]) >= est.n_features:
@@ -464,11 +465,11 @@ class BaseMLP(LinearModel):
                 raise ValueError(f"n_features_in must equal the {F} inputs of the network")
         extra = sorted(set(arrays) - expected)
         if extra:
-            raise ValueError(f"unknown arrays {_short(extra)}")
+            raise ValueError(f"unknown arrays {short(extra)}")
         if est._output == "softmax":
             if "classes" not in header or "classes_dtype" not in header:
                 raise ValueError("a classifier needs classes and classes_dtype")
-            classes = _classes_from_json(header["classes"], header["classes_dtype"])
+            classes = classes_from_json(header["classes"], header["classes_dtype"])
             if sizes[-1] != len(classes):
                 raise ValueError(f"{len(classes)} classes need {len(classes)} outputs, the network has {sizes[-1]}")
             est.classes_ = classes

@@ -14,7 +14,9 @@ import warnings
 
 import numpy as np
 
-from ._base import LinearModel, check_choice, check_finite_weights, check_real
+from ._base import LinearModel
+from .filechecks import check_finite_weights
+from .params import check_choice, check_real
 from ._compat import ConvergenceWarning, RegressorMixin, check_is_fitted, check_random_state
 
 

@@ -10,8 +10,9 @@ weight of a constant input 1 (``fit_intercept``), averaged like any other.
 import numpy as np
 
 from ._weights import ALGORITHMS as _ALGOS, averaged_weights, pa_epoch
-from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, check_choice,
-                    check_int, check_real, check_state_bound)
+from ._base import LinearClassifierMixin, LinearModel
+from .filechecks import MAX_WEIGHT, check_state_bound
+from .params import MAX_COUNT, check_choice, check_counter, check_int, check_real
 from ._compat import ClassifierMixin
 
 

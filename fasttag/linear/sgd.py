@@ -11,8 +11,9 @@ weights the model would use.  Details: docs/linear.md.
 import numpy as np
 
 from ._weights import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
-from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, available_if,
-                    check_choice, check_int, check_real, check_state_bound)
+from ._base import LinearClassifierMixin, LinearModel, available_if
+from .filechecks import MAX_WEIGHT, check_state_bound
+from .params import MAX_COUNT, check_choice, check_counter, check_int, check_real
 from ._compat import ClassifierMixin, RegressorMixin, check_is_fitted
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, dloss
 

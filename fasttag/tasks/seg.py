@@ -2,7 +2,7 @@
 perceptron (or MIRA).
 
 Each character is tagged B, M, E or S over the character features of
-:mod:`fasttag.features.chars` and decoded by Viterbi with the impossible
+:mod:`fasttag.features.segmentation` and decoded by Viterbi with the impossible
 transitions forbidden, so every output is a valid segmentation.
 Whitespace is always a boundary; full- and half-width forms are the same to
 the features; Latin/digit runs, URLs and e-mail addresses stay whole.  The
@@ -27,9 +27,9 @@ from ..text import formats as ftio
 from ..text import metrics, output, schemes
 from ..model import modelfile
 from .. import parallel
-from ..features.chars import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, MAX_WORD, SEG_TEMPLATES,
-                            TAGS, CharClusters, CharFeaturizer, WordSet, _tables, codepoints, word_candidates,
-                            word_hashes)
+from ..features.chars import MAX_WORD, WordSet, bmp_tables, codepoints, word_hashes
+from ..features.segmentation import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, SEG_TEMPLATES, TAGS,
+                                     CharClusters, CharFeaturizer, word_candidates)
 from ..features.clusters import as_clusters
 from ..errors import InputError, ModelFormatError
 from ..features.normalize import atomic_runs, normalize_text, run_letters
@@ -181,7 +181,7 @@ class Segmenter(SequenceTask):
         self._force_words = {}
         self._folded_force = None          # (the force words, folded, their lengths) for _cut_is_safe
         self._vocab_set = None
-        _tables()                             # character tables: build them at load time
+        bmp_tables()                          # character tables: build them at load time
         self.runs = True if runs is None else runs
         self._rebuild()
 

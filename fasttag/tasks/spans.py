@@ -5,7 +5,7 @@ reads IOB1, IOB2 or BIOES, learns BIOES (E- and S- tags tell the model
 where a span ends), decodes with Viterbi constrained to valid BIOES, and
 writes the training files' scheme back.  Features: the POS tagger's word
 features, extra input columns, document features, gazetteers, clusters and
-ambiguity classes (:func:`span_templates`; docs/tasks.md).  NER reads no
+ambiguity classes (:mod:`fasttag.features.spans`, :mod:`fasttag.features.gazetteers`; docs/tasks.md).  NER reads no
 column unless told, so that its model tags raw text.
 """
 from __future__ import annotations
@@ -23,330 +23,22 @@ from ..model import confidence, inspection
 from ..text import metrics, output, rawtext, schemes
 from .. import parallel
 from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
-from .._core.documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
-from .._core.wordtypes import column_values
 from ..errors import InputError, ModelFormatError
 from ..features.clusters import as_clusters
-from ..features.words import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
+from ..features.gazetteers import Gazetteer, read_gazetteer
+# imported under the names the tagger's methods use
+from ..features.spans import DOCUMENT_EXTRAS, SpanFeaturizer, default_templates
+from ..features.spans import EXTRAS_LAYOUTS as _EXTRAS_LAYOUTS
+from ..features.spans import document_extras as _document_extras
+from ..features.spans import resolve_columns as _resolve_columns
+from ..features.words import bad_token, one_sentence, token_lists
 from ..model.sequence import SequenceModel, tag_fault
 from .base import SequenceTask
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
-DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
-_EXTRAS_LAYOUTS = [base + amb for amb in ([], ["amb"])
-                   for base in ([], list(DOCUMENT_EXTRAS), ["gaz"], list(DOCUMENT_EXTRAS) + ["gaz"])]
 
-__all__ = ["SpanTagger", "SpanFeaturizer", "span_templates", "default_templates", "read_gazetteer", "Gazetteer"]
-
-
-# ---------------------------------------------------------------- features
-
-class SpanFeaturizer:
-    """Word attributes (cached per word type, as the POS tagger's) plus
-    per-token attributes handed over as columns: the input's feature
-    columns ``c1 .. cN``, then the derived ``extras`` (``doc``, ``headline``,
-    ``docrun``, ``caprole``, ``gaz``), in that order.
-
-    The ambiguity class ``amb`` (``ambiguity``) depends on the word alone
-    once trained, so it is a word-type attribute, the last of them: looked
-    up once per type, and its offset-0 templates scored once per type.
-    In training, where a sentence sees the classes of the other folds
-    (jackknifing), each token's class comes as one more column, the last,
-    and takes the type's place.  Either way it hashes as the column value
-    ``amb=CLASS``, so the keys do not depend on the route."""
-
-    MAX_CACHE = 100_000        # values per column cache before it starts over
-    takes_columns = True       # a training token's class comes as a column, even with no others
-
-    def __init__(self, n_input_columns=0, extras=(), clusters=None, capitals_fallback=False, ambiguity=None):
-        if ("amb" in extras) != (ambiguity is not None):
-            raise ValueError("the amb extra and the ambiguity classes go together")
-        classes = None if ambiguity is None else ("amb", ambiguity.classes, UNKNOWN)
-        self.words = WordFeaturizer(clusters=clusters, capitals_fallback=capitals_fallback, word_classes=classes)
-        self.n_input_columns = int(n_input_columns)
-        self.extras = tuple(extras)
-        self.column_names = [f"c{j + 1}" for j in range(self.n_input_columns)] + \
-            [e for e in self.extras if e != "amb"]
-        self.n_columns = len(self.column_names)
-        self.attribute_names = self.words.attribute_names + self.column_names
-        given = self.column_names + (["amb"] if classes else [])    # a training token's columns
-        self._caches = [{} for _ in given]
-        self._seeds = [f"{name}=" for name in given]
-        # the word attributes come first and depend on the word type alone:
-        # the sequence model scores their offset-0 templates once per type
-        self.n_type_attributes = self.words.n_type_attributes
-
-    def lookup(self, words):
-        return self.words.lookup(words)
-
-    def type_ids(self, words):
-        return self.words.type_ids(words)
-
-    def type_rows(self, ids, rows=None):
-        return self.words.type_rows(ids, rows)
-
-    def attributes(self, words, columns=None, ids=None, rows=None):
-        rows = self.words.attributes(words, ids=ids, rows=rows)
-        if columns is None or len(columns) != len(words):
-            if not self.n_columns:
-                return rows
-            raise ValueError(f"this featurizer needs {self.n_columns} columns per token")
-        if type(columns) is not list:
-            columns = list(columns)
-        # training hands each token's jackknifed class over as a last column
-        jackknifed = self.words.word_classes is not None and bool(columns) \
-            and len(columns[0]) == self.n_columns + 1
-        n_given = self.n_columns + jackknifed
-        if not n_given:
-            return rows
-        n_word = rows.shape[1]
-        out = np.empty((len(words), n_word + n_given), dtype=np.uint64)
-        out[:, :n_word] = rows
-        # a cache is never cleared while in use, only replaced (other
-        # threads may be reading it); entries only ever get added
-        caches = self._caches[:n_given]
-        if column_values(columns, caches, out, n_word):
-            for j in range(n_given):
-                cache = caches[j]
-                values = {c[j] for c in columns}
-                missing = [v for v in values if v not in cache]
-                if not missing:
-                    continue
-                for v in missing:
-                    if not isinstance(v, str):
-                        raise TypeError(f"feature column {self._seeds[j][:-1]}: a value must "
-                                        f"be a str, not {type(v).__name__}")
-                if len(cache) > self.MAX_CACHE:
-                    cache = self._caches[j] = {}
-                    missing = list(values)
-                seed = self._seeds[j]
-                cache.update(zip(missing, hash_texts([seed + v for v in missing]).tolist()))
-                caches[j] = cache
-            if column_values(columns, caches, out, n_word):
-                raise RuntimeError("column values missing from their caches")
-        if jackknifed:
-            out[:, n_word - 1] = out[:, -1]         # the class attribute is the last word attribute
-            out = np.ascontiguousarray(out[:, :-1])
-        return out
-
-
-_WORD_TEMPLATES = (
-    "bias",
-    "word[0]", "lower[0]", "norm[0]",
-    "prefix1[0]", "prefix2[0]", "prefix3[0]", "prefix4[0]",
-    "suffix1[0]", "suffix2[0]", "suffix3[0]", "suffix4[0]", "suffix5[0]",
-    "shape[0]", "short_shape[0]", "flags[0]", "length[0]|short_shape[0]",
-    "norm[-1]", "norm[1]", "norm[-2]", "norm[2]",
-    "word[-1]", "word[1]",
-    "suffix3[-1]", "suffix3[1]", "suffix2[-1]", "suffix2[1]",
-    "short_shape[-1]", "short_shape[1]", "short_shape[-2]", "short_shape[2]",
-    "flags[-1]", "flags[1]",
-    "norm[-1]|norm[0]", "norm[0]|norm[1]", "norm[-1]|norm[1]",
-    "norm[-2]|norm[-1]", "norm[1]|norm[2]",
-    "suffix3[0]|norm[-1]", "suffix3[0]|norm[1]",
-    "short_shape[-1]|short_shape[0]", "short_shape[0]|short_shape[1]",
-    "short_shape[-1]|short_shape[0]|short_shape[1]",
-    "norm[-1]|short_shape[0]", "short_shape[0]|norm[1]",
-)
-
-
-def span_templates(n_input_columns=0, extras=()):
-    """The default templates for ``n_input_columns`` feature columns and
-    the derived attributes ``extras``."""
-    out = list(_WORD_TEMPLATES)
-    for j in range(1, n_input_columns + 1):
-        c = f"c{j}"
-        out += [f"{c}[{o}]" for o in (-2, -1, 0, 1, 2)]
-        out += [f"{c}[-1]|{c}[0]", f"{c}[0]|{c}[1]", f"{c}[-2]|{c}[-1]", f"{c}[1]|{c}[2]",
-                f"{c}[-1]|{c}[1]",
-                f"{c}[-2]|{c}[-1]|{c}[0]", f"{c}[-1]|{c}[0]|{c}[1]", f"{c}[0]|{c}[1]|{c}[2]",
-                f"norm[0]|{c}[0]", f"{c}[0]|short_shape[0]"]
-        if j == 1:
-            # the first column is usually the POS tag: conjunctions with words
-            out += [f"norm[-1]|{c}[0]", f"{c}[0]|norm[1]", f"norm[-1]|{c}[-1]", f"norm[1]|{c}[1]",
-                    f"{c}[-1]|norm[0]", f"norm[0]|{c}[1]", f"norm[-1]|{c}[-1]|{c}[0]",
-                    f"{c}[0]|{c}[1]|norm[1]"]
-    for j in range(2, n_input_columns + 1):
-        out += [f"c1[0]|c{j}[0]", f"c1[-1]|c{j}[-1]|c1[0]|c{j}[0]", f"c1[0]|c{j}[0]|c1[1]|c{j}[1]"]
-    if "doc" in extras:
-        out += ["doc[0]", "doc[-1]", "doc[1]", "doc[0]|short_shape[0]", "doc[0]|lower[0]",
-                "doc[-1]|doc[0]", "doc[0]|doc[1]"]
-    if "headline" in extras:
-        out += ["headline[0]|short_shape[0]", "headline[0]|lower[0]", "headline[0]|doc[0]"]
-    if "docrun" in extras:
-        out += ["docrun[0]", "docrun[0]|short_shape[0]", "docrun[-1]|docrun[0]", "docrun[0]|docrun[1]",
-                "docrun[0]|caprole[0]", "caprole[0]", "caprole[0]|lower[0]"]
-    if "gaz" in extras:
-        out += ["gaz[0]", "gaz[-1]", "gaz[1]", "gaz[0]|short_shape[0]", "gaz[-1]|gaz[0]|gaz[1]"]
-    if "amb" in extras:
-        # a +-1 window and its bigrams: as good on CoNLL-2003 testa as the 18
-        # templates of a feature column (93.33 and 93.39), and cheaper to tag
-        out += ["amb[-1]", "amb[0]", "amb[1]", "amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[0]|short_shape[0]"]
-    return out
-
-
-CHUNK_TEMPLATES = (
-    "c1[-3]", "c1[3]", "c1[-2]|c1[-1]|c1[0]|c1[1]", "c1[-1]|c1[0]|c1[1]|c1[2]", "c1[-3]|c1[-2]|c1[-1]",
-    "norm[0]|c1[-1]|c1[0]", "norm[0]|c1[0]|c1[1]", "norm[-2]|c1[0]", "c1[0]|norm[2]", "lower[0]|c1[-2]|c1[-1]",
-)
-"""Templates the chunk task adds when it learns with MIRA and has a
-feature column (the POS tag): phrases are decided by the POS context, so
-a window of +-3 tags, tag 4-grams, and words with the tags around them."""
-
-CHUNK_CLUSTER_TEMPLATES = (
-    "c1[0]|cluster4[0]", "c1[0]|cluster6[0]", "c1[-1]|cluster4[0]", "cluster4[0]|c1[1]",
-    "c1[-1]|c1[0]|cluster4[0]", "c1[0]|c1[1]|cluster4[0]",
-    "cluster4[-1]|c1[0]", "c1[0]|cluster4[1]", "cluster6[-1]|c1[-1]|c1[0]", "c1[0]|c1[1]|cluster6[1]",
-)
-"""With clusters, the chunk task's POS tags with the clusters of the word
-and its neighbours (a tag refined by the kind of word it is on)."""
-
-
-def default_templates(task, n_input_columns, extras, clusters, algorithm):
-    """The templates of a span tagger trained without ``templates``: those
-    of :func:`span_templates`, the cluster templates with ``clusters``, and
-    for the chunk task learned by MIRA with a POS column, its own.  They
-    were chosen with 3-best MIRA, the chunk default, on held-out CoNLL-2000
-    training sentences over three seeds: 95.26 F1 against 95.04 for the
-    perceptron without them.  The perceptron gains nothing from them there
-    (94.77 against 94.81 without clusters), so it goes without."""
-    out = span_templates(n_input_columns, extras) + (list(CLUSTER_TEMPLATES) if clusters else [])
-    if task == "chunk" and algorithm == "mira" and n_input_columns:
-        out += (list(CHUNK_CLUSTER_TEMPLATES) if clusters else []) + list(CHUNK_TEMPLATES)
-    return out
-
-
-def _cap_runs(words):
-    """Per token: its role in the maximal run of capitalised tokens it is
-    in (A alone, F first, M middle, L last; "" when not capitalised)."""
-    if not words:
-        return []
-    codes = document_codes([list(words)], _ONE, _ONE_DOC).tolist()
-    return [_ROLE_NAMES[c >> CAPROLE_SHIFT] for c in codes]
-
-
-_ONE = np.zeros(1, dtype=np.int64)
-_ONE_DOC = np.array([0, 1], dtype=np.int64)
-_ROLE_NAMES = ("", "A", "F", "M", "L")
-
-
-def _document_extras(sentences, doc_ids, extras):
-    """Per sentence, per token: a tuple of the document-level ``extras``.
-
-    ``doc``: how the word's lowercase form appears elsewhere in the
-    document: written in lowercase (l), capitalised away from a sentence
-    start (t), all capitals (a), each flag a letter or "-"; plus whether
-    the token itself is at a sentence start.  ``headline``: whether most of
-    the sentence's letters are capitals (H or -).  ``docrun``: the roles
-    (A, F, M, L: see ``_cap_runs``) the word takes in runs of capitalised
-    words elsewhere in the document; ``caprole``: the token's own role (or
-    "-"; always with ``docrun``).  Headline sentences are not counted as
-    "elsewhere".  Computed by :func:`fasttag._core.documents.document_codes`.
-    """
-    want = tuple(e in extras for e in ("doc", "headline", "docrun"))
-    if want[2] != ("caprole" in extras):
-        raise ValueError("docrun and caprole go together")
-    sentences = [s if type(s) is list else list(s) for s in sentences]
-    by_doc = {}
-    for i, d in enumerate(doc_ids):
-        by_doc.setdefault(d, []).append(i)
-    order = np.fromiter((i for members in by_doc.values() for i in members), dtype=np.int64,
-                        count=len(sentences))
-    doc_starts = np.zeros(len(by_doc) + 1, dtype=np.int64)
-    np.cumsum([len(m) for m in by_doc.values()], out=doc_starts[1:])
-    codes = document_codes(sentences, order, doc_starts).tolist()
-    table = _extras_table(want)
-    rows = [table[c] for c in codes]
-    out, start = [], 0
-    for s in sentences:
-        out.append(rows[start:start + len(s)])
-        start += len(s)
-    return out
-
-
-_EXTRAS_TABLES = {}
-
-
-def _extras_table(want):
-    """The tuple of extras values of every packed code (see
-    :mod:`fasttag._core.documents`), for the extras ``want`` (doc, headline,
-    docrun with caprole)."""
-    table = _EXTRAS_TABLES.get(want)
-    if table is None:
-        table = []
-        for c in range(1 << (CAPROLE_SHIFT + 3)):
-            row = []
-            if want[0]:
-                row.append("".join(f if c & bit else "-" for f, bit in (("l", 1), ("t", 2), ("a", 4)))
-                           + ("0" if c & 8 else ""))
-            if want[1]:
-                row.append("H" if c & 16 else "-")
-            if want[2]:
-                row.append("".join(r for k, r in enumerate("AFML") if c >> (DOCRUN_SHIFT + k) & 1) or "-")
-                row.append(_ROLE_NAMES[c >> CAPROLE_SHIFT] or "-" if c >> CAPROLE_SHIFT < 5 else "-")
-            table.append(tuple(row))
-        table = _EXTRAS_TABLES[want] = table
-    return table
-
-
-# ---------------------------------------------------------------- gazetteers
-
-def read_gazetteer(source):
-    """Entries of a gazetteer (a path, or lines): one per line, tokens
-    separated by whitespace; blank lines and lines starting with ``#``
-    are skipped."""
-    entries = []
-    for line in ftio.read_lines(source, "the gazetteer"):
-        line = line.strip()
-        if line and not line.startswith("#"):
-            entries.append(" ".join(line.split()))
-    return entries
-
-
-class Gazetteer:
-    """Longest-match lookup of multi-token entries, per type."""
-
-    def __init__(self, lists):
-        self.lists = {t: sorted(set(e)) for t, e in sorted(lists.items())}
-        self.index = {}        # first token -> max length, per type
-        self.entries = {}
-        for typ, entries in self.lists.items():
-            ents = set()
-            first = {}
-            for e in entries:
-                toks = tuple(e.split(" "))
-                ents.add(toks)
-                first[toks[0]] = max(first.get(toks[0], 0), len(toks))
-            self.entries[typ] = ents
-            self.index[typ] = first
-
-    def tags(self, words):
-        """Per token: the gazetteer tags covering it ("-" when none)."""
-        n = len(words)
-        marks = [[] for _ in range(n)]
-        for typ in self.lists:
-            ents, first = self.entries[typ], self.index[typ]
-            i = 0
-            while i < n:
-                longest = first.get(words[i], 0)
-                found = 0
-                for L in range(min(longest, n - i), 0, -1):
-                    if tuple(words[i:i + L]) in ents:
-                        found = L
-                        break
-                if found:
-                    if found == 1:
-                        marks[i].append("S-" + typ)
-                    else:
-                        marks[i].append("B-" + typ)
-                        for j in range(i + 1, i + found - 1):
-                            marks[j].append("I-" + typ)
-                        marks[i + found - 1].append("E-" + typ)
-                    i += found
-                else:
-                    i += 1
-        return ["|".join(m) if m else "-" for m in marks]
+__all__ = ["SpanTagger"]
 
 
 # ---------------------------------------------------------------- reading
@@ -404,22 +96,6 @@ def _check_stored_columns(meta):
     if not all(index(v) for v in used) or len(set(used)) != len(used):
         raise ModelFormatError("corrupt fasttag model: the word, tag and feature columns do not add up")
 
-
-def _resolve_columns(n_cols, word_column, tag_column, feature_columns):
-    """Absolute feature column indices (the tag column may be None)."""
-    w = word_column % n_cols
-    t = None if tag_column is None else tag_column % n_cols
-    if feature_columns is None:
-        return [j for j in range(n_cols) if j != w and j != t]
-    out = []
-    for j in feature_columns:
-        if not -n_cols <= j < n_cols:
-            raise InputError(f"feature column {j} is out of range: the file has {n_cols} columns")
-        j %= n_cols
-        if j == w or j == t:
-            raise InputError(f"feature column {j} is the word or the tag column")
-        out.append(j)
-    return out
 
 
 def _bad_input(sentences, columns=None):

@@ -21,9 +21,10 @@ import numpy as np
 
 from ..text import formats as ftio
 from .. import parallel
-from ..features.chars import _P, _P_INV, Batch, _powers, attached_marks, bmp_lookup, codepoints, mix
+from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks, bmp_lookup, codepoints, mix, powers_of
 from ..errors import InputError, ModelFormatError
-from ..text.formats import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
+from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
+from ..text.sources import open_lines
 from ..text.metrics import score_tokenization
 from ..model.sequence import SequenceModel
 from .base import SequenceTask, check_fixed_labels
@@ -111,9 +112,9 @@ class _Segments:
 
     def __init__(self, values):
         n = len(values)
-        self.powers = _powers(_P, n + 1)
+        self.powers = powers_of(HASH_BASE, n + 1)
         self.prefix = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum(values.astype(np.uint64) * _powers(_P_INV, n), out=self.prefix[1:])
+        np.cumsum(values.astype(np.uint64) * powers_of(HASH_BASE_INVERSE, n), out=self.prefix[1:])
 
     def __call__(self, a, b):
         h = self.powers[b] * (self.prefix[b] - self.prefix[a])
@@ -425,7 +426,7 @@ def read_conllu_text(source):
     lines, a bad ``SpaceAfter``, undecodable UTF-8).  A BOM and CRLF line
     ends are accepted.
     """
-    name, lines, close = _open_lines(source)
+    name, lines, close = open_lines(source)
     try:
         return _parse(lines, name)
     finally:
@@ -440,7 +441,7 @@ def _parse(lines, name):
     paragraph_starts = []
     mismatches = []
     after = None              # the spacing after the previous sentence's last token
-    for sentence in _parse_conllu(lines, name, 1):
+    for sentence in parse_conllu(lines, name, 1):
         newpar, text_comment, sent_tokens = _sentence_tokens(sentence, name)
         if sentence_starts:
             sep = "\n" if newpar else after
@@ -494,11 +495,11 @@ def _sentence_tokens(sentence, name):
             continue
         fields = line.split("\t")
         wid, form, misc = fields[0], fields[1], fields[9]
-        if _CONLLU_EMPTY.fullmatch(wid):
+        if CONLLU_EMPTY.fullmatch(wid):
             continue
         if form.isspace():
             raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
-        m = _CONLLU_RANGE.fullmatch(wid)
+        m = CONLLU_RANGE.fullmatch(wid)
         if m:
             a, b = int(m.group(1)), int(m.group(2))
             if mwt is not None:
