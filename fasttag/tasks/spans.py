@@ -5,8 +5,9 @@ reads IOB1, IOB2 or BIOES, learns BIOES (E- and S- tags tell the model
 where a span ends), decodes with Viterbi constrained to valid BIOES, and
 writes the training files' scheme back.  Features: the POS tagger's word
 features, extra input columns, document features, gazetteers, clusters and
-ambiguity classes (:mod:`fasttag.features.spans`, :mod:`fasttag.features.gazetteers`; docs/tasks.md).  NER reads no
-column unless told, so that its model tags raw text.
+ambiguity classes (:mod:`fasttag.features.spans`,
+:mod:`fasttag.features.gazetteers`; docs/tasks.md).  NER reads no column
+unless told, so that its model tags raw text.
 """
 from __future__ import annotations
 
