@@ -31,7 +31,8 @@ from .model import options
 from .text import formats as ftio
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
-from .model.modelfile import atomic_file, open_model, replaced_file
+from .files import atomic_file, replaced_file
+from .model.modelfile import open_model
 from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
@@ -283,9 +284,9 @@ def train_command(args):
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
     if args.plot:
-        from .plot import _matplotlib, figure_format
+        from .plot import figure_format, need_matplotlib
         figure_format(args.plot)                        # refuse before training, not after
-        _matplotlib()
+        need_matplotlib()
     if args.dask or args.scheduler:
         if args.dask and args.scheduler:
             raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
@@ -389,7 +390,7 @@ def _check_output(path, what):
     """Refuse, before any work, an output ``path`` that cannot be written:
     a folder, in a folder that does not exist or cannot be written to.  A
     symbolic link is checked where the save writes: its target's folder
-    (:func:`fasttag.model.modelfile.replaced_file`)."""
+    (:func:`fasttag.files.replaced_file`)."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
     if path == "":
@@ -602,9 +603,9 @@ def inspect_command(args):
 
 
 def plot_command(args):
-    from .plot import _matplotlib, figure_format, history, learning_curves
+    from .plot import figure_format, history, learning_curves, need_matplotlib
     figure_format(args.output)
-    _matplotlib()
+    need_matplotlib()
     labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
     if len(labels) != len(args.models):
         raise InputError(f"--labels names {len(labels)} curves for {len(args.models)} models")

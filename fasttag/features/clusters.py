@@ -32,7 +32,7 @@ import numpy as np
 
 from ..text import formats as ftio
 from ..errors import InputError, ModelFormatError
-from ..model.modelfile import atomic_file
+from ..files import atomic_file
 
 __all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES"]
 
