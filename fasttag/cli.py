@@ -60,13 +60,13 @@ class _Parser(argparse.ArgumentParser):
     name only options that command has."""
 
     def __init__(self, *args, **kwargs):
-        self.flags = set()
+        self.flags = {}                 # flag -> its choices (None: any value)
         super().__init__(*args, **kwargs)
         self.set_defaults(command_parser=self)
 
     def add_argument(self, *args, **kwargs):
         action = super().add_argument(*args, **kwargs)
-        self.flags.update(action.option_strings)
+        self.flags.update(dict.fromkeys(action.option_strings, action.choices))
         return action
 
     def parse_args(self, args=None, namespace=None):
@@ -665,17 +665,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     encoding = getattr(args, "encoding", None)
     flags = getattr(args, "command_parser", parser).flags       # the options of the command run
+    commands = {name: p.flags for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name, p in action.choices.items() if name != "train"}
     try:
         with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext(), \
                 warnings.catch_warnings():
-            warnings.showwarning = functools.partial(_warning, flags=flags)
+            warnings.showwarning = functools.partial(_warning, flags=flags, commands=commands)
             _refuse_outputs_on_inputs(args)
             return COMMANDS[args.command](args)
     except FasttagError as exc:
         hint = ""
         if getattr(exc, "undecodable", False) and not encoding:
             hint = " (not UTF-8? name its encoding, e.g. --encoding gbk)"
-        _error(options.cli_text(f"{exc}{hint}", flags))      # Python's option names as flags
+        _error(options.cli_text(f"{exc}{hint}", flags, commands))      # Python's option names as flags
         return 2
     except BrokenPipeError:
         return 0
@@ -688,9 +690,9 @@ def main(argv=None):
         return 130
 
 
-def _warning(message, category, filename, lineno, file=None, line=None, flags=None):
+def _warning(message, category, filename, lineno, file=None, line=None, flags=None, commands=None):
     """A warning on the command line: one line, ``fasttag: warning: ...``."""
-    print(f"fasttag: warning: {_one_line(options.cli_text(str(message), flags))}", file=sys.stderr)
+    print(f"fasttag: warning: {_one_line(options.cli_text(str(message), flags, commands))}", file=sys.stderr)
 
 
 def _error(message):

@@ -227,7 +227,7 @@ def _decode_binary(f, name, encoding="utf-8"):
             raise err from None
         if utf8 and "\x00" in line:        # never in text: UTF-16 without a byte order mark, or a binary file
             raise InputError("a NUL byte in the line: not text (UTF-16 without a byte order mark? name it: "
-                             "--encoding utf-16)", name, lineno)
+                             "option encoding='utf-16')", name, lineno)
         yield _line(line, lineno, name)
 
 
@@ -237,7 +237,7 @@ def _binary_kind(first_line):
     if first_line.startswith(b"\x1f\x8b"):
         return "a gzip-compressed file: decompress it first (zcat FILE | fasttag ... -)"
     if first_line.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 or UTF-32 (it opens with a byte order mark): name it, e.g. --encoding utf-16"
+        return "UTF-16 or UTF-32 (it opens with a byte order mark): name it, e.g. option encoding='utf-16'"
     return None
 
 
@@ -803,17 +803,17 @@ def tagging_format(prefix, name=None):
     guessed: a file opening with ``-DOCSTART-``, or that looks like one
     beyond doubt (:func:`_column_layout`), is an InputError asking for
     ``--format conll`` (or ``--format raw``)."""
-    if is_conllu(prefix, name, "pass --pretokenized to read it as text, or tag it as CoNLL-U with "
-                               "'fasttag tag --format conllu'"):
+    if is_conllu(prefix, name, "read it as text with option format='text', or as CoNLL-U with "
+                               "option format='conllu'"):
         return "conllu"
     content = [line for line in prefix if not _is_blank(line) and line[0] != "#"]
     if content and content[0].startswith("-DOCSTART-"):
         raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): tag it "
-                         "with 'fasttag tag --format conll', or pass --pretokenized", name)
+                         "with option format='conll', or as text with option format='text'", name)
     columns = _column_layout(prefix)
     if columns:
         raise InputError(f"this looks like a column file ({columns} columns on every line, sentences separated "
-                         f"by blank lines): tag it with 'fasttag tag --format conll', or pass --format raw to "
+                         f"by blank lines): tag it with option format='conll', or pass option format='raw' to "
                          f"read it as raw text", name)
     return "raw"
 
