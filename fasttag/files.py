@@ -1,7 +1,5 @@
-"""Outputs written whole or not at all: a temporary file beside the
-target, fsynced, then renamed over it.  Every file fasttag writes (models,
-tagged text, figures, clusters) goes through :func:`atomic_file`, so a
-crash or Ctrl-C never leaves a half-written output behind."""
+"""Outputs written whole or not at all (:func:`atomic_file`): below every
+layer that writes a file, so clusters, models and figures share it."""
 import contextlib
 import errno
 import hashlib
@@ -21,7 +19,7 @@ def atomic_file(path, mode="wb", **open_kwargs):
     """A file for ``path`` that appears only when the ``with`` block ends
     without an error: a temporary file in the same folder, fsynced, then
     renamed; removed on any error.  Every output fasttag writes (models,
-    tagged text, figures) goes through here.
+    tagged text, figures, clusters) goes through here.
 
     An existing file keeps its permissions, and a symbolic link its target
     (which is what gets replaced).  What is not a regular file (a device,
@@ -195,7 +193,6 @@ class _terminate_as_exception:
 
 def _raise_terminated(signum, frame):
     raise SystemExit(128 + signal.SIGTERM)
-
 
 
 def checked_path(path, what="a path"):
