@@ -24,7 +24,8 @@ from .text import formats as ftio
 from .text.sources import check_encoding
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
-from .model.modelfile import atomic_file, open_model, replaced_file
+from .files import atomic_file, replaced_file
+from .model.modelfile import open_model
 from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
@@ -52,13 +53,13 @@ class _Parser(argparse.ArgumentParser):
     name only options that command has."""
 
     def __init__(self, *args, **kwargs):
-        self.flags = set()
+        self.flags = {}                 # flag -> its choices (None: any value)
         super().__init__(*args, **kwargs)
         self.set_defaults(command_parser=self)
 
     def add_argument(self, *args, **kwargs):
         action = super().add_argument(*args, **kwargs)
-        self.flags.update(action.option_strings)
+        self.flags.update(dict.fromkeys(action.option_strings, action.choices))
         return action
 
     def parse_args(self, args=None, namespace=None):
@@ -276,9 +277,9 @@ def train_command(args):
     if "dictionary" in given:
         given["dictionary"] = Path(_input_path(given["dictionary"], "--dict"))    # a path, never words
     if args.plot:
-        from .plot import _matplotlib, figure_format
+        from .plot import figure_format, need_matplotlib
         figure_format(args.plot)                        # refuse before training, not after
-        _matplotlib()
+        need_matplotlib()
     if args.dask or args.scheduler:
         if args.dask and args.scheduler:
             raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
@@ -382,7 +383,7 @@ def _check_output(path, what):
     """Refuse, before any work, an output ``path`` that cannot be written:
     a folder, in a folder that does not exist or cannot be written to.  A
     symbolic link is checked where the save writes: its target's folder
-    (:func:`fasttag.model.modelfile.replaced_file`)."""
+    (:func:`fasttag.files.replaced_file`)."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
     if path == "":
@@ -595,9 +596,9 @@ def inspect_command(args):
 
 
 def plot_command(args):
-    from .plot import _matplotlib, figure_format, history, learning_curves
+    from .plot import figure_format, history, learning_curves, need_matplotlib
     figure_format(args.output)
-    _matplotlib()
+    need_matplotlib()
     labels = args.labels.split(",") if args.labels else [os.path.basename(m) for m in args.models]
     if len(labels) != len(args.models):
         raise InputError(f"--labels names {len(labels)} curves for {len(args.models)} models")
@@ -657,17 +658,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     encoding = getattr(args, "encoding", None)
     flags = getattr(args, "command_parser", parser).flags       # the options of the command run
+    commands = {name: p.flags for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+                for name, p in action.choices.items() if name != "train"}
     try:
         with ftio.input_encoding(encoding) if encoding else contextlib.nullcontext(), \
                 warnings.catch_warnings():
-            warnings.showwarning = functools.partial(_warning, flags=flags)
+            warnings.showwarning = functools.partial(_warning, flags=flags, commands=commands)
             _refuse_outputs_on_inputs(args)
             return COMMANDS[args.command](args)
     except FasttagError as exc:
         hint = ""
         if getattr(exc, "undecodable", False) and not encoding:
             hint = " (not UTF-8? name its encoding, e.g. --encoding gbk)"
-        _error(options.cli_text(f"{exc}{hint}", flags))      # Python's option names as flags
+        _error(options.cli_text(f"{exc}{hint}", flags, commands))      # Python's option names as flags
         return 2
     except BrokenPipeError:
         return 0
@@ -680,9 +683,9 @@ def main(argv=None):
         return 130
 
 
-def _warning(message, category, filename, lineno, file=None, line=None, flags=None):
+def _warning(message, category, filename, lineno, file=None, line=None, flags=None, commands=None):
     """A warning on the command line: one line, ``fasttag: warning: ...``."""
-    print(f"fasttag: warning: {_one_line(options.cli_text(str(message), flags))}", file=sys.stderr)
+    print(f"fasttag: warning: {_one_line(options.cli_text(str(message), flags, commands))}", file=sys.stderr)
 
 
 def _error(message):

@@ -11,7 +11,7 @@ import math
 import os
 
 from .errors import FasttagError
-from .model.modelfile import atomic_file
+from .files import atomic_file
 
 #: Size of a saved figure in pixels: (width per panel, height) at DPI.
 PANEL_INCHES = (5.0, 3.6)
@@ -20,7 +20,9 @@ DPI = 100
 __all__ = ["learning_curves", "history", "save_figure"]
 
 
-def _matplotlib():
+def need_matplotlib():
+    """matplotlib's Figure and canvas classes; a FasttagError saying how to
+    install it where it is missing (commands ask before any work)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -90,7 +92,7 @@ def learning_curves(*models, labels=None, x="epochs", log_objective=False, title
         for h, label in zip(hists, labels):
             if h["updates_per_epoch"] is None:
                 raise FasttagError(f"{label}: the model does not record its number of updates")
-    Figure, FigureCanvasAgg = _matplotlib()
+    Figure, FigureCanvasAgg = need_matplotlib()
     panels = [p for p in ("objective", "accuracy")
               if any(h["objective"] if p == "objective" else (h["train"] or h["dev"]) for h in hists)]
     fig = Figure(figsize=(PANEL_INCHES[0] * len(panels), PANEL_INCHES[1]), dpi=DPI)

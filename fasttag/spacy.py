@@ -256,8 +256,7 @@ class FasttagSpans(_Component):
     def _check(self, model):
         if model.feature_columns:
             raise InputError("this span model reads feature columns (POS, chunk tags) that spaCy "
-                             "does not give it: train one on words alone ('fasttag train ner' without "
-                             "--feature-columns)")
+                             "does not give it: train one on words alone (feature_columns=[])")
 
     def _annotate(self, docs):
         from .text import schemes

@@ -422,3 +422,24 @@ def test_a_column_file_is_tagged_as_text_only_when_asked(run_cli, files, tmp_pat
     r = run_cli("ner", "-m", files["ner"], names, "--format", "raw", "-o", out)
     assert r.returncode == 2 and "feature column" in r.stderr.decode()      # ner takes --format (this model
                                                                             # needs columns)
+
+
+def test_python_option_names_become_the_commands_flags():
+    """Errors raised to Python name ``option NAME`` or ``option
+    NAME=VALUE``; the command line prints its flag and value, quotes a
+    command that takes a value its own flag does not, and leaves what it
+    has no flag for alone."""
+    from fasttag.cli import build_parser
+    from fasttag.model.options import cli_text
+    parser = build_parser()
+    commands = {name: p.flags for name, p in parser._subparsers._group_actions[0].choices.items() if name != "train"}
+    message = ("tag it with option format='conll', or option format='raw'; option encoding='utf-16'; "
+               "option column=7; option allow_new_tags=True; option scheme='iob2'")
+    assert cli_text(message, commands["tag"], commands) == (
+        "tag it with --format conll, or --format raw; --encoding utf-16; --column 7; "
+        "option allow_new_tags=True; option scheme='iob2'")
+    assert cli_text(message, commands["ner"], commands) == (
+        "tag it with 'fasttag tag --format conll', or --format raw; --encoding utf-16; option column=7; "
+        "option allow_new_tags=True; option scheme='iob2'")
+    assert cli_text("option allow_new_tags=True, option column='xpos', option epochs=3") == \
+        "--allow-new-tags, --column xpos, --epochs 3"

@@ -16,6 +16,7 @@ import pytest
 
 import fasttag
 from fasttag import ModelFormatError, Tagger
+from fasttag import files
 from fasttag.model import modelfile
 from fasttag._core.weights import WeightTable
 from fasttag._core.sequence import MAX_TAGS, Search, transition_size
@@ -328,7 +329,7 @@ def _dead_pid():
 def _machine_of_saves(folder):
     """The machine a save here writes into its temporary file's name
     (``.fasttag-PID@MACHINE-….tmp``), seen while the save is open."""
-    with modelfile.atomic_file(folder / "probe.txt", "w") as f:
+    with files.atomic_file(folder / "probe.txt", "w") as f:
         f.write("x")
         (name,) = [n for n in os.listdir(folder) if n.startswith(".fasttag-")]
     pid, at, rest = name[len(".fasttag-"):].partition("@")

@@ -1,4 +1,4 @@
-"""Fuzzed model files (tools/fuzz_models.py): every mutated file of every
+"""Fuzzed model files (tests/fuzz_models.py): every mutated file of every
 kind must either be rejected with ModelFormatError or load and then work.
 
 The mutations recompute every checksum, so they reach the semantic
@@ -10,11 +10,11 @@ The run here is the same on every machine and every run: cases 0 to
 FASTTAG_FUZZ_CASES - 1 (default 500, under a minute on two idle cores) of
 the fixed seed FASTTAG_FUZZ_SEED (default 1), in FASTTAG_FUZZ_JOBS workers
 (default 2); a failing case prints the mutations and the command that
-replays it (``python tools/fuzz_models.py --replay 1:INDEX``).  The long run
+replays it (``python tests/fuzz_models.py --replay 1:INDEX``).  The long run
 draws a fresh random seed each time (printed first and last; exit status 1
 when any case fails, the failing files kept in DIR):
 
-    python tools/fuzz_models.py --cases 6000 --jobs 2 --out DIR
+    python tests/fuzz_models.py --cases 6000 --jobs 2 --out DIR
 """
 import io
 import json
@@ -27,12 +27,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
-sys.path.insert(0, str(TOOLS))
-import fuzz_models as fm  # noqa: E402
-
+import fuzz_models as fm       # beside this file: pytest (import mode prepend) puts tests/ on sys.path
+from fasttag.errors import ModelFormatError
 from fasttag.model import modelfile
-from fasttag.errors import ModelFormatError  # noqa: E402
 
 SEED = os.environ.get("FASTTAG_FUZZ_SEED", "1")
 CASES = int(os.environ.get("FASTTAG_FUZZ_CASES", "500"))
@@ -234,7 +231,7 @@ def test_fuzzed_model_files_are_rejected_or_work(seeds, workers, folder):
 
 
 def _fuzz_cli(*args, cwd):
-    return subprocess.run([sys.executable, str(TOOLS / "fuzz_models.py"), *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, fm.__file__, *args], cwd=cwd, capture_output=True,
                           text=True, timeout=300, env=fm._worker_env())
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from fasttag import ModelFormatError
 
+from fasttag import files
 from fasttag.model import modelfile
 from fasttag.model.tables import WeightTable, table_from_arrays, table_to_arrays
 
@@ -103,7 +104,7 @@ def test_a_pipe_or_a_descriptor_is_written_in_place(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
     r, w = os.pipe()
     try:
-        with modelfile.atomic_file(f"/dev/fd/{w}", "w", encoding="utf-8") as f:
+        with files.atomic_file(f"/dev/fd/{w}", "w", encoding="utf-8") as f:
             f.write("tagged\n")
         assert os.read(r, 100) == b"tagged\n"
     finally:
@@ -122,7 +123,7 @@ def test_a_regular_file_under_dev_is_replaced_atomically():
         f.write("old\n")
     try:
         with pytest.raises(RuntimeError):
-            with modelfile.atomic_file(path, "w", encoding="utf-8") as f:
+            with files.atomic_file(path, "w", encoding="utf-8") as f:
                 f.write("half")
                 raise RuntimeError("the input turned out to be bad")
         with open(path, encoding="utf-8") as f:

@@ -388,8 +388,8 @@ def test_a_scheme_named_against_the_tags_is_refused(tmp_path):
     sample = Path(__file__).resolve().parents[1] / "data" / "sample_ner.conll"     # IOB1
     model = SpanTagger.train(sample, task="ner", epochs=2, verbose=False)
     for scheme in ("iob2", "bioes"):
-        with pytest.raises(InputError, match=f"--scheme {scheme}: the gold tags read as IOB1"):
+        with pytest.raises(InputError, match=f"option scheme='{scheme}': the gold tags read as IOB1"):
             model.evaluate(sample, scheme=scheme)
-        with pytest.raises(InputError, match=f"--scheme {scheme}: the gold tags read as IOB1"):
+        with pytest.raises(InputError, match=f"option scheme='{scheme}': the gold tags read as IOB1"):
             SpanTagger.train(sample, task="ner", epochs=1, verbose=False, scheme=scheme)
     assert model.evaluate(sample, scheme="iob1")["f1"] == model.evaluate(sample)["f1"]

@@ -38,7 +38,7 @@ FUZZ_CASES = "80"     # the model-file fuzzer at a sixth of README's run: the re
 def _copy_sources(root: Path) -> None:
     """Sources only: a stale release .c or .so must not be reused."""
     skip = shutil.ignore_patterns("*.c", "*.so", "*.pyd", "__pycache__", "build", ".hypothesis")
-    for folder in ("fasttag", "tests", "data", "tools"):
+    for folder in ("fasttag", "tests", "data"):
         if (CHECKOUT / folder).is_dir():
             shutil.copytree(CHECKOUT / folder, root / folder, ignore=skip)
     for name in ("setup.py", "pyproject.toml", "README.md"):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..text import formats as ftio
 from ..errors import InputError, ModelFormatError
-from ..model.modelfile import atomic_file
+from ..files import atomic_file
 
 __all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES"]
 
@@ -188,7 +188,7 @@ def cluster(sentences, n_clusters=1000, min_count=2, seed=0, iterations=15) -> C
         sents.append(s)
     words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
     if not words:
-        raise InputError(f"no word occurs at least {min_count} times (--min-count)")
+        raise InputError(f"no word occurs at least {min_count} times (option min_count)")
     ids = {w: i + 1 for i, w in enumerate(words)}       # 0: boundaries and rare words
     V = len(words) + 1
     C = min(n_clusters, len(words))

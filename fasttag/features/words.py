@@ -28,7 +28,7 @@ MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int
 # more than a few hundred; 1024 is far above them and keeps a model file
 # (where a template costs a dozen bytes) from needing gigabytes to tag.
 MAX_TEMPLATES = 1024
-_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
+TEMPLATE_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
 
 
 class Templates:
@@ -65,7 +65,7 @@ class Templates:
             if len(parts) > MAX_PARTS:
                 raise ValueError(f"template {quote(name)}: at most {MAX_PARTS} parts")
             for p, part in enumerate(parts):
-                m = _PART.match(part.strip())
+                m = TEMPLATE_PART.match(part.strip())
                 if not m:
                     raise ValueError(f"template {quote(name)}: {quote(part)} is not of the form attribute[offset]")
                 if m.group(1) not in index:

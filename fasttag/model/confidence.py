@@ -16,7 +16,7 @@ import numpy as np
 from .._core.kbest import kbest
 from ..errors import InputError
 from ..text.output import MAX_NBEST
-from .sequence import BATCH_TOKENS, _chunks
+from .sequence import BATCH_TOKENS, example_batches
 
 ECE_BINS = 15
 
@@ -98,7 +98,7 @@ def lattices(model, examples, emit=None, trans=None):
     emit = model.emit if emit is None else emit
     trans = model.trans if trans is None else trans
     T = len(model.tags)
-    for chunk in _chunks(examples, BATCH_TOKENS):
+    for chunk in example_batches(examples, BATCH_TOKENS):
         keys, bounds, cands, _ = model.featurize(chunk)
         N, F = keys.shape
         offsets = np.arange(0, N * F + 1, F, dtype=np.int64) if F else np.zeros(N + 1, np.int64)
@@ -235,7 +235,7 @@ def nbest_ids(model, examples, k):
         raise InputError("n-best lists need Viterbi decoding: this model decodes greedily (trained with "
                          "decoder greedy)")
     out = []
-    for chunk in _chunks(examples, BATCH_TOKENS):
+    for chunk in example_batches(examples, BATCH_TOKENS):
         keys, bounds, cands, _ = model.featurize(chunk)
         search = model.search(model.emit, model.trans, cands)
         out.extend(kbest(search, keys, bounds, int(k)))

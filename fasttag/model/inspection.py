@@ -14,7 +14,7 @@ import numpy as np
 
 from . import confidence
 from ..display import printable
-from ..features.words import WordFeaturizer, _PART
+from ..features.words import WordFeaturizer, TEMPLATE_PART
 
 PAD = "<pad>"
 
@@ -48,7 +48,7 @@ def _feature_names(model, tokens, context):
                 continue
             parts = []
             for part in name.split("|"):
-                m = _PART.match(part.strip())
+                m = TEMPLATE_PART.match(part.strip())
                 parts.append(f"{part.strip()}={value(m.group(1), i + int(m.group(2)))}")
             row.append("|".join(parts))
         out.append(row)

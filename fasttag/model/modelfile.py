@@ -9,23 +9,18 @@ bounded (``MAX_HEADER`` bytes, ``MAX_HEADER_CONTAINERS`` lists and
 objects).  Pickle is never used.  Saves are atomic: a temporary file in the
 same folder, fsync, then rename.
 """
-import contextlib
 import errno
 import gc
-import hashlib
 import json
 import os
-import re
-import signal
 import stat
 import struct
-import tempfile
-import threading
 import zlib
 
 import numpy as np
 
 from ..errors import InputError, ModelFormatError
+from ..files import atomic_file, checked_path
 
 MAGIC = b"FASTTAG\x00"
 FORMAT_VERSION = 1
@@ -217,10 +212,6 @@ def _read_array(spec, payload):
     return name, arr
 
 
-_TMP_PREFIX = ".fasttag-"
-_TMP_SUFFIX = ".tmp"
-
-
 def write(path, header, arrays):
     """Write a model file atomically (see :func:`atomic_file`): a crash
     never leaves a half-written model behind."""
@@ -229,199 +220,10 @@ def write(path, header, arrays):
         f.write(data)
 
 
-@contextlib.contextmanager
-def atomic_file(path, mode="wb", **open_kwargs):
-    """A file for ``path`` that appears only when the ``with`` block ends
-    without an error: a temporary file in the same folder, fsynced, then
-    renamed; removed on any error.  Every output fasttag writes (models,
-    tagged text, figures) goes through here.
-
-    An existing file keeps its permissions, and a symbolic link its target
-    (which is what gets replaced).  What is not a regular file (a device,
-    a pipe, ``/dev/stdout``) is written directly: replacing it would put a
-    file in its place.
-
-    SIGTERM during the block removes the temporary file as SIGINT does
-    (when no handler of the program's own is installed).  A kill -9 cannot
-    be caught: the temporary files it leaves (named with the writer's
-    process id and machine, see :func:`_remove_stale_temporaries`) are
-    removed by the next write into the same folder on the same machine.
-    """
-    given = _fspath(path)
-    path = replaced_file(given)
-    if path is None:
-        try:
-            with open(given, mode, **open_kwargs) as f:
-                yield f
-        except OSError as exc:
-            raise _naming_output(exc, given, None) from None
-        return
-    if not given:
-        raise FileNotFoundError(errno.ENOENT, "an empty file name", given)
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "a folder, not a file: give a file name", path)
-    folder = os.path.dirname(path)
-    _remove_stale_temporaries(folder)
-    with _terminate_as_exception():
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}@{_machine() or 'unknown'}-",
-                                       suffix=_TMP_SUFFIX, dir=folder)
-        except OSError as exc:      # a missing or read-only folder: name the file asked for, as open() does
-            raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
-        try:
-            try:
-                file_mode = os.stat(path).st_mode & 0o777        # a file replaced keeps its mode
-            except OSError:
-                umask = os.umask(0)
-                os.umask(umask)
-                file_mode = 0o666 & ~umask      # mkstemp makes 0600: give the usual mode
-            os.chmod(tmp, file_mode)
-            with os.fdopen(fd, mode, **open_kwargs) as f:
-                yield f
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            if isinstance(exc, OSError):
-                raise _naming_output(exc, given, tmp) from None
-            raise
-
-
-_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
-
-
-def _naming_output(exc, given, tmp):
-    """``exc``, naming the output ``given`` where it names the temporary
-    file, or no file for a failed write (a full disk): the user's file is
-    the one at fault."""
-    if (tmp is not None and exc.filename == tmp) or (exc.filename is None and exc.errno in _WRITE_ERRORS):
-        return type(exc)(exc.errno, exc.strerror, os.fsdecode(given))
-    return exc
-
-
-def replaced_file(path):
-    """The file a save to ``path`` replaces, as an absolute path: through
-    symbolic links, their target (whose folder must exist and be writable
-    for the save); None where the save writes ``path`` in place (a device,
-    a pipe, ``/dev/stdout``).  Commands check it before any work."""
-    given = _fspath(path)
-    if _not_a_regular_file(given):
-        return None
-    return os.path.realpath(os.fsdecode(given))
-
-
-_DESCRIPTOR_NAMES = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|\d+)/fd/\d+")
-
-
-def _not_a_regular_file(path):
-    """Whether ``path`` names a file descriptor (``/dev/stdout``,
-    ``/dev/fd/3``: whatever it is open on) or is an existing device, pipe
-    or socket: written in place.  A regular file anywhere, ``/dev/shm``
-    included, is replaced atomically."""
-    name = os.fsdecode(path)
-    if _DESCRIPTOR_NAMES.fullmatch(name):
-        return True
-    try:
-        st = os.stat(name)
-    except OSError:
-        return False
-    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
-
-
-def _remove_stale_temporaries(folder):
-    """Remove temporary files of fasttag's own naming whose writer process
-    is provably gone (left by a kill -9 or a power cut in the middle of a
-    save): written on this machine, in this boot and process-id space
-    (:func:`_machine`), by a process id that is not alive.  The folder may
-    be shared (a volume of several containers, NFS): a file of another
-    machine, or of the old name format that names no machine, is never
-    removed, since its writer may be at work."""
-    machine = _machine()
-    if machine is None:
-        return
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if not (name.startswith(_TMP_PREFIX) and name.endswith(_TMP_SUFFIX)):
-            continue
-        pid, at, rest = name[len(_TMP_PREFIX):].partition("@")
-        if not at or rest.partition("-")[0] != machine or not pid.isdigit() \
-                or int(pid) == os.getpid() or _process_alive(int(pid)):
-            continue
-        try:
-            os.unlink(os.path.join(folder, name))
-        except OSError:
-            pass
-
-
-def _machine():
-    """Who may judge a temporary file's process id: a digest of this
-    host's name, its boot (Linux's boot id) and the process-id namespace.
-    None where there is no boot id to read (not Linux): then nothing is
-    ever removed."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
-            boot = f.read().strip()
-        space = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return None
-    if not boot:
-        return None
-    key = b"\0".join([os.fsencode(os.uname().nodename), boot, os.fsencode(space)])
-    return hashlib.sha256(key).hexdigest()[:16]
-
-
-def _process_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True                # someone else's process, or not ours to judge
-    return True
-
-
-class _terminate_as_exception:
-    """While saving, turn SIGTERM into SystemExit (exit status 143) so the
-    temporary file is cleaned up like on Ctrl-C; the old handler is restored
-    after.  Only in the main thread, and only where SIGTERM has its default
-    action (a program's own handler is left alone)."""
-
-    def __enter__(self):
-        self.old = None
-        if threading.current_thread() is threading.main_thread() \
-                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
-        return self
-
-    def __exit__(self, *exc):
-        if self.old is not None:
-            signal.signal(signal.SIGTERM, self.old)
-        return False
-
-
-def _raise_terminated(signum, frame):
-    raise SystemExit(128 + signal.SIGTERM)
-
-
-def _fspath(path):
-    """``path`` as a str or bytes; a clear TypeError for anything else (an
-    int would be taken as an open file descriptor)."""
-    if isinstance(path, (str, bytes, os.PathLike)):
-        return os.fspath(path)
-    raise TypeError(f"a model path must be a str or os.PathLike, not {type(path).__name__}")
-
-
 def read(path):
     """Read a model file; returns ``(header, arrays)``.  See :func:`loads`
     and, for what is read at all, :func:`open_model`."""
-    path = _fspath(path)
+    path = checked_path(path, "a model path")
     with open_model(path) as f:         # its errors name the path
         data = f.read()
     try:
@@ -445,7 +247,7 @@ def open_model(path):
     opened without waiting, then checked, so nothing can change between
     the check and the read.  ModelFormatError naming the path for what
     is not a regular file; IsADirectoryError for a folder."""
-    path = _fspath(path)
+    path = checked_path(path, "a model path")
     fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
         mode = os.fstat(fd).st_mode

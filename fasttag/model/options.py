@@ -288,19 +288,38 @@ def resolve(task, phase, given, what=None, cli=False):
     return out
 
 
-_OPTION_NAME = re.compile(r"\boption ([A-Za-z][A-Za-z_]*)\b")
+_OPTION_NAME = re.compile(r"\boption ([A-Za-z][A-Za-z_]*)\b(?:=('[^'\s]*'|True|-?\d+(?:\.\d+)?)(?![\w.]))?")
 
 
-def cli_text(message, flags=None):
+def cli_text(message, flags=None, commands=None):
     """``message`` of an error or warning for the command line: each
     ``option NAME`` that errors raised to Python use (see :func:`resolve`)
     becomes the option's flag, ``--NAME``, where the command has it
-    (``flags``: the command's flags, None: any).  Other names are kept."""
+    (``flags``: the command's flags, a set or {flag: its choices}; None:
+    any); ``option NAME=VALUE`` (a Python literal) becomes ``--NAME VALUE``,
+    or the flag alone for a switch's ``True``.  A name outside the table
+    becomes ``--NAME`` where the command has that flag (``encoding``).  A
+    value the command's flag does not take is quoted with the first of
+    ``commands`` ({command: flags}) that takes it (``ner``: ``'fasttag tag
+    --format conll'``).  Other names are kept."""
     def flag(m):
-        opt = BY_NAME.get(m.group(1))
-        if opt is None or opt.parse is None or (flags is not None and opt.flag not in flags):
+        name, value = m.group(1), m.group(2)
+        opt = BY_NAME.get(name)
+        if opt is not None and opt.parse is None or opt is None and flags is None:
             return m.group()
-        return opt.flag
+        text = opt.flag if opt is not None else "--" + name.replace("_", "-")
+        if flags is not None and text not in flags:
+            return m.group()
+        if value == "True":
+            return text if opt is None or opt.extra.get("flag") else m.group()
+        if value is None:
+            return text
+        value = value.strip("'")
+        for command, known in [(None, flags)] + list((commands or {}).items()):
+            choices = known.get(text) if isinstance(known, dict) else None
+            if known is None or text in known and (choices is None or value in choices):
+                return f"{text} {value}" if command is None else f"'fasttag {command} {text} {value}'"
+        return m.group()
     return _OPTION_NAME.sub(flag, message)
 
 

@@ -194,7 +194,7 @@ class SequenceModel:
         emit = self.emit if emit is None else emit
         trans = self.trans if trans is None else trans
         return parallel.ordered_map(lambda chunk: self._predict_chunk(chunk, emit, trans),
-                                    _chunks(examples, BATCH_TOKENS), n_threads)
+                                    example_batches(examples, BATCH_TOKENS), n_threads)
 
     def _predict_chunk(self, chunk, emit, trans):
         """``(tag ids, bounds, batch)`` of one chunk: its own decoder (the
@@ -333,7 +333,7 @@ def _str_list(value, name):
     return value
 
 
-def _chunks(examples, max_tokens):
+def example_batches(examples, max_tokens):
     """(input, context) examples in lists of about ``max_tokens`` positions."""
     return parallel.batches(examples, max_tokens, size=_input_length)
 

@@ -349,7 +349,7 @@ class SequenceTask(modelfile.Stored):
         if not allow:
             listed = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
             raise InputError(f"the training data has tags the model does not know ({listed}): "
-                             f"allow them with allow_new_tags (--allow-new-tags)")
+                             f"allow them with option allow_new_tags=True")
         self.model.add_tags(new)
         self._tags_added()
 

@@ -53,7 +53,7 @@ def conllu_tag_column(column):
     if field in ("UPOS", "XPOS"):
         return field.lower()
     named = f" ({field})" if field else ""
-    raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
+    raise InputError(f"option column={column!r}{named} is not a tag column: the CoNLL-U column a "
                      f"tagger reads and fills is upos or xpos")
 
 
@@ -472,7 +472,7 @@ def foreign_tags(gold, model_tags, what="tag"):
             return " ".join(tags[:6]) + (" ..." if len(tags) > 6 else "") + f" ({len(tags)} {what}s)"
         raise InputError(f"{100 * foreign / total:.1f}% of the gold {what}s are not in the model's "
                          f"{what} set: gold {some(gold)}; model {some(known)}; is it the right "
-                         f"tag column (--column)?")
+                         f"tag column (option column)?")
 
 
 class _HashedVocab:

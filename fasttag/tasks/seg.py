@@ -60,8 +60,8 @@ def read_words(data, format=None, what="training data"):
             format = ftio.guess_format(data)
             if format == "conll":       # never scored as sentences of words: name it
                 raise InputError("this looks like a column file, not segmented text (a sentence a line, words "
-                                 "separated by spaces): give --format conll to read its first column as the "
-                                 "words, or --format text", os.fsdecode(os.fspath(data)))
+                                 "separated by spaces): give option format='conll' to read its first column as "
+                                 "the words, or option format='text'", os.fsdecode(os.fspath(data)))
         if format == "conllu":
             return [ws for ws in map(_surface_tokens, ftio.read_conllu(data)) if ws]
         if format == "conll":

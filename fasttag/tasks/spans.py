@@ -754,8 +754,8 @@ def _check_declared_scheme(gold, scheme):
     found = schemes.detect_scheme(gold)
     if (scheme, found) in (("iob2", "iob1"), ("bioes", "iob1"), ("bioes", "iob2")) and \
             any(t != "O" for ts in gold for t in ts):
-        raise InputError(f"--scheme {scheme}: the gold tags read as {found.upper()}, not {scheme.upper()}: "
-                         f"give --scheme {found}, or leave --scheme out to detect it")
+        raise InputError(f"option scheme={scheme!r}: the gold tags read as {found.upper()}, not {scheme.upper()}: "
+                         f"give option scheme={found!r}, or leave option scheme out to detect it")
 
 
 def _scoring_scheme(gold, trained):

@@ -126,17 +126,17 @@ def tagging_format(prefix, name=None):
     guessed: a file opening with ``-DOCSTART-``, or that looks like one
     beyond doubt (:func:`_column_layout`), is an InputError asking for
     ``--format conll`` (or ``--format raw``)."""
-    if is_conllu(prefix, name, "pass --pretokenized to read it as text, or tag it as CoNLL-U with "
-                               "'fasttag tag --format conllu'"):
+    if is_conllu(prefix, name, "read it as text with option format='text', or as CoNLL-U with "
+                               "option format='conllu'"):
         return "conllu"
     content = [line for line in prefix if not is_blank(line) and line[0] != "#"]
     if content and content[0].startswith("-DOCSTART-"):
         raise InputError("this looks like a CoNLL column file (it opens with -DOCSTART-): tag it "
-                         "with 'fasttag tag --format conll', or pass --pretokenized", name)
+                         "with option format='conll', or as text with option format='text'", name)
     columns = _column_layout(prefix)
     if columns:
         raise InputError(f"this looks like a column file ({columns} columns on every line, sentences separated "
-                         f"by blank lines): tag it with 'fasttag tag --format conll', or pass --format raw to "
+                         f"by blank lines): tag it with option format='conll', or pass option format='raw' to "
                          f"read it as raw text", name)
     return "raw"
 

@@ -131,7 +131,7 @@ def _decode_binary(f, name, encoding="utf-8"):
             raise err from None
         if utf8 and "\x00" in line:        # never in text: UTF-16 without a byte order mark, or a binary file
             raise InputError("a NUL byte in the line: not text (UTF-16 without a byte order mark? name it: "
-                             "--encoding utf-16)", name, lineno)
+                             "option encoding='utf-16')", name, lineno)
         yield _line(line, lineno, name)
 
 
@@ -141,7 +141,7 @@ def _binary_kind(first_line):
     if first_line.startswith(b"\x1f\x8b"):
         return "a gzip-compressed file: decompress it first (zcat FILE | fasttag ... -)"
     if first_line.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 or UTF-32 (it opens with a byte order mark): name it, e.g. --encoding utf-16"
+        return "UTF-16 or UTF-32 (it opens with a byte order mark): name it, e.g. option encoding='utf-16'"
     return None
 
 

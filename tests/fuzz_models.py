@@ -41,10 +41,10 @@ killing the run.  Results:
 
 Command line::
 
-    python tools/fuzz_models.py --cases 6000 --jobs 2 --out fuzz-out   # a fresh seed, printed
-    python tools/fuzz_models.py --cases 6000 --seed 1 --jobs 2       # the same cases every time
-    python tools/fuzz_models.py --replay 1:123           # regenerate and run case 123 of seed 1
-    python tools/fuzz_models.py --run fuzz-out/case-000123.ftm   # rerun a kept case here
+    python tests/fuzz_models.py --cases 6000 --jobs 2 --out fuzz-out   # a fresh seed, printed
+    python tests/fuzz_models.py --cases 6000 --seed 1 --jobs 2       # the same cases every time
+    python tests/fuzz_models.py --replay 1:123           # regenerate and run case 123 of seed 1
+    python tests/fuzz_models.py --run fuzz-out/case-000123.ftm   # rerun a kept case here
 
 The long mode prints a summary table and the first reproductions of every
 failure class, and exits with status 1 when any case fails; ``--out`` keeps
@@ -1617,7 +1617,7 @@ def make_case(seeds, key, index=0, folder=None, bundled=True):
     data, description = mutate(_seed_bytes(info), rnd)
     case = {"index": index, "key": key, "seed": name, "family": info["family"], "loader": info["loader"],
             "scale": BUNDLED_SCALE if info.get("bundled") else 1.0, "description": description, "data": data,
-            "repro": f"python tools/fuzz_models.py --replay {key}{'' if bundled else ' --no-bundled'}"}
+            "repro": f"python tests/fuzz_models.py --replay {key}{'' if bundled else ' --no-bundled'}"}
     if folder is not None:
         path = Path(folder) / f"case-{index:06d}.ftm"
         path.write_bytes(data)
@@ -2056,7 +2056,7 @@ def _where(tb):
     frames = traceback.extract_tb(tb)
     pick = None
     for f in frames:
-        if "fasttag" in Path(f.filename).parts and "tools" not in Path(f.filename).parts:
+        if "fasttag" in Path(f.filename).parts and "tests" not in Path(f.filename).parts:
             pick = f
     if pick is None and frames:
         pick = frames[-1]
@@ -2461,7 +2461,7 @@ def _fault_where(text):
             pyx = _c_to_pyx(m.group(2), int(m.group(3)))
             return f"{pyx or _rel(m.group(2)) + ':' + m.group(3)} in {m.group(1)}"
     for m in re.finditer(r'File "([^"]+)", line (\d+) in (\S+)', text):
-        if "fasttag" in Path(m.group(1)).parts and "tools" not in Path(m.group(1)).parts:
+        if "fasttag" in Path(m.group(1)).parts and "tests" not in Path(m.group(1)).parts:
             return f"{_rel(m.group(1))}:{m.group(2)} in {m.group(3)}"
     m = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text)
     return f"{_rel(m.group(1))}:{m.group(2)} in {m.group(3)}" if m else ""
@@ -2599,7 +2599,7 @@ def long_run(args):
             if out:
                 name = f"case-{case['index']:06d}-{result['status']}.ftm"
                 shutil.copyfile(case["path"], out / name)
-                case["repro"] = (f"python tools/fuzz_models.py --run {out / name} --loader {case['loader']} "
+                case["repro"] = (f"python tests/fuzz_models.py --run {out / name} --loader {case['loader']} "
                                  f"--family {case['family']}  (or: {case['repro']})")
                 failures_log.write(json.dumps({"index": case["index"], "seed_model": case["seed"],
                                                "file": name, "loader": case["loader"], "family": case["family"],
@@ -2737,7 +2737,7 @@ def main(argv=None):
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="The long run (a fresh random seed each time, printed first and last; exit status 1 when\n"
                "any case fails, its file and reproduction kept in DIR):\n"
-               "    python tools/fuzz_models.py --cases 6000 --jobs 2 --out DIR\n"
+               "    python tests/fuzz_models.py --cases 6000 --jobs 2 --out DIR\n"
                "The test suite's bounded run (tests/test_model_fuzz.py) always draws the same cases.")
     p.add_argument("--cases", type=int, default=1000, help="number of cases (default 1000)")
     p.add_argument("--seed", help="the run's seed: case i is the same for the same seed (default: a fresh "
