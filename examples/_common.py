@@ -1,5 +1,6 @@
 """What the example scripts share: where the figures go, the data sets."""
 import sys
+import warnings
 from itertools import islice
 from pathlib import Path
 
@@ -30,6 +31,19 @@ def digits_task():
     return train_test_split(X / 16.0, y, test_size=0.25, stratify=y, random_state=0)
 
 
+def fit_and_report(runs, Xtr, ytr, Xte, yte, objective=True):
+    """Fit every estimator of ``runs`` ({label: estimator}) without its
+    convergence warnings; print its test accuracy, after its final objective
+    J when ``objective``."""
+    width = max(map(len, runs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, est in runs.items():
+            est.fit(Xtr, ytr)
+            final = f"final J {est.loss_curve_[-1]:.4f}, " if objective else ""
+            print(f"{name:>{width}}: {final}test accuracy {100 * est.score(Xte, yte):.2f}%")
+
+
 def token_features(words):
     """Feature strings of every token: the word, its affixes and shape, and
     its neighbours (no tag history: every token is one sample)."""
@@ -49,7 +63,7 @@ def token_features(words):
 def ewt_tokens(split, n_sentences):
     """(feature lists, UPOS tags) of the tokens of the first ``n_sentences``
     of UD English EWT ``split``; exits with a message when the corpus is absent."""
-    from fasttag.io import read_conllu
+    from fasttag.text.formats import read_conllu
     path = EWT / f"en_ewt-ud-{split}.conllu"
     if not path.exists():
         raise SystemExit(f"this example needs UD English EWT at ../shared/data/en_ewt ({path.name} is missing)")
