@@ -72,6 +72,5 @@ class AmbiguityClasses:
 
     @classmethod
     def from_array(cls, array):
-        """The classes stored by :meth:`to_array`, checked: anything else is
-        a ModelFormatError."""
+        """The classes of :meth:`to_array`; anything else: ModelFormatError."""
         return cls(table_from_array(array, "the ambiguity classes", "ambiguity class", "class", bool))

@@ -92,8 +92,7 @@ class Clusters(Mapping):
 
     @classmethod
     def from_array(cls, array):
-        """The clusters stored by :meth:`to_array`, checked: anything
-        else is a ModelFormatError."""
+        """The clusters of :meth:`to_array`; anything else: ModelFormatError."""
         bits = table_from_array(array, "the clusters", "cluster", "bits", _BITS.match)
         if not bits:
             raise ModelFormatError("corrupt fasttag model: no clusters")
