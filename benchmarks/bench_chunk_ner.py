@@ -136,12 +136,9 @@ def _table(task, rows):
         return H.ratio(r.get("tag_tokens_per_cpu_s"), base and base.get("tag_tokens_per_cpu_s")) \
             if base else "n/a"
 
-    def fmt_s(v):
-        return "-" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
-
     columns = [
         ("system", "system"),
-        ("epochs", "epochs", lambda v: "-" if v is None else str(v)),
+        ("epochs", "epochs", H.plain),
         ("precision", "P", H.pct), ("recall", "R", H.pct), ("f1", "F1", H.pct),
     ]
     if task == "ner":
@@ -152,11 +149,11 @@ def _table(task, rows):
             columns.append((lambda r, t=t: r.get("per_type", {}).get(t), f"{t} F1", H.pct))
     base_name = base["label"] if base else "crfsuite"
     columns += [
-        ("train_cpu_s", "train CPU s", fmt_s),
+        ("train_cpu_s", "train CPU s", H.seconds),
         (speedup_train, f"train speed vs {base_name}"),
-        ("tag_tokens_per_cpu_s", "tokens/s", lambda v: "-" if v is None else f"{v:,.0f}"),
+        ("tag_tokens_per_cpu_s", "tokens/s", H.whole),
         (speedup_tag, f"tag speed vs {base_name}"),
-        ("peak_rss_mb", "peak RSS MB", lambda v: "-" if v is None else f"{v:,.0f}"),
+        ("peak_rss_mb", "peak RSS MB", H.whole),
         ("model_bytes", "model MB", H.mb),
     ]
     return H.format_table(rows, columns)

@@ -235,19 +235,16 @@ def main():
         ep = r.get("epochs")
         r["train_cpu_per_epoch"] = r["train_cpu_s"] / ep if r.get("train_cpu_s") and ep else None
 
-    def fmt_s(v):
-        return "-" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
-
     columns = [
         ("system", "system"),
-        ("epochs", "epochs", lambda v: "-" if v is None else str(v)),
+        ("epochs", "epochs", H.plain),
         ("pku_precision", "PKU P", H.pct), ("pku_recall", "PKU R", H.pct), ("pku_f1", "PKU F1", H.pct),
         ("pku_oov_recall", "PKU OOV R", H.pct), ("pku_iv_recall", "PKU IV R", H.pct),
         ("dev_f1", "PD dev F1", H.pct), ("dev_oov_recall", "PD dev OOV R", H.pct),
     ] + ([("gsd_f1", "GSD dev F1", H.pct), ("gsd_oov_recall", "GSD dev OOV R", H.pct)] if gsd_gold else []) + [
-        ("train_cpu_s", "train CPU s", fmt_s), ("train_cpu_per_epoch", "CPU s/epoch", fmt_s),
-        ("tag_chars_per_cpu_s", "chars/s", lambda v: "-" if v is None else f"{v:,.0f}"),
-        ("peak_rss_mb", "peak RSS MB", lambda v: "-" if v is None else f"{v:,.0f}"),
+        ("train_cpu_s", "train CPU s", H.seconds), ("train_cpu_per_epoch", "CPU s/epoch", H.seconds),
+        ("tag_chars_per_cpu_s", "chars/s", H.whole),
+        ("peak_rss_mb", "peak RSS MB", H.whole),
         ("model_bytes", "model MB", H.mb),
     ]
     print()

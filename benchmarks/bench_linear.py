@@ -155,17 +155,27 @@ def token_features(words):
     return feats
 
 
-def sparse_task(epochs):
+def ewt_samples(what):
+    """(Ftr, ytr, Fte, yte): the feature strings and UPOS tags of every
+    token of EWT train and test; None, saying that ``what`` is skipped,
+    when the corpus cannot be read."""
     try:
         train = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-train.conllu"))
         test = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-test.conllu"))
-    except (FileNotFoundError, OSError) as exc:
-        print(f"skipping the sparse task: {exc}", file=sys.stderr)
+    except (FileNotFoundError, OSError, SystemExit) as exc:
+        print(f"skipping {what}: {exc}", file=sys.stderr)
+        return None
+    return ([f for words, _ in train for f in token_features(words)],
+            np.array([t for _, tags in train for t in tags]),
+            [f for words, _ in test for f in token_features(words)],
+            np.array([t for _, tags in test for t in tags]))
+
+
+def sparse_task(epochs):
+    samples = ewt_samples("the sparse task")
+    if samples is None:
         return []
-    Ftr = [f for words, _ in train for f in token_features(words)]
-    ytr = np.array([t for _, tags in train for t in tags])
-    Fte = [f for words, _ in test for f in token_features(words)]
-    yte = np.array([t for _, tags in test for t in tags])
+    Ftr, ytr, Fte, yte = samples
     n_feats = np.mean([len(f) for f in Ftr])
     print(f"EWT: {len(Ftr)} training tokens, {len(Fte)} test tokens, {len(set(ytr))} classes, "
           f"{n_feats:.1f} features per token", file=sys.stderr)
@@ -232,16 +242,10 @@ def mlp_digits(seeds, epochs, gemm="default"):
 
 def mlp_ewt(epochs, hash_bits, hidden, with_sklearn=True):
     from sklearn.neural_network import MLPClassifier as SkMLP
-    try:
-        train = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-train.conllu"))
-        test = harness.load_conllu(harness.data_path("en_ewt", "en_ewt-ud-test.conllu"))
-    except (FileNotFoundError, OSError, SystemExit) as exc:
-        print(f"skipping the MLP's sparse task: {exc}", file=sys.stderr)
+    samples = ewt_samples("the MLP's sparse task")
+    if samples is None:
         return []
-    Ftr = [f for words, _ in train for f in token_features(words)]
-    ytr = np.array([t for _, tags in train for t in tags])
-    Fte = [f for words, _ in test for f in token_features(words)]
-    yte = np.array([t for _, tags in test for t in tags])
+    Ftr, ytr, Fte, yte = samples
     common = dict(hidden_layer_sizes=(hidden,), activation="relu", solver="adam", batch_size=200,
                   learning_rate_init=1e-3, max_iter=epochs, n_iter_no_change=epochs, random_state=0)
     task = "EWT UPOS (sparse)"

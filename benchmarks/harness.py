@@ -305,6 +305,21 @@ def mb(nbytes: float | None, digits: int = 1) -> str:
     return "n/a" if nbytes is None else f"{nbytes / 1e6:.{digits}f}"
 
 
+def seconds(v: float | None) -> str:
+    """CPU seconds: whole from 100 up, one decimal below ('-' when missing)."""
+    return "-" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def whole(v: float | None) -> str:
+    """A count or rate as a whole number with thousands separators ('-' when missing)."""
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def plain(v: Any) -> str:
+    """The value as it prints ('-' when missing)."""
+    return "-" if v is None else str(v)
+
+
 def ratio(a: float | None, b: float | None, digits: int = 1) -> str:
     """``a / b`` as '12.3x' ('n/a' when either is missing or b is 0)."""
     if a is None or b is None or b == 0:

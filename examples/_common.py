@@ -1,5 +1,6 @@
 """What the example scripts share: where the figures go, the data sets."""
 import sys
+import warnings
 from itertools import islice
 from pathlib import Path
 
@@ -28,6 +29,19 @@ def digits_task():
     from sklearn.model_selection import train_test_split
     X, y = load_digits(return_X_y=True)
     return train_test_split(X / 16.0, y, test_size=0.25, stratify=y, random_state=0)
+
+
+def fit_and_report(runs, Xtr, ytr, Xte, yte, objective=True):
+    """Fit every estimator of ``runs`` ({label: estimator}) without its
+    convergence warnings; print its test accuracy, after its final objective
+    J when ``objective``."""
+    width = max(map(len, runs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, est in runs.items():
+            est.fit(Xtr, ytr)
+            final = f"final J {est.loss_curve_[-1]:.4f}, " if objective else ""
+            print(f"{name:>{width}}: {final}test accuracy {100 * est.score(Xte, yte):.2f}%")
 
 
 def token_features(words):

@@ -4,9 +4,7 @@ losses of its ten problems), and the MLPs' validation accuracy.
 
     python examples/mlp_vs_linear.py      # writes docs/mlp_vs_linear.png
 """
-import warnings
-
-from _common import DOCS, digits_task
+from _common import DOCS, digits_task, fit_and_report
 
 from fasttag.linear import MLPClassifier, SGDClassifier
 from fasttag.plot import learning_curves
@@ -20,10 +18,6 @@ runs = {"MLP (64 relu, Adam)": MLPClassifier(hidden_layer_sizes=(64,), max_iter=
         "SGD log_loss (OvR)": SGDClassifier(loss="log_loss", max_iter=60, tol=None, random_state=0),
         "averaged SGD log_loss (OvR)": SGDClassifier(loss="log_loss", average=True, max_iter=60, tol=None,
                                                      random_state=0)}
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    for name, est in runs.items():
-        est.fit(Xtr, ytr)
-        print(f"{name:>28}: test accuracy {100 * est.score(Xte, yte):.2f}%")
+fit_and_report(runs, Xtr, ytr, Xte, yte, objective=False)
 learning_curves(*runs.values(), labels=list(runs), log_objective=True,
                 title="digits: MLP against linear learners", path=DOCS / "mlp_vs_linear.png")

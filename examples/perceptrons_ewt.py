@@ -13,7 +13,7 @@ import numpy as np
 from _common import DOCS, ewt_tokens
 
 from fasttag.linear import AveragedPerceptron, PassiveAggressiveClassifier, Perceptron
-from fasttag.plot import DPI, PANEL_INCHES, _matplotlib, save_figure
+from fasttag.plot import DPI, PANEL_INCHES, need_matplotlib, save_figure
 
 Xtr, ytr = ewt_tokens("train", 4000)
 Xte, yte = ewt_tokens("test", 1000)
@@ -33,7 +33,7 @@ with warnings.catch_warnings():
             accuracy[name].append(100 * est.score(Xte, yte))
         print(f"{name:>20}: test accuracy by epoch {' '.join(f'{a:.2f}' for a in accuracy[name])}")
 
-Figure, Canvas = _matplotlib()
+Figure, Canvas = need_matplotlib()
 fig = Figure(figsize=(2 * PANEL_INCHES[0], PANEL_INCHES[1]), dpi=DPI)
 Canvas(fig)
 left, right = fig.subplots(1, 2)

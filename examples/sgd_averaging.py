@@ -3,9 +3,7 @@ started after t0 updates: the objective J against the updates.
 
     python examples/sgd_averaging.py      # writes docs/sgd_averaging.png
 """
-import warnings
-
-from _common import DOCS, binary_task
+from _common import DOCS, binary_task, fit_and_report
 
 from fasttag.linear import SGDClassifier
 from fasttag.plot import learning_curves
@@ -17,10 +15,6 @@ t0 = 5 * len(ytr)
 runs = {"SGD": SGDClassifier(**common),
         "averaged SGD": SGDClassifier(average=True, **common),
         f"averaged after t0={t0}": SGDClassifier(average=t0, **common)}
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    for name, est in runs.items():
-        est.fit(Xtr, ytr)
-        print(f"{name:>24}: final J {est.loss_curve_[-1]:.4f}, test accuracy {100 * est.score(Xte, yte):.2f}%")
+fit_and_report(runs, Xtr, ytr, Xte, yte)
 learning_curves(*runs.values(), labels=list(runs), x="updates", log_objective=True,
                 title="SGD (log loss, constant step 0.1) on breast_cancer", path=DOCS / "sgd_averaging.png")

@@ -3,9 +3,7 @@ with a constant step, eta0 / t^0.5 and Bottou's 1 / (alpha (t0 + t)).
 
     python examples/sgd_steps.py          # writes docs/sgd_steps.png
 """
-import warnings
-
-from _common import DOCS, binary_task
+from _common import DOCS, binary_task, fit_and_report
 
 from fasttag.linear import SGDClassifier
 from fasttag.plot import learning_curves
@@ -16,10 +14,6 @@ runs = {"constant 0.1": SGDClassifier(learning_rate="constant", eta0=0.1, **comm
         "constant 0.01": SGDClassifier(learning_rate="constant", eta0=0.01, **common),
         "0.5 / t^0.5": SGDClassifier(learning_rate="invscaling", eta0=0.5, power_t=0.5, **common),
         "1 / (alpha (t0 + t))": SGDClassifier(learning_rate="optimal", **common)}
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    for name, est in runs.items():
-        est.fit(Xtr, ytr)
-        print(f"{name:>22}: final J {est.loss_curve_[-1]:.4f}, test accuracy {100 * est.score(Xte, yte):.2f}%")
+fit_and_report(runs, Xtr, ytr, Xte, yte)
 learning_curves(*runs.values(), labels=list(runs), x="updates", log_objective=True,
                 title="SGD step schedules (log loss) on breast_cancer", path=DOCS / "sgd_steps.png")

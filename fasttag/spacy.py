@@ -26,8 +26,21 @@ UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT 
 
 
 class _Serialized:
-    """spaCy's serialization methods over the fasttag model file: the bytes
-    of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
+    """A fasttag model loaded on first use from ``source`` (a bundled name
+    or a path), with spaCy's serialization methods over the model file:
+    the bytes of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
+
+    def __init__(self, source):
+        self._source = source
+        self._model = None
+
+    def _loaded(self):
+        if self._model is None:
+            self._set_model(_load(self._source))
+        return self._model
+
+    def _set_model(self, model):
+        self._model = model
 
     def to_bytes(self, *, exclude=tuple()):
         model = self._current()
@@ -70,28 +83,24 @@ class _Component(_Serialized, Pipe):
         if not (model is None or isinstance(model, str)):
             raise ValueError(f"the {name!r} component: model must be a bundled name or a model path, "
                              f"not {model!r}")
+        super().__init__(model)
         self.vocab = vocab
         self.name = name
         self.batch_size = batch_size
-        self._source = model
-        self._model = None
 
     # ------------------------------------------------------------ the model
 
     @property
     def fasttag_model(self):
         """The fasttag model (loaded on first use)."""
-        if self._model is None:
-            if self._source is None:
-                raise ValueError(f"the {self.name!r} component has no model: give config 'model' "
-                                 f"or call nlp.initialize() with training examples")
-            try:
-                model = _load(self._source)
-            except OSError as exc:
-                raise ValueError(f"the {self.name!r} component: config model {self._source!r} is neither a "
-                                 f"bundled model nor a model file ({exc.strerror or exc})") from None
-            self._set_model(model)
-        return self._model
+        if self._model is None and self._source is None:
+            raise ValueError(f"the {self.name!r} component has no model: give config 'model' "
+                             f"or call nlp.initialize() with training examples")
+        try:
+            return self._loaded()
+        except OSError as exc:
+            raise ValueError(f"the {self.name!r} component: config model {self._source!r} is neither a "
+                             f"bundled model nor a model file ({exc.strerror or exc})") from None
 
     @property
     def labels(self):
@@ -351,15 +360,12 @@ class ChineseSegmenter(_Serialized):
     word is the word's trailing space, other whitespace its own token."""
 
     def __init__(self, vocab, model="zh"):
+        super().__init__(model)
         self.vocab = vocab
-        self._source = model
-        self._model = None
 
     @property
     def segmenter(self):
-        if self._model is None:
-            self._model = _load(self._source)
-        return self._model
+        return self._loaded()
 
     def _current(self):
         return self.segmenter
@@ -371,9 +377,6 @@ class ChineseSegmenter(_Serialized):
     def pipe(self, texts, batch_size=1000):
         for text in texts:
             yield self(text)
-
-    def _set_model(self, model):
-        self._model = model
 
 
 def _align(text, lines_words):

@@ -10,7 +10,6 @@ bundled file must stay under 10 MB), reports the scores on test, and writes
 the model with its corpus and licence in the header.  Run from the
 repository root; the corpora are read in place.
 """
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -19,36 +18,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fasttag.tasks.tok import Tokenizer  # noqa: E402
-from scripts.bundle import save_bundled  # noqa: E402
+from scripts.bundle import build_options, need_corpus, prune, report_training, save_bundled  # noqa: E402
 
-MAX_BYTES = 10 * 1024 * 1024
 CORPUS = "UD English EWT v2.15 (train; dev for model selection): raw text rebuilt from the tokens and SpaceAfter"
 LICENCE = "CC BY-SA 4.0"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
-                    help="folder of the shared corpora (default ../shared/data beside the repository)")
-    ap.add_argument("--epochs", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--prune", type=float, default=0.0, help="drop weights with |w| below this")
-    ap.add_argument("-o", "--output", default=str(ROOT / "fasttag" / "models" / "en_ewt_tok.ftm"))
-    args = ap.parse_args()
+    args = build_options(__doc__, "en_ewt_tok.ftm", epochs=20).parse_args()
 
     ewt = Path(args.data) / "en_ewt"
     train = ewt / "en_ewt-ud-train.conllu"
-    if not train.exists():
-        sys.exit(f"training corpus not found: {train} (the shared corpora, ../shared/data)")
+    need_corpus(train)
     t0 = time.process_time()
     tok = Tokenizer.train(train, dev=ewt / "en_ewt-ud-dev.conllu", epochs=args.epochs, seed=args.seed,
                           verbose=True, corpus=CORPUS, licence=LICENCE)
-    info = tok.model.training_info
-    print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
-          f"dev mean F1 {100 * info['dev_score']:.2f}", file=sys.stderr)
+    report_training(tok, t0, "dev mean F1")
     if args.prune:
-        kept = tok.prune(args.prune)
-        print(f"pruned below {args.prune}: {kept} weights kept", file=sys.stderr)
+        prune(tok, args.prune)
     scores = {}
     for split in ("dev", "test"):
         r = tok.evaluate(ewt / f"en_ewt-ud-{split}.conllu")
@@ -56,7 +43,7 @@ def main():
         print(f"EWT {split}: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in scores[split].items()),
               file=sys.stderr)
     tok.meta["ewt_test"] = scores["test"]
-    save_bundled(tok, args.output, MAX_BYTES)
+    save_bundled(tok, args.output)
     return 0
 
 

@@ -10,7 +10,6 @@ default algorithm), reports the SIGHAN 2005 PKU test scores when that
 corpus is present, and writes the model with its corpus and licence in the
 header.  Run from the repository root; the corpora are read in place.
 """
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -19,34 +18,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fasttag.tasks.seg import Segmenter  # noqa: E402
-from scripts.bundle import save_bundled  # noqa: E402
+from scripts.bundle import build_options, need_corpus, report_training, save_bundled  # noqa: E402
 
-MAX_BYTES = 10 * 1024 * 1024
 CORPUS = "People's Daily 1998 (January-February), PKU segmentation standard: zh_pd1998/train.txt"
 LICENCE = "trained on a corpus released for research purposes: research use"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
-                    help="folder of the shared corpora (default ../shared/data beside the repository)")
-    ap.add_argument("--epochs", type=int, default=12)
+    ap = build_options(__doc__, "zh_pku_seg.ftm", epochs=12, prune=0.04)
     ap.add_argument("--folds", type=int, default=3, help="jackknife folds of the dictionary features")
-    ap.add_argument("--prune", type=float, default=0.04, help="drop weights with |w| below this")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("-o", "--output", default=str(ROOT / "fasttag" / "models" / "zh_pku_seg.ftm"))
     args = ap.parse_args()
 
     data = Path(args.data)
     train, dev = data / "zh_pd1998" / "train.txt", data / "zh_pd1998" / "dev.txt"
-    if not train.exists():
-        sys.exit(f"training corpus not found: {train} (the shared corpora, ../shared/data)")
+    need_corpus(train)
     t0 = time.process_time()
     seg = Segmenter.train(train, dev, epochs=args.epochs, seed=args.seed, folds=args.folds,
                           prune=args.prune, verbose=True, corpus=CORPUS, licence=LICENCE)
-    info = seg.model.training_info
-    print(f"trained in {time.process_time() - t0:.0f} CPU s; best epoch {info['best_epoch']}, "
-          f"PD dev word F1 {100 * info['dev_score']:.2f}", file=sys.stderr)
+    report_training(seg, t0, "PD dev word F1")
     test = data / "sighan2005" / "pku_test_gold.utf8"
     if test.exists():
         r = seg.evaluate(test, words=data / "sighan2005" / "pku_training_words.utf8")
@@ -54,7 +43,7 @@ def main():
                                           ("precision", "recall", "f1", "oov_rate", "oov_recall", "iv_recall")}
         print("SIGHAN 2005 PKU test: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in
                                                   seg.meta["sighan2005_pku_test"].items()), file=sys.stderr)
-    save_bundled(seg, args.output, MAX_BYTES)
+    save_bundled(seg, args.output)
     return 0
 
 

@@ -9,7 +9,6 @@ were fitted (it had 1.0), and the NER model's was fitted on gold in the
 wrong tag scheme and before its weights were pruned.  The build scripts
 now fit it themselves; this serves the models already built.
 """
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -18,16 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import fasttag  # noqa: E402
+from scripts.bundle import data_option  # noqa: E402
 
 # bundled name -> dev set under the data folder
 DEV = {"en": "en_ewt/en_ewt-ud-dev.conllu", "en-ner": "conll2003/eng.testa"}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"),
-                    help="folder of the shared corpora (default ../shared/data beside the repository)")
-    args = ap.parse_args()
+    args = data_option(__doc__).parse_args()
     for name, dev in DEV.items():
         path = fasttag.default_model_path(name)
         model = fasttag.load(path)

@@ -165,3 +165,17 @@ def foreign_flags():
         out += [f for f in flag.findall(rest) if f not in flags]
         return out
     return foreign
+
+
+@pytest.fixture(scope="session")
+def reload_corrupted():
+    """``reload(model, corrupt)``: ``model``'s file loaded again by its class
+    after ``corrupt(header, arrays)`` has changed its parts in place."""
+    from fasttag.model import modelfile
+
+    def reload(model, corrupt):
+        header, arrays = modelfile.loads(model.to_bytes())
+        header.pop("arrays", None)
+        corrupt(header, arrays)
+        return type(model).from_bytes(modelfile.dumps(header, arrays))
+    return reload

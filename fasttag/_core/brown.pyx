@@ -76,6 +76,29 @@ cdef double _gain(const int64_t[:, ::1] N, const int64_t[::1] L, const int64_t[:
     return g
 
 
+cdef inline int _neighbour_classes(const int32_t[::1] ptr, const int32_t[::1] word,
+                                   const int64_t[::1] count, const int32_t[::1] classes, Py_ssize_t w,
+                                   int64_t[::1] acc, int32_t[::1] touch, int64_t* total,
+                                   int64_t* selfc) noexcept nogil:
+    """Add word w's bigram counts (one side: successors or predecessors) to
+    ``acc`` by the class of the other word, listing each class met first in
+    ``touch``; its bigrams with itself go to ``selfc`` instead, and all of
+    them to ``total``.  Returns how many classes ``touch`` lists."""
+    cdef int n = 0, c
+    cdef Py_ssize_t k
+    for k in range(ptr[w], ptr[w + 1]):
+        total[0] += count[k]
+        if word[k] == w:
+            selfc[0] += count[k]
+            continue
+        c = classes[word[k]]
+        if acc[c] == 0:
+            touch[n] = c
+            n += 1
+        acc[c] += count[k]
+    return n
+
+
 def exchange(const int32_t[::1] succ_ptr, const int32_t[::1] succ_word, const int64_t[::1] succ_count,
              const int32_t[::1] pred_ptr, const int32_t[::1] pred_word, const int64_t[::1] pred_count,
              int32_t[::1] classes, int n_classes, int max_iter, const double[::1] table):
@@ -88,7 +111,7 @@ def exchange(const int32_t[::1] succ_ptr, const int32_t[::1] succ_word, const in
     cdef int K = n_classes + 1
     cdef Py_ssize_t w, k, i
     cdef int a, b, c, d, best, ns, np_, it
-    cdef int64_t selfc, cl, cr
+    cdef int64_t selfc, cl, cr, pred_self = 0      # pred_self: counted on the successors' side
     cdef double g, best_gain
     if succ_ptr.shape[0] != V + 1 or pred_ptr.shape[0] != V + 1:
         raise ValueError("bigram rows do not match the vocabulary")
@@ -122,30 +145,12 @@ def exchange(const int32_t[::1] succ_ptr, const int32_t[::1] succ_word, const in
             moved = 0
             for w in range(1, V):
                 a = classes[w]
-                ns = 0
-                np_ = 0
                 selfc = 0
                 cl = 0
                 cr = 0
-                for k in range(succ_ptr[w], succ_ptr[w + 1]):
-                    cl += succ_count[k]
-                    if succ_word[k] == w:
-                        selfc += succ_count[k]
-                        continue
-                    d = classes[succ_word[k]]
-                    if sacc[d] == 0:
-                        stouch[ns] = d
-                        ns += 1
-                    sacc[d] += succ_count[k]
-                for k in range(pred_ptr[w], pred_ptr[w + 1]):
-                    cr += pred_count[k]
-                    if pred_word[k] == w:
-                        continue
-                    c = classes[pred_word[k]]
-                    if pacc[c] == 0:
-                        ptouch[np_] = c
-                        np_ += 1
-                    pacc[c] += pred_count[k]
+                ns = _neighbour_classes(succ_ptr, succ_word, succ_count, classes, w, sacc, stouch, &cl, &selfc)
+                np_ = _neighbour_classes(pred_ptr, pred_word, pred_count, classes, w, pacc, ptouch, &cr,
+                                         &pred_self)
                 # take w out of its class
                 for i in range(ns):
                     d = stouch[i]

@@ -45,7 +45,8 @@ cdef int _cmp_entry(const void* a, const void* b) noexcept nogil:
 
 @cython.final
 cdef class KBest:
-    """k-best decoding and MIRA updates over one ``Search``."""
+    """k-best decoding and MIRA updates over one ``Search``.  Its buffers
+    start at NULL and 0 (Cython zeroes a new object's C attributes)."""
     cdef Search search
     cdef int k
     # per lattice candidate c: up to k entries at c * k + r
@@ -67,24 +68,6 @@ cdef class KBest:
     cdef weight_t* alpha
     cdef weight_t* resid
     cdef weight_t* loss
-
-    def __cinit__(self):
-        self.score = NULL
-        self.back_c = NULL
-        self.back_r = NULL
-        self.count = NULL
-        self.heads = NULL
-        self.paths = NULL
-        self.path_scores = NULL
-        self.diff.items = NULL
-        self.diff.cap = 0
-        self.diff.top = 0
-        self.seg = NULL
-        self.gram = NULL
-        self.alpha = NULL
-        self.resid = NULL
-        self.loss = NULL
-        self.cap_cand = self.cap_heads = self.cap_paths = 0
 
     def __dealloc__(self):
         free(self.score)

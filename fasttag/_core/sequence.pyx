@@ -61,29 +61,9 @@ cdef class Search:
     (attributes declared in _sequence.pxd).
 
     Indices are validated by the Python entry points before any nogil loop.
+    Buffers and counts start at NULL and 0: Cython zeroes a new object's C
+    attributes before ``__cinit__``.
     """
-
-    def __cinit__(self):
-        self.dense = NULL
-        self.select = NULL
-        self.cand = NULL
-        self.cand_start = NULL
-        self.escore = NULL
-        self.delta = NULL
-        self.back = NULL
-        self.path = NULL
-        self.base = NULL
-        self.base_index = NULL
-        self.transT = NULL
-        self.cap_cand = 0
-        self.cap_start = 0
-        self.n_trans = 0
-        self.n_class_tokens = self.n_class_offsets = self.n_class_tags = 0
-        self.n_base = 0
-        self.n_rows = 0
-        self.n_built = self.n_cands = 0
-        self.gathered = NULL
-        self.cap_gathered = 0
 
     def __dealloc__(self):
         free(self.dense)

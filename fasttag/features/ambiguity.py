@@ -11,9 +11,7 @@ classes of the whole training set, stored in the model file.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..errors import ModelFormatError
+from .wordtable import table_from_array, table_to_array
 
 __all__ = ["AmbiguityClasses", "FOLDS", "UNKNOWN"]
 
@@ -63,28 +61,10 @@ class AmbiguityClasses:
         return len(self.classes)
 
     def to_array(self):
-        """The classes as UTF-8 bytes (``class<TAB>word`` lines, by word),
-        for a model file."""
-        text = "".join(f"{c}\t{w}\n" for w, c in sorted(self.classes.items()))
-        return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8).copy()
+        """The classes as UTF-8 ``class<TAB>word`` lines, for a model file."""
+        return table_to_array(self.classes)
 
     @classmethod
     def from_array(cls, array):
-        """The classes stored by :meth:`to_array`, checked: anything else is
-        a ModelFormatError."""
-        if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
-            raise ModelFormatError("corrupt fasttag model: the ambiguity classes are not a byte array")
-        try:
-            text = array.tobytes().decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            raise ModelFormatError("corrupt fasttag model: the ambiguity classes are not UTF-8") from None
-        if text and not text.endswith("\n"):
-            raise ModelFormatError("corrupt fasttag model: the ambiguity classes are cut short")
-        classes = {}
-        for n, line in enumerate(text.split("\n")[:-1], start=1):
-            c, sep, w = line.partition("\t")
-            if not sep or not c or not w or "\t" in w or w in classes:
-                raise ModelFormatError(f"corrupt fasttag model: ambiguity class line {n} is not "
-                                       "class<TAB>word")
-            classes[w] = c
-        return cls(classes)
+        """The classes of :meth:`to_array`; anything else: ModelFormatError."""
+        return cls(table_from_array(array, "the ambiguity classes", "ambiguity class", "class", bool))

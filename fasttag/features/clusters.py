@@ -22,6 +22,7 @@ import numpy as np
 from ..text import formats as ftio
 from ..errors import InputError, ModelFormatError
 from ..files import atomic_file
+from .wordtable import table_from_array, table_to_array
 
 __all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES"]
 
@@ -75,29 +76,13 @@ class Clusters(Mapping):
     # ------------------------------------------------ inside a model file
 
     def to_array(self):
-        """The clusters as UTF-8 bytes (``bits<TAB>word`` lines), for a
-        model file."""
-        text = "".join(f"{b}\t{w}\n" for w, b in sorted(self._bits.items()))
-        return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8).copy()
+        """The clusters as UTF-8 ``bits<TAB>word`` lines, for a model file."""
+        return table_to_array(self._bits)
 
     @classmethod
     def from_array(cls, array):
-        """The clusters stored by :meth:`to_array`, checked: anything
-        else is a ModelFormatError."""
-        if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
-            raise ModelFormatError("corrupt fasttag model: the clusters are not a byte array")
-        try:
-            text = array.tobytes().decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            raise ModelFormatError("corrupt fasttag model: the clusters are not UTF-8") from None
-        if text and not text.endswith("\n"):
-            raise ModelFormatError("corrupt fasttag model: the clusters are cut short")
-        bits = {}
-        for n, line in enumerate(text.split("\n")[:-1], start=1):
-            b, sep, w = line.partition("\t")
-            if not sep or not _BITS.match(b) or not w or "\t" in w or w in bits:
-                raise ModelFormatError(f"corrupt fasttag model: cluster line {n} is not bits<TAB>word")
-            bits[w] = b
+        """The clusters of :meth:`to_array`; anything else: ModelFormatError."""
+        bits = table_from_array(array, "the clusters", "cluster", "bits", _BITS.match)
         if not bits:
             raise ModelFormatError("corrupt fasttag model: no clusters")
         return cls(bits)

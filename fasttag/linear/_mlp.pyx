@@ -19,9 +19,10 @@ import re
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.math cimport exp, log, tanh, sqrt, pow
 from libc.stdint cimport int64_t, int32_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free
 from libc.string cimport memset, memcpy
 
+from fasttag._core.buffers cimport resize
 from fasttag._core.check cimport check, check_index, DEBUG_BUILD as _DEBUG_BUILD
 
 cdef extern from "math.h" nogil:
@@ -466,19 +467,20 @@ cdef struct Optimizer:
     double lr_t          # Adam's bias-corrected step of the current update
 
 
+cdef int work_space(void** a, void** b, size_t nbytes) except -1:
+    """Two buffers of ``nbytes`` (a batch's activations and deltas, or a
+    sample's two layers) into the NULL pointers ``a`` and ``b``; MemoryError
+    if either cannot be had (the caller frees both in any case)."""
+    resize(a, nbytes, b"multi-layer perceptron")
+    resize(b, nbytes, b"multi-layer perceptron")
+    return 0
+
+
 cdef Optimizer make_optimizer(int solver, double lr, double momentum, bint nesterov, double beta1,
                               double beta2, double eps) noexcept:
     """The optimizer settings of an epoch (sparse and dense paths alike)."""
-    cdef Optimizer o
-    o.solver = solver
-    o.lr = lr
-    o.momentum = momentum
-    o.nesterov = nesterov
-    o.beta1 = beta1
-    o.beta2 = beta2
-    o.eps = eps
-    o.lr_t = 0.0
-    return o
+    return Optimizer(solver=solver, lr=lr, momentum=momentum, nesterov=nesterov, beta1=beta1, beta2=beta2,
+                     eps=eps, lr_t=0.0)
 
 
 cdef extern from *:
@@ -598,8 +600,8 @@ def mlp_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     cdef double* S1
     cdef double* S2
     cdef double* A
-    cdef double* acts
-    cdef double* deltas
+    cdef double* acts = NULL
+    cdef double* deltas = NULL
     _check_samples(indptr, val, idx)
     if grad.shape[0] != P or mark.shape[0] != n_cols or touched.shape[0] != n_cols:
         raise ValueError("_mlp: the gradient buffers do not match the network")
@@ -614,17 +616,12 @@ def mlp_epoch(const int64_t[::1] indptr, const int64_t[::1] idx, const double[::
     for l in range(1, sizes.shape[0]):
         width += sizes[l]
     B = min(batch_size, n)
-    acts = <double*>malloc(B * width * sizeof(double))
-    deltas = <double*>malloc(B * width * sizeof(double))
-    if acts == NULL or deltas == NULL:
-        free(acts)
-        free(deltas)
-        raise MemoryError()
     S1 = ptr(s1)
     S2 = ptr(s2)
     A = ptr(acc)
     o = make_optimizer(solver, lr, momentum, nesterov, beta1, beta2, eps)
     try:
+        work_space(<void**>&acts, <void**>&deltas, B * width * sizeof(double))
         with nogil:
             start = 0
             while start < n:
@@ -686,21 +683,16 @@ def mlp_forward(const int64_t[::1] indptr, const int64_t[::1] idx, const double[
     into ``result`` (n_samples, sizes[L])."""
     cdef Net net = make_net(sizes, woff, boff, act, 1, params.shape[0])
     cdef int64_t n = indptr.shape[0] - 1, width = 0, i, l, K = sizes[sizes.shape[0] - 1]
-    cdef double* cur
-    cdef double* nxt
+    cdef double* cur = NULL
+    cdef double* nxt = NULL
     cdef double* tmp
     _check_samples(indptr, val, idx)
     if result.shape[0] != n or result.shape[1] != K:
         raise ValueError("_mlp: the result does not match the samples")
     for l in range(1, sizes.shape[0]):
         width = max(width, sizes[l])
-    cur = <double*>malloc(width * sizeof(double))
-    nxt = <double*>malloc(width * sizeof(double))
-    if cur == NULL or nxt == NULL:
-        free(cur)
-        free(nxt)
-        raise MemoryError()
     try:
+        work_space(<void**>&cur, <void**>&nxt, width * sizeof(double))
         with nogil:
             for i in range(n):
                 first_layer(&net, &indptr[0], &idx[0] if idx.shape[0] else NULL,
@@ -881,9 +873,9 @@ def dense_epoch(const float[:, ::1] X, const int32_t[::1] yi, const double[:, ::
     cdef float* W32 = &w32[0] if w32.shape[0] else NULL
     cdef float* G32 = &g32[0] if g32.shape[0] else NULL
     cdef double* G64 = ptr(grad)
-    cdef float* xb
-    cdef float* acts
-    cdef float* deltas
+    cdef float* xb = NULL
+    cdef float* acts = NULL
+    cdef float* deltas = NULL
     _find_blas()
     if d != sizes[0] or w32.shape[0] != P or g32.shape[0] != P or grad.shape[0] != P:
         raise ValueError("_mlp: the dense samples or buffers do not match the network")
@@ -895,16 +887,10 @@ def dense_epoch(const float[:, ::1] X, const int32_t[::1] yi, const double[:, ::
     if batch_size < 1 or order.shape[0] == 0:
         return 0.0, t
     B = min(batch_size, order.shape[0])
-    xb = <float*>malloc(B * d * sizeof(float))
-    acts = <float*>malloc(B * width * sizeof(float))
-    deltas = <float*>malloc(B * width * sizeof(float))
-    if xb == NULL or acts == NULL or deltas == NULL:
-        free(xb)
-        free(acts)
-        free(deltas)
-        raise MemoryError()
     o = make_optimizer(solver, lr, momentum, nesterov, beta1, beta2, eps)
     try:
+        resize(<void**>&xb, B * d * sizeof(float), b"multi-layer perceptron")
+        work_space(<void**>&acts, <void**>&deltas, B * width * sizeof(float))
         with nogil:
             start = 0
             while start < order.shape[0]:
@@ -954,8 +940,8 @@ cdef object dense_pass(const real[:, ::1] X, const int32_t[::1] yi, const double
     cdef bint want_out = result.shape[0] != 0, want_loss = yi.shape[0] != 0 or yf.shape[0] != 0
     cdef bint want_grad = grad.shape[0] != 0
     cdef double total = 0.0, scale
-    cdef real* acts
-    cdef real* deltas
+    cdef real* acts = NULL
+    cdef real* deltas = NULL
     cdef real* g
     cdef real[::1] gb
     if d != sizes[0] or (want_out and (result.shape[0] != n or result.shape[1] != K)) \
@@ -969,13 +955,8 @@ cdef object dense_pass(const real[:, ::1] X, const int32_t[::1] yi, const double
     if want_grad:
         gb = np.empty(P, dtype=np.float32 if real is float else np.float64)
         memset(&grad[0], 0, P * sizeof(real))
-    acts = <real*>malloc(B * width * sizeof(real))
-    deltas = <real*>malloc(B * width * sizeof(real))
-    if acts == NULL or deltas == NULL:
-        free(acts)
-        free(deltas)
-        raise MemoryError()
     try:
+        work_space(<void**>&acts, <void**>&deltas, B * width * sizeof(real))
         with nogil:
             start = 0
             while start < n:
