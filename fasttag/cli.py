@@ -9,8 +9,9 @@
     fasttag plot MODEL... -o OUT.png         learning curves of saved models
     fasttag cluster RAW... -o CLUSTERS       Brown word clusters of raw text
 
-The subcommands of ``train`` come from the task registry
-(:mod:`fasttag.tasks`).  Their options come from the option table
+The subcommands of ``train`` are the tasks declared
+(:mod:`fasttag.model.registry`), the tagging commands read the models whose
+class names them (``commands``).  Their options come from the option table
 (:mod:`fasttag.model.options`), so names, defaults, ranges and help live there.
 The work is done by the models' own methods: ``train``, ``tag_file`` and
 ``evaluate``, and ``report`` for the text of a result.
@@ -35,14 +36,15 @@ from .model.modelfile import atomic_file, open_model, replaced_file
 from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
-from .tasks import TASKS, task_class
+from .model import registry
 
-#: The model kinds each tagging command reads, its bundled default, its help.
+#: Each tagging command's bundled default and help; the models it reads
+#: are those whose class names it among its ``commands``.
 TAG_COMMANDS = {
-    "tag": (("tagger", "spans"), "en", "tag raw text, pretokenized text, CoNLL-U or column files"),
-    "ner": (("spans",), "en-ner", "find named entities in raw text, one line per entity"),
-    "segment": (("segmenter",), "zh", "segment Chinese text, one line in, one line out"),
-    "tokenize": (("tokenizer",), "en-tok", "split raw text into sentences of tokens, one sentence a line"),
+    "tag": ("en", "tag raw text, pretokenized text, CoNLL-U or column files"),
+    "ner": ("en-ner", "find named entities in raw text, one line per entity"),
+    "segment": ("zh", "segment Chinese text, one line in, one line out"),
+    "tokenize": ("en-tok", "split raw text into sentences of tokens, one sentence a line"),
 }
 
 
@@ -137,16 +139,26 @@ def _writes(parser, **names):
     parser.set_defaults(writes={**(parser.get_default("writes") or {}), **names})
 
 
-def build_parser():
+def build_parser(tasks=True):
+    """The parser of every command; ``tasks``: with the ``train`` tasks
+    (importing the task classes, which only ``train`` needs)."""
     # no abbreviations: --prune must never be read as --prune-k
     parser = _Parser(prog="fasttag", description="Fast trainable sequence taggers.", allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"fasttag {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
     train = sub.add_parser("train", help="train a model", allow_abbrev=False)
-    tasks = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
-    for name, (_, _, _, help_text) in TASKS.items():
-        p = tasks.add_parser(name, help=help_text, allow_abbrev=False)
+    if tasks:
+        _add_train_tasks(train)
+    _add_commands(sub)
+    return parser
+
+
+def _add_train_tasks(train):
+    """A subcommand of ``train`` per task declared with a help line."""
+    from . import tasks  # noqa: F401  (declares the package's tasks)
+    subcommands = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    for name, task in registry.train_commands().items():
+        p = subcommands.add_parser(name, help=task.help, allow_abbrev=False)
         p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
         p.add_argument("-o", "--output", required=True, metavar="MODEL",
                        help="where to write the model (checked before training; Ctrl-C saves the best "
@@ -166,7 +178,10 @@ def build_parser():
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
-    for command, (_, bundled, help_text) in TAG_COMMANDS.items():
+
+def _add_commands(sub):
+    """The commands other than ``train``."""
+    for command, (bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
         p.add_argument("input", nargs="?", default="-", metavar="INPUT",
                        help="input file (default or '-': standard input)")
@@ -247,7 +262,6 @@ def build_parser():
     pl.add_argument("--x", choices=("epochs", "updates"), default="epochs", help="horizontal axis")
     _reads(pl, models="MODEL")
     _writes(pl, output="-o")
-    return parser
 
 
 # ---------------------------------------------------------------- commands
@@ -258,7 +272,8 @@ def _given(args, names):
 
 
 def train_command(args):
-    cls, kwargs = task_class(args.task)
+    task = registry.TASKS[args.task]
+    cls, kwargs = task.cls, dict(task.keywords)
     given = _given(args, [o.name for o in options.for_cli(args.task, "train")])
     # options first, then the files named, then the output: all before any work
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
@@ -479,7 +494,7 @@ def _read_gazetteer(path):
 
 
 def tag_command(args):
-    kinds, bundled, _ = TAG_COMMANDS[args.command]
+    bundled, _ = TAG_COMMANDS[args.command]
     nbest = getattr(args, "nbest", None)
     if nbest is not None and not 1 <= nbest <= MAX_NBEST:
         raise InputError(f"--nbest must be from 1 to {MAX_NBEST}, not {nbest}")
@@ -490,9 +505,8 @@ def tag_command(args):
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
-    if model.kind not in kinds:
-        use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
-            if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
+    if args.command not in model.commands:
+        use = model.commands[0] if model.commands else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
     given = {"json": args.json} if args.json else {}
     if nbest is not None:
@@ -660,7 +674,8 @@ COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "seg
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(tasks="train" in argv)
     args = parser.parse_args(argv)
     encoding = getattr(args, "encoding", None)
     flags = getattr(args, "command_parser", parser).flags       # the options of the command run

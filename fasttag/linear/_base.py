@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 
 from ..model import modelfile
-from .. import store
 from ..errors import ModelFormatError
 from ._weights import csr_scores, index_keys, take_rows
 from ._compat import (HAVE_SKLEARN, BaseEstimator, ConvergenceWarning, NotFittedError,
@@ -461,7 +460,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"cannot save this {type(self).__name__}: training state: {exc}, which loading "
                              "refuses (training diverged; try a smaller eta0 or scaled inputs)") from None
-        store.stamp(header, FEATURIZERS[self._input_kind], 1)
+        modelfile.stamp(header, FEATURIZERS[self._input_kind], 1)
         return header, arrays
 
     @classmethod
@@ -604,7 +603,7 @@ def checked_input_kind(header):
     input_kind = header.get("input_kind")
     if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
         raise ValueError(f"input_kind must be 'features' or 'numeric', got {_short(input_kind)}")
-    store.check_stamp(header, FEATURIZERS[input_kind], 1)
+    modelfile.check_stamp(header, FEATURIZERS[input_kind], 1)
     return input_kind
 
 

@@ -37,6 +37,7 @@ import warnings
 
 import numpy as np
 
+from ..model import registry
 from ._base import LinearModel, check_choice, check_finite_weights, check_real
 from ._compat import ConvergenceWarning, RegressorMixin, check_is_fitted, check_random_state
 
@@ -85,6 +86,7 @@ def _norm(gw, gb, mu, sd):
     return float(np.sqrt(gv @ gv + gb * gb))
 
 
+@registry.model_kind("linear.Neuron")
 class Neuron(RegressorMixin, LinearModel):
     """A single neuron y_hat = activation(w.x + b) trained on the squared loss.
 

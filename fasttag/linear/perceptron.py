@@ -16,6 +16,7 @@ The threshold is learned as the weight of a constant input 1
 """
 import numpy as np
 
+from ..model import registry
 from ._weights import ALGORITHMS as _ALGOS, averaged_weights, pa_epoch
 from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, check_choice,
                     check_int, check_real, check_state_bound)
@@ -135,6 +136,7 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
         return int(sum(self.mistakes_curve_))
 
 
+@registry.model_kind("linear.Perceptron")
 class Perceptron(_PerceptronFamily):
     """Rosenblatt's perceptron (the notes' version), binary and multiclass.
 
@@ -176,6 +178,7 @@ class Perceptron(_PerceptronFamily):
         self.n_features = n_features
 
 
+@registry.model_kind("linear.AveragedPerceptron")
 class AveragedPerceptron(Perceptron):
     """The averaged perceptron: trains like :class:`Perceptron` on the current
     weights, predicts with their average over every example of every epoch,
@@ -193,6 +196,7 @@ class AveragedPerceptron(Perceptron):
     _averaged = True
 
 
+@registry.model_kind("linear.PassiveAggressiveClassifier")
 class PassiveAggressiveClassifier(_PerceptronFamily):
     """Passive-aggressive learners and multiclass MIRA.
 

@@ -21,6 +21,7 @@ over the whole training set (for one-vs-rest the sum over the classes).
 """
 import numpy as np
 
+from ..model import registry
 from ._weights import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
 from ._base import (MAX_COUNT, MAX_WEIGHT, LinearClassifierMixin, check_counter, LinearModel, available_if,
                     check_choice, check_int, check_real, check_state_bound)
@@ -164,6 +165,7 @@ class _SGDBase(LinearModel):
         self.intercept_ = b
 
 
+@registry.model_kind("linear.SGDClassifier")
 class SGDClassifier(LinearClassifierMixin, ClassifierMixin, _SGDBase):
     """Linear classifiers trained by SGD; multiclass is one-vs-rest (one
     binary problem per class, all trained in the same pass).
@@ -227,6 +229,7 @@ class SGDClassifier(LinearClassifierMixin, ClassifierMixin, _SGDBase):
             return np.log(self.predict_proba(X))
 
 
+@registry.model_kind("linear.SGDRegressor")
 class SGDRegressor(RegressorMixin, _SGDBase):
     """Linear regression by SGD.  Parameters as scikit-learn's SGDRegressor:
     ``loss`` ('squared_error', 'huber', 'epsilon_insensitive',

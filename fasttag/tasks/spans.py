@@ -58,6 +58,7 @@ from ..errors import InputError, ModelFormatError
 from ..features.clusters import as_clusters
 from ..features.words import CLUSTER_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence, token_lists
 from ..model.sequence import SequenceModel, tag_fault
+from ..model import registry
 from .base import SequenceTask
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
@@ -472,12 +473,23 @@ def _bad_input(sentences, columns=None):
 
 
 
+#: The option groups of span tasks (chunk, ner, and "spans": one trained with no task named).
+SPAN_OPTIONS = ("templates", "tag set", "columns", "spans", "clusters")
+
+
+@registry.task("ner", title="named-entity", help="named-entity tagger from column files", options=SPAN_OPTIONS,
+               defaults={"epochs": 15, "algorithm": "mira", "k": 3, "feature_columns": (), "document_features": False,
+                         "ambiguity_classes": True}, task="ner")
+@registry.task("chunk", title="chunker", help="chunker from column files", options=SPAN_OPTIONS,
+               defaults={"epochs": 8, "algorithm": "mira", "k": 3, "document_features": False}, task="chunk")
+@registry.task("spans", title="span tagger", options=SPAN_OPTIONS)
 class SpanTagger(SequenceTask):
     """A trained chunker or named-entity tagger.  Create with :meth:`train`
     or :func:`fasttag.load`."""
 
     task = "spans"
     kind = "spans"
+    commands = ("tag", "ner")
     featurizer = ("spans", 1)
     primary = "f1"
     def __init__(self, model, meta=None, gazetteer=None, ambiguity=None):

@@ -130,6 +130,7 @@ from ..errors import InputError, ModelFormatError
 from ..text.formats import _CONLLU_EMPTY, _CONLLU_RANGE, _open_lines, _parse_conllu
 from ..text.metrics import score_tokenization
 from ..model.sequence import SequenceModel
+from ..model import registry
 from .base import SequenceTask, check_fixed_labels
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
@@ -781,6 +782,8 @@ def _attach_marks(text, labels):
 
 # ---------------------------------------------------------------- the tokenizer
 
+@registry.task("tok", title="tokenizer", help="tokenizer and sentence splitter from CoNLL-U",
+               options=("templates", "tokenization"), defaults={"epochs": 20})
 class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
     :meth:`train` or :func:`fasttag.load`.
@@ -796,6 +799,7 @@ class Tokenizer(SequenceTask):
 
     task = "tok"
     kind = "tokenizer"
+    commands = ("tokenize",)
     featurizer = ("tokchars", 1)
     primary = "mean_f1"
 
