@@ -10,8 +10,8 @@ same table (:mod:`fasttag.cli`).  So a default or a range is written
 once, and the API and the CLI agree on it.
 
 An option that does not apply to a task (not in a group it declares) is
-refused, never ignored.  An
-out-of-range value is refused before any work starts.
+refused, never ignored.  An out-of-range value is refused before any work
+starts.
 """
 import argparse
 import math
@@ -30,8 +30,8 @@ from ..errors import InputError
 MAX_MIRA_K = 64
 
 #: The commands that take options without being tasks: the option groups
-#: each takes.
-COMMANDS = {"cluster": ("training", "cluster")}
+#: or names each takes.
+COMMANDS = {"cluster": ("cluster", "seed")}
 
 
 @dataclass(frozen=True)
@@ -213,11 +213,11 @@ OPTIONS = [
     Option("document_features", "document-level features (default: off for ner and chunk); they need whole "
            "documents (column files with -DOCSTART- lines), which raw text, tagged a sentence at a "
            "time, does not give",
-           default=True, group="spans", check=_one_of(True, False),
+           group="spans", check=_one_of(True, False),
            parse=_parse_switch, metavar="on|off"),
     Option("ambiguity_classes", "features of the span types each word took in the training data "
            "(jackknifed; default: on for ner, off for chunk)",
-           default=False, group="spans", check=_one_of(True, False),
+           group="spans", check=_one_of(True, False),
            parse=_parse_switch, metavar="on|off"),
     Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
            "{type: path or entries} dict", group="spans", parse=str, metavar="TYPE=FILE",

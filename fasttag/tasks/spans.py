@@ -481,8 +481,10 @@ SPAN_OPTIONS = ("templates", "tag set", "columns", "spans", "clusters")
                defaults={"epochs": 15, "algorithm": "mira", "k": 3, "feature_columns": (), "document_features": False,
                          "ambiguity_classes": True}, task="ner")
 @registry.task("chunk", title="chunker", help="chunker from column files", options=SPAN_OPTIONS,
-               defaults={"epochs": 8, "algorithm": "mira", "k": 3, "document_features": False}, task="chunk")
-@registry.task("spans", title="span tagger", options=SPAN_OPTIONS)
+               defaults={"epochs": 8, "algorithm": "mira", "k": 3, "document_features": False,
+                         "ambiguity_classes": False}, task="chunk")
+@registry.task("spans", title="span tagger", options=SPAN_OPTIONS,
+               defaults={"document_features": True, "ambiguity_classes": False})
 class SpanTagger(SequenceTask):
     """A trained chunker or named-entity tagger.  Create with :meth:`train`
     or :func:`fasttag.load`."""
