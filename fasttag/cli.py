@@ -28,7 +28,7 @@ import warnings
 from pathlib import Path
 
 from . import __version__
-from .model import options
+from .model import options, registry
 from .text import formats as ftio
 from .display import cut, printable
 from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrupted, WorkersLost
@@ -36,7 +36,6 @@ from .model.modelfile import atomic_file, open_model, replaced_file
 from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
-from .model import registry
 
 #: Each tagging command's bundled default and help; the models it reads
 #: are those whose class names it among its ``commands``.
@@ -149,38 +148,6 @@ def build_parser(tasks=True):
     train = sub.add_parser("train", help="train a model", allow_abbrev=False)
     if tasks:
         _add_train_tasks(train)
-    _add_commands(sub)
-    return parser
-
-
-def _add_train_tasks(train):
-    """A subcommand of ``train`` per task declared with a help line."""
-    from . import tasks  # noqa: F401  (declares the package's tasks)
-    subcommands = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
-    for name, task in registry.train_commands().items():
-        p = subcommands.add_parser(name, help=task.help, allow_abbrev=False)
-        p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
-        p.add_argument("-o", "--output", required=True, metavar="MODEL",
-                       help="where to write the model (checked before training; Ctrl-C saves the best "
-                            "completed epoch there)")
-        p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
-        p.add_argument("--quiet", action="store_true", help="no progress lines")
-        _add_encoding(p)
-        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
-        p.add_argument("--dask", action="store_true",
-                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
-                            "per core), one shard each (needs fasttag-nlp[dask])")
-        p.add_argument("--scheduler", metavar="ADDRESS",
-                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
-                            "shard per worker (needs fasttag-nlp[dask])")
-        _reads(p, train="TRAIN", dev="--dev")
-        _writes(p, output="-o", plot="--plot")
-        for opt in options.for_cli(name, "train"):
-            _add_option(p, opt, name)
-
-
-def _add_commands(sub):
-    """The commands other than ``train``."""
     for command, (bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
         p.add_argument("input", nargs="?", default="-", metavar="INPUT",
@@ -262,6 +229,33 @@ def _add_commands(sub):
     pl.add_argument("--x", choices=("epochs", "updates"), default="epochs", help="horizontal axis")
     _reads(pl, models="MODEL")
     _writes(pl, output="-o")
+    return parser
+
+
+def _add_train_tasks(train):
+    """A subcommand of ``train`` per task declared with a help line."""
+    from . import tasks  # noqa: F401  (declares the package's tasks)
+    subcommands = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    for name, task in registry.train_commands().items():
+        p = subcommands.add_parser(name, help=task.help, allow_abbrev=False)
+        p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
+        p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="where to write the model (checked before training; Ctrl-C saves the best "
+                            "completed epoch there)")
+        p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
+        p.add_argument("--quiet", action="store_true", help="no progress lines")
+        _add_encoding(p)
+        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
+        p.add_argument("--dask", action="store_true",
+                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
+                            "per core), one shard each (needs fasttag-nlp[dask])")
+        p.add_argument("--scheduler", metavar="ADDRESS",
+                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
+                            "shard per worker (needs fasttag-nlp[dask])")
+        _reads(p, train="TRAIN", dev="--dev")
+        _writes(p, output="-o", plot="--plot")
+        for opt in options.for_cli(name, "train"):
+            _add_option(p, opt, name)
 
 
 # ---------------------------------------------------------------- commands

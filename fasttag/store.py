@@ -77,7 +77,9 @@ def model_class(kind):
     imported, the estimators (and scikit-learn) only for a kind no task
     reads."""
     from . import tasks  # noqa: F401  (declares the task kinds)
-    if kind not in registry.KINDS:
+    try:
+        return registry.model_class(kind)
+    except ModelFormatError:
         from . import linear  # noqa: F401
     return registry.model_class(kind)
 

@@ -529,7 +529,7 @@ class Stored:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if isinstance(cls.__dict__.get("kind"), str):
-            registry.add_kind(cls, cls.kind)
+            registry.model_kind(cls.kind)(cls)
 
     def to_bytes(self):
         """The model file's bytes (see :mod:`fasttag.model.modelfile`)."""

@@ -60,24 +60,20 @@ def task(name, *, title=None, help=None, options=(), defaults=None, **keywords):
 
 def model_kind(kind):
     """Class decorator: the class writes and reads model files of ``kind``
-    (for a class whose body does not set ``kind``: the linear estimators
-    name theirs from the class name)."""
+    (:class:`fasttag.model.modelfile.Stored` applies it to a class whose
+    body sets ``kind``; the linear estimators name theirs from the class
+    name)."""
     def declare(cls):
-        add_kind(cls, kind)
+        _add(KINDS, kind, cls, cls, "model kind")
         return cls
     return declare
-
-
-def add_kind(cls, kind):
-    """Register ``cls`` as the reader of ``kind``'s model files."""
-    _add(KINDS, kind, cls, cls, "model kind")
 
 
 def _add(table, key, value, cls, what):
     """A second declaration of ``key`` by another class is an error; the
     same class declared again (a module reloaded) replaces the first."""
     old = table.get(key)
-    old_cls = getattr(old, "cls", old)
+    old_cls = old.cls if isinstance(old, Task) else old
     if old is not None and _name(old_cls) != _name(cls):
         raise ValueError(f"{what} {key!r} is declared twice: by {_name(old_cls)} and {_name(cls)}")
     table[key] = value
