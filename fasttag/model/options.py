@@ -204,7 +204,8 @@ OPTIONS = [
     Option("word_column", "word column of column files", default=0, group="columns",
            parse=int, check=_int_at_least(0), metavar="N", phases=("train", "eval")),
     Option("feature_columns", "columns used as features beside the words, 0-based (default: none for ner, "
-           "so that its model tags raw text; every other column for chunk)", group="spans", parse=_parse_int_list, check=_int_list, metavar="N,M"),
+           "so that its model tags raw text; every other column for chunk)", group="spans",
+           parse=_parse_int_list, check=_int_list, metavar="N,M"),
     Option("scheme", "tag scheme of the files (default: detected)", group="spans", parse=str,
            choices=("iob1", "iob2", "bioes"), check=lambda v: None if v is None else _one_of("iob1", "iob2", "bioes")(v),
            phases=("train", "eval")),
