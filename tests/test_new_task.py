@@ -9,6 +9,9 @@ this file, which another process would not import."""
 import json
 import random
 import string
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +161,22 @@ def test_the_commands_refuse_what_the_task_does_not_take(corpus, tmp_path, capsy
     assert main(["train", "caps", str(corpus["train"]), "-o", str(path), "--quiet", "--epochs", "1"]) == 0
     assert main(["segment", "-m", str(path), str(corpus["test"])]) == 2         # its models tag with `tag`
     assert "is a test-capitals model: use 'fasttag tag'" in capsys.readouterr().err
+
+
+def test_a_file_of_an_unknown_kind_is_refused_as_before():
+    from fasttag.errors import ModelFormatError
+    from fasttag.model import modelfile
+    for kind in ("no-such-kind", None, ["a list"]):
+        with pytest.raises(ModelFormatError, match=r"^unknown fasttag model kind "):
+            fasttag.loads(modelfile.dumps({"kind": kind}, {}))
+
+
+def test_the_declarations_leave_import_and_help_light():
+    """``import fasttag`` and the command line's parser import no task
+    module and no compiled code: only ``fasttag train`` needs the tasks."""
+    code = ("import sys, fasttag, fasttag.cli; fasttag.cli.build_parser(tasks=False); "
+            "print(sorted(m for m in sys.modules if m.startswith(('fasttag.tasks', 'fasttag._core', "
+            "'fasttag.linear'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(fasttag.__file__).resolve().parents[1])
+    assert proc.stdout.strip() == "[]"
