@@ -7,8 +7,8 @@ it.  Loading never runs code from the file.
 A model is only as good as the feature hashes it was trained on.  So each
 header records the hash function (``hash``) and the featurizer's name and
 version (``featurizer``).  Loading a model made with another hash
-function or another featurizer version raises :class:`ModelFormatError`.
-It never silently degrades.  Bump a featurizer's version whenever its
+function or another featurizer version raises :class:`ModelFormatError`
+(:func:`fasttag.model.modelfile.check_stamp`).  It never silently degrades.  Bump a featurizer's version whenever its
 output for the same input changes.
 """
 from __future__ import annotations
@@ -72,10 +72,10 @@ def not_found(path) -> str:
 
 
 def model_class(kind):
-    """The class that reads models of ``kind``: the package's tasks and
-    estimators declare theirs (:mod:`fasttag.model.registry`) when
-    imported, the estimators (and scikit-learn) only for a kind no task
-    reads."""
+    """The class that reads models of ``kind``, as the package's tasks and
+    estimators declare it when imported (:mod:`fasttag.model.registry`);
+    the estimators, which import scikit-learn, are imported only for a
+    kind no task reads."""
     from . import tasks  # noqa: F401  (declares the task kinds)
     try:
         return registry.model_class(kind)
