@@ -37,7 +37,9 @@ COMMANDS = {"cluster": ("cluster", "seed")}
 @dataclass(frozen=True)
 class Option:
     """One option.  ``group``: the tasks that declare it or its group take
-    it ("training": every task; :func:`fasttag.model.registry.task`).
+    it (:func:`fasttag.model.registry.task`): "training" (every task),
+    "templates", "tag set", "tag dictionary", "format", "columns", "spans",
+    "segmentation", "tokenization", "clusters", "words" or "cluster".
     ``default``: its default, unless the task declares its own.
     ``parse`` turns a command-line string into a value (None: the option
     has no flag).  ``check(value)`` returns an error text or None.
