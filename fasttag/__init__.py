@@ -14,13 +14,12 @@ __all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupte
            "Segmenter", "SpanTagger", "Tokenizer",
            "load", "loads", "default_model_path", "__version__"]
 
-_LAZY = {"Tagger": "fasttag.tasks.pos", "Segmenter": "fasttag.tasks.seg", "SpanTagger": "fasttag.tasks.spans",
-         "Tokenizer": "fasttag.tasks.tok"}
+_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer")
 
 
 def __getattr__(name):
-    # the task classes import numpy and the compiled core: load them on use
-    if name in _LAZY:
-        import importlib
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    # the task classes import the compiled core: load them on use
+    if name in _TASK_CLASSES:
+        from . import tasks
+        return getattr(tasks, name)
     raise AttributeError(f"module 'fasttag' has no attribute {name!r}")

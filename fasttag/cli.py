@@ -2,10 +2,11 @@
 
 Subcommands: ``train TASK``, ``tag``, ``ner``, ``segment``, ``tokenize``,
 ``eval``, ``inspect``, ``plot`` and ``cluster`` (docs/cli.md).  The tasks of
-``train`` come from the task registry (:mod:`fasttag.tasks`) and their
-options from the option table (:mod:`fasttag.model.options`), so names,
-defaults, ranges and help live there.  The work is done by the models' own
-methods; this module translates their errors into one line naming the flag.
+``train`` are those declared (:mod:`fasttag.model.registry`); a tagging
+command reads the models whose class names it (``commands``); their options
+come from the option table (:mod:`fasttag.model.options`).  The work is done
+by the models' own methods; this module translates their errors into one
+line naming the flag.
 """
 import argparse
 import contextlib
@@ -19,7 +20,7 @@ import warnings
 from pathlib import Path
 
 from . import __version__
-from .model import options
+from .model import options, registry
 from .text import formats as ftio
 from .text.sources import check_encoding
 from .display import cut, printable
@@ -29,14 +30,14 @@ from .model.modelfile import open_model
 from .text.output import MAX_NBEST
 from .parallel import MAX_THREADS, available_cores, check_threads
 from .store import BUNDLED, default_model_path, is_bundled_name, is_plain_name, load, not_found
-from .tasks import TASKS, task_class
 
-#: The model kinds each tagging command reads, its bundled default, its help.
+#: Each tagging command's bundled default and help; the models it reads
+#: are those whose class names it among its ``commands``.
 TAG_COMMANDS = {
-    "tag": (("tagger", "spans"), "en", "tag raw text, pretokenized text, CoNLL-U or column files"),
-    "ner": (("spans",), "en-ner", "find named entities in raw text, one line per entity"),
-    "segment": (("segmenter",), "zh", "segment Chinese text, one line in, one line out"),
-    "tokenize": (("tokenizer",), "en-tok", "split raw text into sentences of tokens, one sentence a line"),
+    "tag": ("en", "tag raw text, pretokenized text, CoNLL-U or column files"),
+    "ner": ("en-ner", "find named entities in raw text, one line per entity"),
+    "segment": ("zh", "segment Chinese text, one line in, one line out"),
+    "tokenize": ("en-tok", "split raw text into sentences of tokens, one sentence a line"),
 }
 
 
@@ -131,36 +132,17 @@ def _writes(parser, **names):
     parser.set_defaults(writes={**(parser.get_default("writes") or {}), **names})
 
 
-def build_parser():
+def build_parser(tasks=True):
+    """The parser of every command; ``tasks``: with the ``train`` tasks
+    (importing the task classes, which only ``train`` needs)."""
     # no abbreviations: --prune must never be read as --prune-k
     parser = _Parser(prog="fasttag", description="Fast trainable sequence taggers.", allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"fasttag {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
     train = sub.add_parser("train", help="train a model", allow_abbrev=False)
-    tasks = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
-    for name, (_, _, _, help_text) in TASKS.items():
-        p = tasks.add_parser(name, help=help_text, allow_abbrev=False)
-        p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
-        p.add_argument("-o", "--output", required=True, metavar="MODEL",
-                       help="where to write the model (checked before training; Ctrl-C saves the best "
-                            "completed epoch there)")
-        p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
-        p.add_argument("--quiet", action="store_true", help="no progress lines")
-        _add_encoding(p)
-        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
-        p.add_argument("--dask", action="store_true",
-                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
-                            "per core), one shard each (needs fasttag-nlp[dask])")
-        p.add_argument("--scheduler", metavar="ADDRESS",
-                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
-                            "shard per worker (needs fasttag-nlp[dask])")
-        _reads(p, train="TRAIN", dev="--dev")
-        _writes(p, output="-o", plot="--plot")
-        for opt in options.for_cli(name, "train"):
-            _add_option(p, opt, name)
-
-    for command, (_, bundled, help_text) in TAG_COMMANDS.items():
+    if tasks:
+        _add_train_tasks(train)
+    for command, (bundled, help_text) in TAG_COMMANDS.items():
         p = sub.add_parser(command, help=help_text, allow_abbrev=False)
         p.add_argument("input", nargs="?", default="-", metavar="INPUT",
                        help="input file (default or '-': standard input)")
@@ -244,6 +226,32 @@ def build_parser():
     return parser
 
 
+def _add_train_tasks(train):
+    """A subcommand of ``train`` per task declared with a help line."""
+    from . import tasks  # noqa: F401  (declares the package's tasks)
+    subcommands = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
+    for name, task in registry.train_commands().items():
+        p = subcommands.add_parser(name, help=task.help, allow_abbrev=False)
+        p.add_argument("train", metavar="TRAIN", help="training data ('-': standard input)")
+        p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="where to write the model (checked before training; Ctrl-C saves the best "
+                            "completed epoch there)")
+        p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
+        p.add_argument("--quiet", action="store_true", help="no progress lines")
+        _add_encoding(p)
+        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
+        p.add_argument("--dask", action="store_true",
+                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
+                            "per core), one shard each (needs fasttag-nlp[dask])")
+        p.add_argument("--scheduler", metavar="ADDRESS",
+                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
+                            "shard per worker (needs fasttag-nlp[dask])")
+        _reads(p, train="TRAIN", dev="--dev")
+        _writes(p, output="-o", plot="--plot")
+        for opt in options.for_cli(name, "train"):
+            _add_option(p, opt, name)
+
+
 # ---------------------------------------------------------------- commands
 
 def _given(args, names):
@@ -252,7 +260,8 @@ def _given(args, names):
 
 
 def train_command(args):
-    cls, kwargs = task_class(args.task)
+    task = registry.TASKS[args.task]
+    cls, kwargs = task.cls, dict(task.keywords)
     given = _given(args, [o.name for o in options.for_cli(args.task, "train")])
     # options first, then the files named, then the output: all before any work
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
@@ -473,7 +482,7 @@ def _read_gazetteer(path):
 
 
 def tag_command(args):
-    kinds, bundled, _ = TAG_COMMANDS[args.command]
+    bundled, _ = TAG_COMMANDS[args.command]
     nbest = getattr(args, "nbest", None)
     if nbest is not None and not 1 <= nbest <= MAX_NBEST:
         raise InputError(f"--nbest must be from 1 to {MAX_NBEST}, not {nbest}")
@@ -484,9 +493,8 @@ def tag_command(args):
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
-    if model.kind not in kinds:
-        use = next(c for c, (k, _, _) in TAG_COMMANDS.items() if model.kind in k) \
-            if any(model.kind in k for k, _, _ in TAG_COMMANDS.values()) else None
+    if args.command not in model.commands:
+        use = model.commands[0] if model.commands else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
     given = {"json": args.json} if args.json else {}
     if nbest is not None:
@@ -654,7 +662,8 @@ COMMANDS = {"train": train_command, "tag": tag_command, "ner": tag_command, "seg
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(tasks="train" in argv)
     args = parser.parse_args(argv)
     encoding = getattr(args, "encoding", None)
     flags = getattr(args, "command_parser", parser).flags       # the options of the command run

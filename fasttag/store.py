@@ -10,22 +10,12 @@ output for the same input changes.
 """
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
-from .model import modelfile
-from .display import quote
 from .errors import FasttagError, ModelFormatError
-
-# kind -> (module, class)
-KINDS = {
-    "tagger": ("fasttag.tasks.pos", "Tagger"),
-    "segmenter": ("fasttag.tasks.seg", "Segmenter"),
-    "spans": ("fasttag.tasks.spans", "SpanTagger"),
-    "tokenizer": ("fasttag.tasks.tok", "Tokenizer"),
-    "feature-tagger": ("fasttag.tasks.featuredicts", "FeatureTagger"),
-}
+from .model import modelfile, registry
+from .model.modelfile import check_stamp, stamp  # noqa: F401  (their former home)
 
 BUNDLED = {
     "en": "en_ewt_upos.ftm",
@@ -78,44 +68,17 @@ def not_found(path) -> str:
     return "no such file"
 
 
-LINEAR_KINDS = ("Perceptron", "AveragedPerceptron", "PassiveAggressiveClassifier", "SGDClassifier",
-                "SGDRegressor", "Neuron", "MLPClassifier", "MLPRegressor")
-KINDS.update({f"linear.{name}": ("fasttag.linear", name) for name in LINEAR_KINDS})
-
-
-def stamp(header, name, version, **spec):
-    """Record the hash function and the featurizer in a model ``header``."""
-    from ._core.weights import HASH_ID
-    header["hash"] = HASH_ID
-    header["featurizer"] = {"name": name, "version": version, **spec}
-
-
-def check_stamp(header, name, version):
-    """The header's featurizer entry, after checking that this fasttag
-    hashes and featurizes as the model's trainer did."""
-    from ._core.weights import HASH_ID
-    got = header.get("hash")
-    if got != HASH_ID:
-        raise ModelFormatError(f"the model's features were hashed with {quote(got)}, this fasttag "
-                               f"hashes with {HASH_ID!r}: retrain the model with this version")
-    spec = header.get("featurizer")
-    if not isinstance(spec, dict) or spec.get("name") != name:
-        got = spec.get("name") if isinstance(spec, dict) else spec
-        raise ModelFormatError(f"the model's featurizer is {quote(got)}, not {name!r}")
-    if type(spec.get("version")) is not int or spec["version"] != version:
-        raise ModelFormatError(f"the model was trained with version {quote(spec.get('version'))} of the "
-                               f"{name!r} featurizer, this fasttag has version {version}: retrain the "
-                               f"model with this version")
-    return spec
-
-
 def model_class(kind):
-    """The class that reads models of ``kind``."""
+    """The class that reads models of ``kind``, as the package's tasks and
+    estimators declare it when imported (:mod:`fasttag.model.registry`);
+    the estimators, which import scikit-learn, are imported only for a
+    kind no task reads."""
+    from . import tasks  # noqa: F401  (declares the task kinds)
     try:
-        module, name = KINDS[kind]
-    except (KeyError, TypeError):
-        raise ModelFormatError(f"unknown fasttag model kind {quote(kind)}") from None
-    return getattr(importlib.import_module(module), name)
+        return registry.model_class(kind)
+    except ModelFormatError:
+        from . import linear  # noqa: F401
+    return registry.model_class(kind)
 
 
 def load(path: str | os.PathLike | None = None):

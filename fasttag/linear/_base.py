@@ -3,7 +3,6 @@ import warnings
 
 import numpy as np
 
-from .. import store
 from ..model import modelfile
 from ..errors import ModelFormatError
 from ._weights import csr_scores, index_keys, take_rows
@@ -402,7 +401,7 @@ class LinearModel(modelfile.Stored, BaseEstimator):
         except ValueError as exc:
             raise ValueError(f"cannot save this {type(self).__name__}: training state: {exc}, which loading "
                              "refuses (training diverged; try a smaller eta0 or scaled inputs)") from None
-        store.stamp(header, FEATURIZERS[self._input_kind], 1)
+        modelfile.stamp(header, FEATURIZERS[self._input_kind], 1)
         return header, arrays
 
     @classmethod

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .. import store
+from ..model import modelfile
 from ._compat import check_classification_targets
 from .params import is_int
 
@@ -51,7 +51,7 @@ def checked_input_kind(header):
     input_kind = header.get("input_kind")
     if not (isinstance(input_kind, str) and input_kind in ("features", "numeric")):
         raise ValueError(f"input_kind must be 'features' or 'numeric', got {short(input_kind)}")
-    store.check_stamp(header, FEATURIZERS[input_kind], 1)
+    modelfile.check_stamp(header, FEATURIZERS[input_kind], 1)
     return input_kind
 
 

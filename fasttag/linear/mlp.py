@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .. import store
+from ..model import modelfile, registry
 from ._mlp import (ACTIVATIONS, MAX_LAYERS, SOLVERS, dense_epoch, dense_forward, dense_gradient, dense_loss,
                     mlp_epoch, mlp_forward, mlp_gradient)
 from ._base import LinearClassifierMixin, LinearModel
@@ -404,7 +404,7 @@ class BaseMLP(LinearModel):
         if not (np.all(np.isfinite(self._weights)) and np.abs(self._weights).max() <= MAX_WEIGHT):
             raise ValueError(f"cannot save this {type(self).__name__}: its weights hold NaN, infinity "
                              "or a weight beyond float32 (training diverged)")
-        store.stamp(header, FEATURIZERS[self._input_kind], 1)
+        modelfile.stamp(header, FEATURIZERS[self._input_kind], 1)
         return header, arrays
 
     @classmethod
@@ -504,6 +504,7 @@ class BaseMLP(LinearModel):
 
 
 
+@registry.model_kind("linear.MLPClassifier")
 class MLPClassifier(ClassifierMixin, BaseMLP):
     """Multi-layer perceptron classifier: softmax output, log loss.
 
@@ -569,6 +570,7 @@ class MLPClassifier(ClassifierMixin, BaseMLP):
             return tags
 
 
+@registry.model_kind("linear.MLPRegressor")
 class MLPRegressor(RegressorMixin, BaseMLP):
     """Multi-layer perceptron regressor: identity output, squared loss.
     Parameters and attributes as :class:`MLPClassifier` (no classes)."""

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from ..model import registry
 from ._base import LinearModel
 from .filechecks import check_finite_weights
 from .params import check_choice, check_real
@@ -64,6 +65,7 @@ def _norm(gw, gb, mu, sd):
     return float(np.sqrt(gv @ gv + gb * gb))
 
 
+@registry.model_kind("linear.Neuron")
 class Neuron(RegressorMixin, LinearModel):
     """A single neuron y_hat = activation(w.x + b) trained on the squared loss.
 

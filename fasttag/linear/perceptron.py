@@ -9,6 +9,7 @@ weight of a constant input 1 (``fit_intercept``), averaged like any other.
 """
 import numpy as np
 
+from ..model import registry
 from ._weights import ALGORITHMS as _ALGOS, averaged_weights, pa_epoch
 from ._base import LinearClassifierMixin, LinearModel
 from .filechecks import MAX_WEIGHT, check_state_bound
@@ -129,6 +130,7 @@ class _PerceptronFamily(LinearClassifierMixin, ClassifierMixin, LinearModel):
         return int(sum(self.mistakes_curve_))
 
 
+@registry.model_kind("linear.Perceptron")
 class Perceptron(_PerceptronFamily):
     """Rosenblatt's perceptron (the notes' version), binary and multiclass.
 
@@ -170,6 +172,7 @@ class Perceptron(_PerceptronFamily):
         self.n_features = n_features
 
 
+@registry.model_kind("linear.AveragedPerceptron")
 class AveragedPerceptron(Perceptron):
     """The averaged perceptron: trains like :class:`Perceptron` on the current
     weights, predicts with their average over every example of every epoch,
@@ -187,6 +190,7 @@ class AveragedPerceptron(Perceptron):
     _averaged = True
 
 
+@registry.model_kind("linear.PassiveAggressiveClassifier")
 class PassiveAggressiveClassifier(_PerceptronFamily):
     """Passive-aggressive learners and multiclass MIRA.
 

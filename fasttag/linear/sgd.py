@@ -10,6 +10,7 @@ weights the model would use.  Details: docs/linear.md.
 """
 import numpy as np
 
+from ..model import registry
 from ._weights import LEARNING_RATES as _LR, sgd_epoch, sgd_objective, sgd_weights
 from ._base import LinearClassifierMixin, LinearModel, available_if
 from .filechecks import MAX_WEIGHT, check_state_bound
@@ -154,6 +155,7 @@ class _SGDBase(LinearModel):
         self.intercept_ = b
 
 
+@registry.model_kind("linear.SGDClassifier")
 class SGDClassifier(LinearClassifierMixin, ClassifierMixin, _SGDBase):
     """Linear classifiers trained by SGD; multiclass is one-vs-rest (one
     binary problem per class, all trained in the same pass).
@@ -217,6 +219,7 @@ class SGDClassifier(LinearClassifierMixin, ClassifierMixin, _SGDBase):
             return np.log(self.predict_proba(X))
 
 
+@registry.model_kind("linear.SGDRegressor")
 class SGDRegressor(RegressorMixin, _SGDBase):
     """Linear regression by SGD.  Parameters as scikit-learn's SGDRegressor:
     ``loss`` ('squared_error', 'huber', 'epsilon_insensitive',

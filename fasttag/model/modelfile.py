@@ -19,6 +19,8 @@ import zlib
 
 import numpy as np
 
+from . import registry
+from ..display import quote
 from ..errors import InputError, ModelFormatError
 from ..files import atomic_file, checked_path
 
@@ -276,11 +278,47 @@ def stored_meta(meta):
     return {k: v for k, v in meta.items() if k not in RUN_ONLY_META}
 
 
+def stamp(header, name, version, **spec):
+    """Record the hash function and the featurizer in a model ``header``:
+    a model is only as good as the feature hashes it was trained on."""
+    from .._core.weights import HASH_ID
+    header["hash"] = HASH_ID
+    header["featurizer"] = {"name": name, "version": version, **spec}
+
+
+def check_stamp(header, name, version):
+    """The header's featurizer entry, after checking that this fasttag
+    hashes and featurizes as the model's trainer did (another hash
+    function or featurizer version is a ModelFormatError, never a silently
+    worse model)."""
+    from .._core.weights import HASH_ID
+    got = header.get("hash")
+    if got != HASH_ID:
+        raise ModelFormatError(f"the model's features were hashed with {quote(got)}, this fasttag "
+                               f"hashes with {HASH_ID!r}: retrain the model with this version")
+    spec = header.get("featurizer")
+    if not isinstance(spec, dict) or spec.get("name") != name:
+        got = spec.get("name") if isinstance(spec, dict) else spec
+        raise ModelFormatError(f"the model's featurizer is {quote(got)}, not {name!r}")
+    if type(spec.get("version")) is not int or spec["version"] != version:
+        raise ModelFormatError(f"the model was trained with version {quote(spec.get('version'))} of the "
+                               f"{name!r} featurizer, this fasttag has version {version}: retrain the "
+                               f"model with this version")
+    return spec
+
+
 class Stored:
     """``to_bytes``/``save``/``from_bytes`` for a model class that defines
     ``_parts() -> (header, arrays)`` and the classmethod
     ``_from_parts(header, arrays)``: the one way every fasttag model is
-    written and read."""
+    written and read.  A subclass whose body sets ``kind`` (the header's
+    "kind") is registered as the reader of that kind
+    (:mod:`fasttag.model.registry`), for :func:`fasttag.load`."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if isinstance(cls.__dict__.get("kind"), str):
+            registry.model_kind(cls.kind)(cls)
 
     def to_bytes(self):
         """The model file's bytes (see :mod:`fasttag.model.modelfile`)."""

@@ -1,14 +1,17 @@
 """Every option of training and reading, in one table.
 
 Each :class:`Option` gives its Python keyword, its command-line flag, its
-default per task, its type and valid range, and its help text.  The task
+group, its default, its type and valid range, and its help text.  A task
+declares the groups it takes and its own defaults
+(:func:`fasttag.model.registry.task`), so the table names no task.  The task
 classes resolve their keyword arguments through :func:`resolve`.  The
 command line builds its ``train``, ``tag`` and ``eval`` options from the
 same table (:mod:`fasttag.cli`).  So a default or a range is written
 once, and the API and the CLI agree on it.
 
-An option that does not apply to a task is refused, never ignored.  An
-out-of-range value is refused before any work starts.
+An option that does not apply to a task (not in a group it declares) is
+refused, never ignored.  An out-of-range value is refused before any work
+starts.
 """
 import argparse
 import math
@@ -16,6 +19,7 @@ import numbers
 import re
 from dataclasses import dataclass, field
 
+from . import registry
 from ..errors import InputError
 
 # MIRA's k: each update solves for the k best sequences' constraints
@@ -25,16 +29,18 @@ from ..errors import InputError
 # way, so that fine-tuning or update() cannot be made to run for hours.
 MAX_MIRA_K = 64
 
-ALL = ("pos", "seg", "chunk", "ner", "spans", "tok", "features")
-TEMPLATE_TASKS = ("pos", "seg", "chunk", "ner", "spans", "tok")   # features: the caller's dicts are the features
-WORD_TASKS = ("pos", "chunk", "ner", "spans")
-TAG_SET_TASKS = WORD_TASKS + ("features",)                      # tasks whose tags come from the data
-SPAN_TASKS = ("chunk", "ner", "spans")   # spans: a span tagger trained with no task named
+#: The commands that take options without being tasks: the option groups
+#: or names each takes.
+COMMANDS = {"cluster": ("cluster", "seed")}
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option.  ``default`` is a value or a {task: value} dict.
+    """One option.  ``group``: the tasks that declare it or its group take
+    it (:func:`fasttag.model.registry.task`): "training" (every task),
+    "templates", "tag set", "tag dictionary", "format", "columns", "spans",
+    "segmentation", "tokenization", "clusters", "words" or "cluster".
+    ``default``: its default, unless the task declares its own.
     ``parse`` turns a command-line string into a value (None: the option
     has no flag).  ``check(value)`` returns an error text or None.
     ``reads``: the value names a file the command reads (``TYPE=FILE``:
@@ -42,7 +48,7 @@ class Option:
     name: str
     help: str
     default: object = None
-    tasks: tuple = ALL
+    group: str = "training"
     parse: object = None
     check: object = None
     metavar: str = None
@@ -57,9 +63,17 @@ class Option:
         return "--" + (self.flag_name or self.name.replace("_", "-"))
 
     def default_for(self, task):
-        if isinstance(self.default, dict):
-            return self.default.get(task)
+        entry = registry.TASKS.get(task)
+        if entry is not None and self.name in entry.defaults:
+            return entry.defaults[self.name]
         return self.default
+
+    def applies(self, task):
+        """Whether ``task`` (a declared task or a command of
+        :data:`COMMANDS`) takes this option."""
+        entry = registry.TASKS.get(task)
+        takes = entry.options if entry is not None else COMMANDS.get(task, ())
+        return self.group in takes or self.name in takes
 
 
 def _is_int(v):
@@ -145,18 +159,17 @@ def _str_or_none(v):
 
 OPTIONS = [
     # ---------------------------------------------------------- learning
-    Option("epochs", "training epochs", default={"pos": 10, "seg": 12, "chunk": 8, "ner": 15, "spans": 10, "tok": 20,
-                                                    "features": 10},
+    Option("epochs", "training epochs", default=10,
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("seed", "seed of the per-epoch shuffle (cluster: of the first classes)", default=0, parse=int,
-           check=_int_at_least(0), metavar="S", tasks=ALL + ("cluster",), phases=("train", "cluster")),
-    # NER, segmentation and chunking: 3-best MIRA, chosen on CoNLL-2003 testa (+0.6 F1), People's
-    # Daily 1998 dev (+0.15 F1) and held-out CoNLL-2000 training sentences (three seeds: +0.13 F1
-    # alone, +0.22 with the chunk templates; 2-2.5x the training time)
+           check=_int_at_least(0), metavar="S", phases=("train", "cluster")),
+    # NER, segmentation and chunking declare 3-best MIRA their default (fasttag.tasks), chosen on
+    # CoNLL-2003 testa (+0.6 F1), People's Daily 1998 dev (+0.15 F1) and held-out CoNLL-2000 training
+    # sentences (three seeds: +0.13 F1 alone, +0.22 with the chunk templates; 2-2.5x the training time)
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA",
-           default={**{t: "perceptron" for t in ALL}, "ner": "mira", "seg": "mira", "chunk": "mira"},
+           default="perceptron",
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
-    Option("k", "MIRA: best sequences per update", default={**{t: 1 for t in ALL}, "ner": 3, "seg": 3, "chunk": 3},
+    Option("k", "MIRA: best sequences per update", default=1,
            parse=int, check=_int_between(1, MAX_MIRA_K), metavar="K",
            extra={"needs": ("algorithm", "mira"), "default_without": 1}),
     Option("C", "MIRA: aggressiveness (the largest step)", default=1.0, parse=float,
@@ -167,10 +180,10 @@ OPTIONS = [
     Option("ensemble", "train N times on different shuffles (seeds S, S+1 ...) and average the N models' "
            "weights into one: steadier, N times the training time", default=1, parse=int,
            check=_int_at_least(1), metavar="N"),
-    Option("templates", "feature templates (default: the task's)", tasks=TEMPLATE_TASKS),
+    Option("templates", "feature templates (default: the task's)", group="templates"),
     Option("verbose", "progress lines on standard error (default: when it is a terminal)"),
     Option("allow_new_tags", "fine-tuning: add the tags of the new data the model does not know",
-           default=False, tasks=TAG_SET_TASKS, check=_one_of(True, False), parse=bool,
+           default=False, group="tag set", check=_one_of(True, False), parse=bool,
            extra={"flag": True, "needs": ("init", ...)}),
     Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
            parse=str, metavar="MODEL", reads=True),
@@ -178,71 +191,71 @@ OPTIONS = [
     Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
     # ---------------------------------------------------------- decoding
     Option("decoder", "Viterbi or greedy left-to-right decoding", default="viterbi",
-           tasks=TAG_SET_TASKS, parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
+           group="tag set", parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
     Option("tagdict_min_count", "words seen N+ times take only their seen tags (0: off; default: by tag count)",
-           tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="N"),
+           group="tag dictionary", parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="N"),
     Option("prune_k", "open words keep their K best tags (0: all; default: by tag count)",
-           tasks=("pos",), parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="K"),
+           group="tag dictionary", parse=int, check=lambda v: None if v is None else _int_at_least(0)(v), metavar="K"),
     # ---------------------------------------------------------- reading
-    Option("format", "file format (default: guessed, or as trained)", tasks=("pos", "seg"),
+    Option("format", "file format (default: guessed, or as trained)", group="format",
            parse=str, choices=("conllu", "conll", "text"), phases=("train", "eval", "tag"),
            check=lambda v: None if v is None else _one_of("conllu", "conll", "text")(v)),
     Option("column", "tag column: upos or xpos for CoNLL-U, a 0-based index for column files "
-           "(default: upos, or the last column)", tasks=WORD_TASKS, parse=_parse_column,
+           "(default: upos, or the last column)", group="columns", parse=_parse_column,
            check=_column_value, phases=("train", "eval", "tag")),
-    Option("word_column", "word column of column files", default=0, tasks=WORD_TASKS,
+    Option("word_column", "word column of column files", default=0, group="columns",
            parse=int, check=_int_at_least(0), metavar="N", phases=("train", "eval")),
     Option("feature_columns", "columns used as features beside the words, 0-based (default: none for ner, "
-           "so that its model tags raw text; every other column for chunk)", default={"ner": ()},
-           tasks=SPAN_TASKS, parse=_parse_int_list, check=_int_list, metavar="N,M"),
-    Option("scheme", "tag scheme of the files (default: detected)", tasks=SPAN_TASKS, parse=str,
+           "so that its model tags raw text; every other column for chunk)", group="spans",
+           parse=_parse_int_list, check=_int_list, metavar="N,M"),
+    Option("scheme", "tag scheme of the files (default: detected)", group="spans", parse=str,
            choices=("iob1", "iob2", "bioes"), check=lambda v: None if v is None else _one_of("iob1", "iob2", "bioes")(v),
            phases=("train", "eval")),
-    Option("internal_scheme", "the scheme learned and decoded with", default="bioes", tasks=SPAN_TASKS,
+    Option("internal_scheme", "the scheme learned and decoded with", default="bioes", group="spans",
            check=_one_of("bioes", "iob2")),
     Option("document_features", "document-level features (default: off for ner and chunk); they need whole "
            "documents (column files with -DOCSTART- lines), which raw text, tagged a sentence at a "
            "time, does not give",
-           default={"chunk": False, "ner": False, "spans": True}, tasks=SPAN_TASKS, check=_one_of(True, False),
+           group="spans", check=_one_of(True, False),
            parse=_parse_switch, metavar="on|off"),
     Option("ambiguity_classes", "features of the span types each word took in the training data "
            "(jackknifed; default: on for ner, off for chunk)",
-           default={"chunk": False, "ner": True, "spans": False}, tasks=SPAN_TASKS, check=_one_of(True, False),
+           group="spans", check=_one_of(True, False),
            parse=_parse_switch, metavar="on|off"),
     Option("gazetteers", "gazetteer entries of one type, one per line (repeatable); in Python a "
-           "{type: path or entries} dict", tasks=SPAN_TASKS, parse=str, metavar="TYPE=FILE",
+           "{type: path or entries} dict", group="spans", parse=str, metavar="TYPE=FILE",
            flag_name="gazetteer", reads=True),
     # ---------------------------------------------------------- segmentation
     Option("dictionary", "user dictionary used as features: one word per line (optional weight)",
-           tasks=("seg",), parse=str, metavar="FILE", flag_name="dict", reads=True),
-    Option("folds", "jackknife folds of the vocabulary features (1: none)", default=3, tasks=("seg",),
+           group="segmentation", parse=str, metavar="FILE", flag_name="dict", reads=True),
+    Option("folds", "jackknife folds of the vocabulary features (1: none)", default=3, group="segmentation",
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("runs", "runs of letters (of alphabets written with spaces), digits, URLs and e-mail addresses "
            "kept whole; off for a language whose alphabet the runs would keep from being segmented (in "
-           "Python True, False or a dict)", default=True, tasks=("seg",), parse=_parse_switch, metavar="on|off"),
+           "Python True, False or a dict)", default=True, group="segmentation", parse=_parse_switch, metavar="on|off"),
     Option("unlabeled", "raw text whose strings of high accessor variety become word-candidate features "
-           "(in Python also str lines); stored in the model", tasks=("seg",), parse=str, metavar="FILE",
+           "(in Python also str lines); stored in the model", group="segmentation", parse=str, metavar="FILE",
            reads=True),
     Option("prune", "drop averaged weights smaller than this in absolute value (MIRA's weights are far "
            "smaller than the perceptron's; with dev data the pruned model is scored again)", default=0.0,
-           tasks=("seg",), parse=float, check=_non_negative_float, metavar="X"),
+           group="segmentation", parse=float, check=_non_negative_float, metavar="X"),
     # ---------------------------------------------------------- tokenization
-    Option("max_sentences", "train on the first N sentences only", tasks=("tok",),
+    Option("max_sentences", "train on the first N sentences only", group="tokenization",
            check=lambda v: None if v is None else _int_at_least(1)(v)),
     # ---------------------------------------------------------- word clusters
     Option("clusters", "Brown clusters as features: a bitstring<TAB>word<TAB>count file (in Python also "
-           "a dict word -> bit string); stored in the model (seg: clusters of characters)", tasks=WORD_TASKS + ("seg",),
+           "a dict word -> bit string); stored in the model (seg: clusters of characters)", group="clusters",
            parse=str, metavar="FILE", reads=True),
     Option("n_clusters", "clusters to learn (the leaves of the tree; at most 5000)", default=1000,
-           tasks=("cluster",), parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
+           group="cluster", parse=int, check=_int_between(2, 5000), metavar="N", phases=("cluster",),
            flag_name="clusters"),
-    Option("min_count", "cluster only words seen at least N times", default=2, tasks=("cluster",),
+    Option("min_count", "cluster only words seen at least N times", default=2, group="cluster",
            parse=int, check=_int_at_least(1), metavar="N", phases=("cluster",)),
     Option("iterations", "exchange passes at most (it stops when no word moves)", default=15,
-           tasks=("cluster",), parse=int, check=_int_at_least(0), metavar="N", phases=("cluster",)),
+           group="cluster", parse=int, check=_int_at_least(0), metavar="N", phases=("cluster",)),
     # ---------------------------------------------------------- evaluation
     Option("words", "training word list for OOV recall (segmentation) or unknown-word accuracy (pos)",
-           tasks=("pos", "seg"), parse=str, metavar="FILE", phases=("eval",), check=None,
+           group="words", parse=str, metavar="FILE", phases=("eval",), check=None,
            reads=True),
 ]
 
@@ -263,7 +276,7 @@ def resolve(task, phase, given, what=None, cli=False):
         opt = BY_NAME.get(name)
         if opt is None or phase not in opt.phases:
             raise TypeError(f"{what or task}: unexpected keyword argument {name!r}")
-        if task not in opt.tasks:
+        if not opt.applies(task):
             if value is None or (not cli and value == opt.default_for(task)):
                 continue
             raise InputError(f"{named(opt)} does not apply to {_task_text(task)} models")
@@ -273,7 +286,7 @@ def resolve(task, phase, given, what=None, cli=False):
                 raise InputError(f"{named(opt)} {err}")
         out[name] = _plain(value)
     for opt in OPTIONS:
-        if task in opt.tasks and phase in opt.phases and out.get(opt.name) is None:
+        if opt.applies(task) and phase in opt.phases and out.get(opt.name) is None:
             out[opt.name] = opt.default_for(task)
     for opt in OPTIONS:
         needs = opt.extra.get("needs")
@@ -332,10 +345,10 @@ def _plain(value):
 
 
 def _task_text(task):
-    return {"pos": "POS tagger", "seg": "segmenter", "chunk": "chunker", "ner": "named-entity",
-            "spans": "span tagger", "tok": "tokenizer", "features": "feature tagger"}.get(task, task)
+    entry = registry.TASKS.get(task)
+    return task if entry is None else entry.title
 
 
 def for_cli(task, phase):
     """The options with a flag that apply to ``task`` in ``phase``."""
-    return [o for o in OPTIONS if o.parse is not None and task in o.tasks and phase in o.phases]
+    return [o for o in OPTIONS if o.parse is not None and o.applies(task) and phase in o.phases]

@@ -1,24 +1,29 @@
-"""The task registry: one entry per ``fasttag train`` subcommand.
+"""The package's tasks, one module each.
 
-A new task is one module here (a :class:`fasttag.tasks.base.SequenceTask`
-subclass) plus one line in :data:`TASKS` and one in
-:data:`fasttag.store.KINDS`.  The command line builds its subcommands
-from this table.
+A task is a :class:`fasttag.tasks.base.SequenceTask` subclass that
+declares itself: its body sets its model file's ``kind``, and the
+decorator :func:`fasttag.model.registry.task` gives its name, the options
+it takes, its defaults and its ``fasttag train`` subcommand.  The store,
+the option table and the command line read those declarations, so a new
+task, here or in a user's code, is its class alone.  Importing this
+package declares the package's tasks.
 """
-import importlib
+from ..model import registry
+from . import pos, seg, spans, tok, featuredicts  # noqa: F401  (each declares its tasks)
+from .featuredicts import FeatureTagger
+from .pos import Tagger
+from .seg import Segmenter
+from .spans import SpanTagger
+from .tok import Tokenizer
 
-# name -> (module, class, keyword arguments of train(), help)
-TASKS = {
-    "pos": ("fasttag.tasks.pos", "Tagger", {}, "part-of-speech tagger from CoNLL-U or column files"),
-    "seg": ("fasttag.tasks.seg", "Segmenter", {},
-            "Chinese word segmenter from segmented text (one sentence per line) or CoNLL-U"),
-    "chunk": ("fasttag.tasks.spans", "SpanTagger", {"task": "chunk"}, "chunker from column files"),
-    "ner": ("fasttag.tasks.spans", "SpanTagger", {"task": "ner"}, "named-entity tagger from column files"),
-    "tok": ("fasttag.tasks.tok", "Tokenizer", {}, "tokenizer and sentence splitter from CoNLL-U"),
-}
+__all__ = ["Tagger", "Segmenter", "SpanTagger", "Tokenizer", "FeatureTagger", "TASKS", "task_class"]
+
+#: The package's ``fasttag train`` tasks, by name.
+TASKS = registry.train_commands()
 
 
 def task_class(name):
-    """The class of task ``name`` and the keywords its ``train`` needs."""
-    module, cls, kwargs, _ = TASKS[name]
-    return getattr(importlib.import_module(module), cls), dict(kwargs)
+    """The class of task ``name`` (any declared one) and the keywords its
+    ``train`` needs."""
+    entry = registry.TASKS[name]
+    return entry.cls, dict(entry.keywords)

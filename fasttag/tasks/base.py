@@ -20,7 +20,7 @@ what differs between tasks:
 The base class owns what is the same for every task.  That is training
 (one option table and one trainer), prediction (one path through
 :meth:`fasttag.model.sequence.SequenceModel.predict_chunks`), evaluation, and
-storage (:mod:`fasttag.store`).
+storage (:mod:`fasttag.model.modelfile`).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from ..model import confidence, modelfile, options, training as trainer
-from .. import parallel, store
+from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from ..model.progress import Progress
 from ..model.sequence import SequenceModel, tag_fault
@@ -49,6 +49,7 @@ class SequenceTask(modelfile.Stored):
     kind = None            # the model file's "kind"
     featurizer = None      # (name, version) of the featurizer the model was trained with
     primary = None         # the key of the dev-selection score in _score()'s result
+    commands = ()          # the ``fasttag`` commands that tag with its models (tag, ner, segment, tokenize)
 
     def __init__(self, model, meta=None):
         self.model = model
@@ -325,7 +326,8 @@ class SequenceTask(modelfile.Stored):
         if isinstance(init, SequenceTask):
             model = init
         elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
-            model = store.load(init)
+            from ..store import load            # a path or a bundled model's name
+            model = load(init)
         else:
             raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
         if not isinstance(model, cls):
@@ -477,7 +479,7 @@ class SequenceTask(modelfile.Stored):
         extra_header, extra_arrays = self._task_parts()
         header.update(extra_header)
         arrays.update(extra_arrays)
-        store.stamp(header, *self.featurizer, **self._featurizer_options())
+        modelfile.stamp(header, *self.featurizer, **self._featurizer_options())
         return header, arrays
 
     def _featurizer_options(self):
@@ -493,7 +495,7 @@ class SequenceTask(modelfile.Stored):
         is checked here, so a file that loads also decodes."""
         if header.get("kind") != cls.kind:
             raise ModelFormatError(f"not a {cls.__name__} model (kind {header.get('kind')!r})")
-        spec = store.check_stamp(header, *cls.featurizer)
+        spec = modelfile.check_stamp(header, *cls.featurizer)
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")

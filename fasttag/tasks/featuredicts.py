@@ -16,6 +16,7 @@ from .. import parallel
 from .._core.weights import hash_strings
 from ..errors import InputError, ModelFormatError
 from ..model.sequence import SequenceModel
+from ..model import registry
 from .base import SequenceTask, tag_set
 
 SEED = 0x5EEDF00D
@@ -76,6 +77,7 @@ class DictFeaturizer:
         return keys, bounds
 
 
+@registry.task("features", title="feature tagger", options=("tag set",))
 class FeatureTagger(SequenceTask):
     """A structured-perceptron tagger over per-token feature dicts (see the
     module docstring); :class:`fasttag.sklearn.SequenceTagger` uses it when

@@ -22,6 +22,7 @@ from ..features.clusters import Clusters, as_clusters
 from ..features.words import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
                         token_lists)
 from ..model.sequence import SequenceModel
+from ..model import registry
 from .base import SequenceTask, tag_set
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
@@ -88,6 +89,8 @@ def read_pairs(data, format=None, column=None, word_column=0, what="data"):
     return pairs
 
 
+@registry.task("pos", title="POS tagger", help="part-of-speech tagger from CoNLL-U or column files",
+               options=("templates", "tag set", "tag dictionary", "columns", "clusters", "format", "words"))
 class Tagger(SequenceTask):
     """A trained part-of-speech tagger.  Create with :meth:`train` or
     :func:`fasttag.load`.
@@ -99,6 +102,7 @@ class Tagger(SequenceTask):
 
     task = "pos"
     kind = "tagger"
+    commands = ("tag",)
     featurizer = ("word", 1)
     primary = "accuracy"
 

@@ -34,6 +34,7 @@ from ..features.clusters import as_clusters
 from ..errors import InputError, ModelFormatError
 from ..features.normalize import atomic_runs, normalize_text, run_letters
 from ..model.sequence import SequenceModel
+from ..model import registry
 from .base import SequenceTask, check_fixed_labels
 from ..features.userdict import read_userdict
 from .pos import stored_clusters
@@ -158,6 +159,9 @@ def _gold_ids(sentences):
 
 # ---------------------------------------------------------------- the segmenter
 
+@registry.task("seg", title="segmenter", options=("templates", "segmentation", "clusters", "format", "words"),
+               defaults={"epochs": 12, "algorithm": "mira", "k": 3},
+               help="Chinese word segmenter from segmented text (one sentence per line) or CoNLL-U")
 class Segmenter(SequenceTask):
     """A trained Chinese word segmenter.  Create with :meth:`train` or
     :func:`fasttag.load`.
@@ -169,6 +173,7 @@ class Segmenter(SequenceTask):
 
     task = "seg"
     kind = "segmenter"
+    commands = ("segment",)
     featurizer = ("chars", 1)
     primary = "f1"
 

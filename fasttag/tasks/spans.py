@@ -34,6 +34,7 @@ from ..features.spans import document_extras as _document_extras
 from ..features.spans import resolve_columns as _resolve_columns
 from ..features.words import bad_token, one_sentence, token_lists
 from ..model.sequence import SequenceModel, tag_fault
+from ..model import registry
 from .base import SequenceTask
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
@@ -120,12 +121,25 @@ def _bad_input(sentences, columns=None):
 
 
 
+#: The option groups of span tasks (chunk, ner, and "spans": one trained with no task named).
+SPAN_OPTIONS = ("templates", "tag set", "columns", "spans", "clusters")
+
+
+@registry.task("ner", title="named-entity", help="named-entity tagger from column files", options=SPAN_OPTIONS,
+               defaults={"epochs": 15, "algorithm": "mira", "k": 3, "feature_columns": (), "document_features": False,
+                         "ambiguity_classes": True}, task="ner")
+@registry.task("chunk", title="chunker", help="chunker from column files", options=SPAN_OPTIONS,
+               defaults={"epochs": 8, "algorithm": "mira", "k": 3, "document_features": False,
+                         "ambiguity_classes": False}, task="chunk")
+@registry.task("spans", title="span tagger", options=SPAN_OPTIONS,
+               defaults={"document_features": True, "ambiguity_classes": False})
 class SpanTagger(SequenceTask):
     """A trained chunker or named-entity tagger.  Create with :meth:`train`
     or :func:`fasttag.load`."""
 
     task = "spans"
     kind = "spans"
+    commands = ("tag", "ner")
     featurizer = ("spans", 1)
     primary = "f1"
     def __init__(self, model, meta=None, gazetteer=None, ambiguity=None):

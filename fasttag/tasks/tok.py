@@ -27,6 +27,7 @@ from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
 from ..text.sources import open_lines
 from ..text.metrics import score_tokenization
 from ..model.sequence import SequenceModel
+from ..model import registry
 from .base import SequenceTask, check_fixed_labels
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
@@ -678,6 +679,8 @@ def _attach_marks(text, labels):
 
 # ---------------------------------------------------------------- the tokenizer
 
+@registry.task("tok", title="tokenizer", help="tokenizer and sentence splitter from CoNLL-U",
+               options=("templates", "tokenization"), defaults={"epochs": 20})
 class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
     :meth:`train` or :func:`fasttag.load`.
@@ -693,6 +696,7 @@ class Tokenizer(SequenceTask):
 
     task = "tok"
     kind = "tokenizer"
+    commands = ("tokenize",)
     featurizer = ("tokchars", 1)
     primary = "mean_f1"
 
