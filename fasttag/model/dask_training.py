@@ -135,12 +135,9 @@ class DaskShards:
 
 def _patience():
     """Seconds to wait for a worker while the cluster has none: the
-    scheduler's own ``distributed.scheduler.no-workers-timeout`` where it
-    is set, else ``distributed.comm.timeouts.connect`` (30 s): how long
-    Dask itself waits for a peer before counting it as gone, longer than
-    a nanny takes to start a killed worker again (seconds) and than a
-    LocalCluster waits for it (``distributed.deploy.lost-worker-timeout``,
-    15 s)."""
+    scheduler's ``distributed.scheduler.no-workers-timeout`` where set,
+    else ``distributed.comm.timeouts.connect`` (30 s), how long Dask waits
+    for a peer: longer than a nanny or a LocalCluster takes to restart one."""
     import dask
     from dask.utils import parse_timedelta
     for name in ("distributed.scheduler.no-workers-timeout", "distributed.comm.timeouts.connect"):
@@ -168,7 +165,7 @@ def _constant(client, value):
 def _gather(client, futures, patience, poll=1.0):
     """The results of one epoch's shard ``futures``, in order.  Dask runs
     a shard whose worker dies again on the workers that remain or return;
-    this stops (:class:`fasttag.model.training.Stopped`) when the cluster has had no worker for
+    this stops (:class:`Stopped`) when the cluster has had no worker for
     ``patience`` (the setting named and its seconds), or when the workers
     running a shard died more often than the scheduler allows."""
     dd = require_dask()

@@ -46,15 +46,11 @@ points; speed-up per epoch on 2 cores):
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """The settings of one training, resolved once (by
-    :func:`fasttag.model.options.resolve`) and carried unchanged to the
-    compiled update: ``algorithm`` "perceptron" or "mira" (with MIRA's
-    ``k`` best sequences and step bound ``C``), ``epochs``, the shuffle
-    ``seed``, ``threads`` shards mixed per epoch, ``ensemble`` runs
-    averaged; ``rounds`` of mixing per epoch (None: by size; given with one
-    thread, one shard goes through the mixing path) and ``slices`` per
-    epoch (the bar moves and Ctrl-C is answered between them; the model is
-    the same for any number)."""
+    """The settings of one training, resolved once (by :mod:`fasttag.model.options`)
+    and carried unchanged to the compiled update.  ``rounds``: of mixing
+    per epoch (None: by size; given with one thread, one shard goes through
+    the mixing path); ``slices``: compiled calls per epoch, between which
+    the bar moves and Ctrl-C is answered (the model is the same for any)."""
     epochs: int = 10
     seed: int = 0
     algorithm: str = "perceptron"
@@ -79,9 +75,6 @@ class Settings:
         """What the model file records of the update rule."""
         return {"algorithm": self.algorithm, "k": self.k, "C": self.C}
 
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
 
 class Stopped(Exception):
     """A backend lost the workers of an epoch for good: ``reason``
@@ -94,30 +87,22 @@ class Stopped(Exception):
 
 def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", progress=None, init=False,
         backend=None, settings=None, **options):
-    """Train ``model`` in place on ``train``: (input, context, gold tag ids)
-    triples, or None where ``backend`` reads the data itself.  ``settings``
-    (:class:`Settings`; keywords such as ``epochs=`` replace its fields).
-
-    ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
-    fraction; token accuracy when None): the epoch with the best score is
-    kept, without ``dev`` the last.  Sets ``model.training_info`` (with the
-    learning curve) and returns per-epoch statistics.  With ``init``,
-    training continues from the model's weights (fine-tuning).
-    ``progress`` (a :class:`fasttag.model.progress.Progress`) reports a line
-    per epoch and a live bar; without it ``verbose`` decides.
-
-    ``backend``: where the shards run (default :class:`Local`: this
-    process, on ``settings.threads`` threads, deterministic for a seed and
-    a number of threads).  ``ensemble`` above 1 trains that many runs with
-    seeds ``seed``, ``seed + 1`` ... and averages their kept weights
-    (:func:`fasttag.model.tables.mean_table`).
+    """Train ``model`` in place on ``train``, (input, context, gold tag ids)
+    triples (None where ``backend`` reads the data), by ``settings``
+    (keywords such as ``epochs=`` replace its fields).  The epoch with the
+    best ``evaluate(predicted dev ids)`` (token accuracy when None) is
+    kept, without ``dev`` the last; ``init``: from the model's weights.
+    Sets ``model.training_info`` (with the learning curve) and returns
+    per-epoch statistics.  ``backend``: where the shards run (default
+    :class:`Local`).  An ensemble averages the kept weights of runs with
+    seeds ``seed``, ``seed + 1`` ... (:func:`fasttag.model.tables.mean_table`).
 
     Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted` with ``model``
     set when an epoch was completed: it then holds the best completed epoch
     (of an ensemble: the mean of the runs so far) and its ``training_info``
     says ``interrupted_at_epoch``; a backend that loses its workers raises
     :class:`fasttag.errors.WorkersLost` the same way."""
-    settings = (settings or Settings()).replace(**options) if options else (settings or Settings())
+    settings = dataclasses.replace(settings or Settings(), **options)
     if progress is None:
         progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
     if backend is None:
@@ -126,6 +111,7 @@ def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", pr
         backend = Local(model, train, settings)
     selection = Selection(model, dev, evaluate)
     kept, histories = [], []      # per finished run: its kept (score, epoch, emit, trans), its epochs
+    stopped = reason = None
     try:
         for r in range(settings.ensemble):
             run = _Run(model, backend, selection, settings, settings.seed + r, init,
@@ -134,29 +120,28 @@ def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", pr
                 run.epochs(progress)
             except (KeyboardInterrupt, Stopped) as exc:
                 progress.clear()
-                if run.best is not None:
-                    kept.append(run.best)
-                    histories.append(run.history)
-                reason = getattr(exc, "reason", None)
-                stopped = run.finished + 1
-                if kept:
-                    _keep(model, _mean(kept, selection, model), histories, bool(dev), settings, backend)
-                    model.training_info["interrupted_at_epoch"] = stopped
-                    if reason is not None:
-                        model.training_info["interrupted_by"] = reason
-                if reason is not None:
-                    raise WorkersLost(stopped, reason, model if kept else None) from None
-                raise TrainingInterrupted(stopped, model if kept else None) from None
-            kept.append(run.best)
-            histories.append(run.history)
+                stopped, reason = run.finished + 1, getattr(exc, "reason", None)
+            if run.best is not None:
+                kept.append(run.best)
+                histories.append(run.history)
             run = None              # its training state goes before the next run's (peak memory)
+            if stopped:
+                break
     finally:
         backend.close()
-    best = _mean(kept, selection, model)
-    selection = kept = None
-    if settings.ensemble > 1:
+    best = _mean(kept, selection, model) if kept else None
+    selection = None
+    if settings.ensemble > 1 and not stopped:
         progress.line(f"the {settings.ensemble} runs averaged" + (f": dev {100 * best[0]:.2f}%" if dev else ""))
-    _keep(model, best, histories, bool(dev), settings, backend)
+    if best is not None:
+        _keep(model, best, histories, bool(dev), settings, backend)
+    if stopped:
+        if best is not None:
+            model.training_info["interrupted_at_epoch"] = stopped
+            if reason is not None:
+                model.training_info["interrupted_by"] = reason
+        kept = model if best is not None else None
+        raise (TrainingInterrupted(stopped, kept) if reason is None else WorkersLost(stopped, reason, kept))
     if settings.ensemble > 1:
         return [dict(h, run=r + 1) for r, history in enumerate(histories) for h in history]
     return histories[0]
