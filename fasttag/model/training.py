@@ -202,36 +202,40 @@ class Local:
         self.lengths = np.diff(np.asarray(self.bounds, dtype=np.int64))
         self.mixed = settings.threads > 1 or settings.rounds is not None
         self.info = {"threads": settings.threads} if settings.threads > 1 else {}
+        self.greedy = model.decoder == "greedy"
         self.search = self.shards = self.rng = None
 
     def start(self, emit, trans, seed):
         self.rng = np.random.default_rng(seed)
         if self.mixed:
-            self.shards = _Shards(self.model, emit, trans, self.cands, self.settings.threads, self.settings.rounds)
+            self.shards = _Shards(self, emit, trans)
         else:
             self.search = self.model.search(emit, trans, self.cands)
 
     def epoch(self, epoch, emit, trans, step, bar):
         """One epoch: (positions wrong before their update, the step reached)."""
-        n_examples = len(self.bounds) - 1
-        order = self.rng.permutation(n_examples).astype(np.int64)
-        n_slices = max(1, min(n_examples, self.settings.slices))
-        greedy = self.model.decoder == "greedy"
+        order = self.rng.permutation(len(self.bounds) - 1).astype(np.int64)
         if self.mixed:
-            return self.shards.epoch(emit, trans, self.keys, self.bounds, self.gold, order, self.lengths, step,
-                                     (self.settings, greedy), n_slices,
-                                     lambda done, tokens: bar(done, len(order), tokens))
-        wrong = done_tokens = 0
-        cuts = np.linspace(0, len(order), n_slices + 1).astype(np.int64)
+            return self.shards.epoch(emit, trans, order, step, lambda done, tokens: bar(done, len(order), tokens))
+        done_tokens = [0]
+
+        def after(done, tokens):
+            done_tokens[0] += tokens
+            bar(done, len(order), done_tokens[0])
+        return self.passes(self.search, trans, order, step, self.settings.slices, after)
+
+    def passes(self, search, trans, order, step, slices, after):
+        """The examples ``order`` names, in at most ``slices`` compiled
+        passes, ``after(examples done, positions of the pass)`` called after
+        each: (positions wrong before their update, the step reached)."""
+        wrong = 0
+        cuts = np.linspace(0, len(order), max(1, min(len(order), slices)) + 1).astype(np.int64)
         for a, b in zip(cuts[:-1], cuts[1:]):
-            if a == b:
-                continue
-            part = order[a:b]
-            w, step = epoch_pass(self.search, trans, self.keys, self.bounds, self.gold, part, step,
-                                 self.settings, greedy)
-            wrong += w
-            done_tokens += int(self.lengths[part].sum())
-            bar(int(b), len(order), done_tokens)
+            if a < b:
+                w, step = epoch_pass(search, trans, self.keys, self.bounds, self.gold, order[a:b], step,
+                                     self.settings, self.greedy)
+                wrong += w
+                after(int(b), int(self.lengths[order[a:b]].sum()))
         return wrong, step
 
     def speed(self, stats):
@@ -475,59 +479,54 @@ class _Shards:
     :data:`ROUND_POSITIONS` positions per shard, at most
     :data:`MAX_ROUNDS`)."""
 
-    def __init__(self, model, emit, trans, cands, threads, rounds):
+    def __init__(self, local, emit, trans):
         emit.loosen()                       # the shards copy its arrays as they are
-        self.copies = [(WeightTable(), AveragedVector(trans.size)) for _ in range(threads)]
-        self.searches = [model.search(e, t, cands) for e, t in self.copies]
-        self.rounds = rounds
+        self.local, self.lengths = local, local.lengths
+        self.copies = [(WeightTable(), AveragedVector(trans.size)) for _ in range(local.settings.threads)]
+        self.searches = [local.model.search(e, t, local.cands) for e, t in self.copies]
         self.mixed = None       # what the last round changed: the copies follow it
 
-    def epoch(self, emit, trans, keys, bounds, gold, order, lengths, step, rule, n_slices, bar):
+    def epoch(self, emit, trans, order, step, bar):
         """One epoch over ``order`` (after global step ``step``), mixed into
         ``emit``/``trans``: (positions wrong, the step reached).  The
         threads stop between slices on Ctrl-C."""
-        rounds = self.rounds
+        rounds = self.local.settings.rounds
         if rounds is None:
-            rounds = min(MAX_ROUNDS, -(-int(lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
+            rounds = min(MAX_ROUNDS, -(-int(self.lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
         rounds = max(1, min(rounds, len(order) // (4 * len(self.copies))))
         cuts = np.linspace(0, len(order), rounds + 1).astype(np.int64)
-        slices = max(1, -(-n_slices // rounds))
+        slices = max(1, -(-max(1, min(len(order), self.local.settings.slices)) // rounds))
         wrong = 0
         done = [0, 0]                           # examples, positions done before this round
         with ThreadPoolExecutor(max_workers=len(self.copies)) as pool:
             for a, b in zip(cuts[:-1], cuts[1:]):
-                w, step = self.round(pool, emit, trans, keys, bounds, gold, order[a:b], lengths, step,
-                                     rule, slices, bar, done)
+                w, step = self.round(pool, emit, trans, order[a:b], step, slices, bar, done)
                 wrong += w
         return wrong, step
 
-    def round(self, pool, emit, trans, keys, bounds, gold, order, lengths, step, rule, slices, bar, before):
+    def round(self, pool, emit, trans, order, step, slices, bar, before):
         """One round over ``order``: each shard, in its own thread, copies
         the mixed weights, trains on its part and collects its changes;
         then the changes are mixed, in shard order."""
-        settings, greedy = rule
+        lengths = self.lengths
         parts = mixing.deal(order, lengths, len(self.copies))
         stop = threading.Event()
         done = [[0, 0] for _ in parts]           # per shard: examples, positions done
 
         def work(i):
-            part = parts[i]
+            if stop.is_set():
+                return None
             shard_emit, shard_trans = self.copies[i]
             mixing.start_round(shard_emit, shard_trans, emit, trans, self.mixed)
-            cuts = np.linspace(0, len(part), max(1, min(len(part), slices)) + 1).astype(np.int64)
-            wrong = 0
-            at = 1                               # step 1 stands for the mixed weights
-            for a, b in zip(cuts[:-1], cuts[1:]):
+
+            def after(examples, positions):
                 if stop.is_set():
-                    return None
-                if a == b:
-                    continue
-                w, at = epoch_pass(self.searches[i], shard_trans, keys, bounds, gold, part[a:b], at,
-                                   settings, greedy)
-                wrong += w
-                done[i][0] += int(b - a)
-                done[i][1] += int(lengths[part[a:b]].sum())
-            return mixing.round_changes(shard_emit, shard_trans, len(part), wrong, emit)
+                    raise _Halted
+                done[i][0] = examples
+                done[i][1] += positions
+            # step 1 stands for the mixed weights
+            wrong, _ = self.local.passes(self.searches[i], shard_trans, parts[i], 1, slices, after)
+            return mixing.round_changes(shard_emit, shard_trans, len(parts[i]), wrong, emit)
 
         futures = [pool.submit(work, i) for i in range(len(parts))]
         try:
@@ -545,6 +544,10 @@ class _Shards:
         step += len(order)
         self.mixed = mixing.mix(emit, trans, changes, step)
         return sum(c.wrong for c in changes), step
+
+
+class _Halted(Exception):
+    """A shard's thread stops: the round was interrupted."""
 
 
 def trainable_copy(model):
