@@ -1,13 +1,8 @@
-"""Training on a Dask cluster: the backend of the training loop
-(:func:`fasttag.model.training.fit`) whose shards are Dask workers, one
-byte range of the training file each (:mod:`fasttag.distributed` tells
-how to use it).  Dask is imported only when a cluster is used.
-
-The model, the fold tables and each epoch's weights are tasks of the
-cluster (:func:`_constant`), not scattered data: where a worker dies, Dask
-computes what it held again and runs its shards again, with the same
-result.  When no worker is left for the cluster's patience, or the workers
-running a shard keep dying, the epoch stops (:class:`Stopped`).
+"""The backend of the training loop (:func:`fasttag.model.training.fit`)
+whose shards are Dask workers, one byte range of the training file each
+(use: :mod:`fasttag.distributed`); Dask is imported only when a cluster
+is used.  What workers need are tasks of the cluster (:func:`_constant`),
+so a lost worker's shard runs again elsewhere with the same result.
 """
 import io
 import os
@@ -99,8 +94,7 @@ class DaskShards:
         self.model_bytes = _constant(client, (cls, task_model.to_bytes()))
         self.tables = None if tables is None else _constant(client, tables)
         self.info = {"workers": len(self.ranges)}
-        self.n_tokens = self.n_sentences = 0
-        self.seed = settings.seed
+        self.n_tokens = self.n_sentences = self.seed = 0
 
     def start(self, emit, trans, seed):
         emit.loosen()
@@ -244,17 +238,6 @@ def _range_bytes(path, start, end):
         return f.read(end - start)
 
 
-def _read_range(cls, path, start, end, reading, digest=None):
-    """The examples of bytes start..end of ``path``, read by task class
-    ``cls`` as a worker reads its shard; ``digest``: the CRC-32 the client
-    read there (a worker seeing another file at the path is an error)."""
-    data = _range_bytes(path, start, end)
-    if digest is not None and zlib.crc32(data) != digest:
-        raise InputError(f"a Dask worker reads other bytes at this path than the client (bytes {start}-{end}): "
-                         f"the training file must be the same file on every worker", path=path)
-    return _parse_range(cls, data, reading)
-
-
 def _parse_range(cls, data, reading):
     return cls._read(io.BytesIO(data), dict(reading), "training data")
 
@@ -262,14 +245,19 @@ def _parse_range(cls, data, reading):
 def _shard(run, model_bytes, tables, path, start, end, digest, reading):
     """On a worker: the model and its featurized shard (bytes start..end
     of ``path``, jackknifed with the fold ``tables``), read once per
-    training run."""
+    training run; ``digest``: the CRC-32 the client read there (a worker
+    seeing another file at the path is an error)."""
     key = (run, path, start, end)
     with _WORKER_LOCK:
         if key in _WORKER_CACHE:
             return _WORKER_CACHE[key]
     cls, data = model_bytes
     task_model = cls.from_bytes(data)
-    examples = _read_range(cls, path, start, end, reading, digest)
+    data = _range_bytes(path, start, end)
+    if zlib.crc32(data) != digest:
+        raise InputError(f"a Dask worker reads other bytes at this path than the client (bytes {start}-{end}): "
+                         f"the training file must be the same file on every worker", path=path)
+    examples = _parse_range(cls, data, reading)
     if tables is not None:
         task_model._use_fold_tables(tables)
     encoded = task_model._encode(examples, training=True)

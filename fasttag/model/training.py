@@ -423,11 +423,11 @@ def check_settings(settings, name):
 class Online:
     """Training a batch at a time, for callers that own the loop
     (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass
-    over its examples in order, continuing the weights, the step counter
-    and the lazy average of the previous ones (the loop's update, one
-    epoch of one slice in the given order).  The model's own weights
-    start the run and count in the average from the first step;
-    :meth:`update` writes the average so far back into the model."""
+    of the loop's backend over its examples in order, continuing the
+    weights, the step counter and the lazy average of the previous ones.
+    The model's own weights start the run and count in the average from
+    the first step; :meth:`update` writes the average so far back into
+    the model."""
 
     def __init__(self, model, settings):
         self.model, self.settings = model, settings
@@ -443,14 +443,11 @@ class Online:
         model = self.model
         if len(model.tags) != self.n_tags:
             raise ValueError("the model's tag set changed since this run started")
-        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in data])
-        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in data])
-        if len(gold) != keys.shape[0] or (len(gold) and (gold.min() < 0 or gold.max() >= len(model.tags))):
+        batch = Local(model, data, self.settings)
+        if len(batch.gold) and (batch.gold.min() < 0 or batch.gold.max() >= len(model.tags)):
             raise InputError("gold tags must be the model's tags, one per position")
-        search = model.search(self.emit, self.trans, cands)
-        order = np.arange(len(data), dtype=np.int64)
-        wrong, self.step = epoch_pass(search, self.trans, keys, bounds, gold, order, self.step, self.settings,
-                                      model.decoder == "greedy")
+        wrong, self.step = batch.passes(model.search(self.emit, self.trans, batch.cands), self.trans,
+                                        np.arange(len(data), dtype=np.int64), self.step, 1, lambda *_: None)
         _install(model, self.emit.averaged(self.step), self.trans.averaged(self.step))
         return int(wrong)
 

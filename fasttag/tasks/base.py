@@ -70,10 +70,9 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def _prepare_options(cls, options_):
-        """Hook: the keywords of :meth:`train` and :meth:`untrained` with the
-        values the task loads itself put in their loaded form, before the
-        option table checks them (the segmenter's character clusters and
-        unlabeled text: files it reads once, and whose contents it stores)."""
+        """Hook: the keywords of :meth:`train` and :meth:`untrained`, with
+        the values a task loads itself (files whose contents the model
+        stores) loaded before the option table checks them."""
         return options_
 
     @classmethod
