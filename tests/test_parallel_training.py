@@ -220,6 +220,13 @@ def test_ctrl_c_with_threads_keeps_the_best_completed_epoch(interrupted_fit):
     assert model.model.training_info["interrupted_at_epoch"] == 2
 
 
+def test_ctrl_c_with_threads_records_the_threads(interrupted_fit):
+    """The kept model of an interrupted run says how it was trained, as a
+    finished one does (and as Dask training records its workers)."""
+    model, stop = interrupted_fit(2, epochs=3, threads=2)
+    assert stop.model.training_info["threads"] == 2
+
+
 @pytest.mark.parametrize("value", [-1, 1.5, True, "2"])        # 0: every core (tests/test_useless_input.py)
 def test_bad_threads_refused(value):
     with pytest.raises(InputError, match="threads"):

@@ -447,3 +447,25 @@ def test_conllu_gives_the_tokens_as_written(tmp_path):
     assert model.evaluate(path)["chars"] == len("zumPark") + len("ViệtNamđẹp")
     with pytest.raises(fasttag.errors.InputError, match="alphabets written with spaces"):
         Segmenter.train(path, epochs=2, verbose=False).evaluate(path)
+
+
+def test_segmenter_overrides_no_training_entry_point():
+    """What the segmenter loads from its options is a hook of the base
+    class; ``train`` and ``untrained`` are the shared ones."""
+    assert "train" not in Segmenter.__dict__ and "untrained" not in Segmenter.__dict__
+    assert "_prepare_options" in Segmenter.__dict__
+
+
+def test_untrained_reads_unlabeled_text_as_train_does(tmp_path):
+    """``unlabeled`` (a path of raw text) becomes word candidate features for
+    an online model too, stored in the model file."""
+    text = tmp_path / "raw.txt"
+    text.write_text("".join(line.replace(" ", "") for line in SAMPLE.read_text(encoding="utf-8").splitlines(True)),
+                    encoding="utf-8")
+    online = Segmenter.untrained(SAMPLE, unlabeled=str(text))
+    trained = Segmenter.train(SAMPLE, epochs=1, unlabeled=str(text), verbose=False)
+    assert online.model.featurizer.candidates is not None
+    assert online.model.templates.names == trained.model.templates.names
+    online.update(SAMPLE)
+    again = fasttag.loads(online.to_bytes())
+    assert list(again.segment_lines(["我们喜欢北京"])) == list(online.segment_lines(["我们喜欢北京"]))

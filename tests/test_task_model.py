@@ -260,3 +260,23 @@ def test_tokenize_command_and_output_file_is_all_or_nothing(models, run_cli, tmp
     proc = run_cli("tag", "-m", models["pos"], "-o", bad, input=b"one line\ntwo \xff\n")
     assert proc.returncode == 2 and b"<stdin>:2: invalid UTF-8" in proc.stderr
     assert not bad.exists() and not list(tmp_path.glob(".fasttag-*"))
+
+
+def test_training_settings_are_one_typed_object_the_model_records():
+    """The options resolve once into :class:`fasttag.model.training.Settings`
+    (frozen), and the model records its update rule unchanged: training
+    through the loop with those settings is training through ``train``."""
+    import dataclasses
+    from fasttag.model import training
+    settings = training.Settings.of(options.resolve("ner", "train", {"epochs": 2, "seed": 4}))
+    assert (settings.algorithm, settings.k, settings.C, settings.epochs, settings.seed) == ("mira", 3, 1.0, 2, 4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.k = 1
+    tagger = fasttag.Tagger.train(SAMPLES["pos"], epochs=2, seed=4, algorithm="mira", k=2, C=0.5, verbose=False)
+    info = tagger.model.training_info
+    assert training.Settings.of(info).rule == {"algorithm": "mira", "k": 2, "C": 0.5}
+    again = fasttag.Tagger.train(SAMPLES["pos"], epochs=1, verbose=False)
+    data = again._encode(again._read(SAMPLES["pos"], {"format": None, "column": None, "word_column": 0},
+                                     "training data"), training=True)
+    training.fit(again.model, data, settings=training.Settings.of(info), verbose=False)
+    assert again.to_bytes() == tagger.to_bytes()

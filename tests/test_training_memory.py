@@ -218,7 +218,7 @@ def _reference_featurize(model, examples, chunk=None):
 
 
 def _same_featurization(model, examples, chunk):
-    rows, bounds, cands = trainer._featurize(model, examples, chunk)
+    rows, bounds, cands = trainer.featurize(model, examples, chunk)
     keys, ref_bounds, ref_cands = _reference_featurize(model, examples)
     assert rows.ids.dtype == np.uint32 and rows.ids.flags.c_contiguous
     assert rows.shape == keys.shape
@@ -250,16 +250,16 @@ def test_chunked_featurization_is_featurizing_at_once_tokens(name):
     opts = {"verbose": False, "epochs": 1, **kwargs}
     task = cls.train(SAMPLES[name], **opts)
     calls = []
-    orig = trainer._featurize
+    orig = trainer.featurize
 
     def spy(model, examples, chunk=None):
         calls.append(examples)
         return orig(model, examples, chunk)
-    trainer._featurize = spy
+    trainer.featurize = spy
     try:
         cls.train(SAMPLES[name], **opts)
     finally:
-        trainer._featurize = orig
+        trainer.featurize = orig
     for chunk in (2, 5, 1000):
         _same_featurization(task.model, calls[0], chunk)
 
@@ -286,7 +286,7 @@ def test_gold_tags_must_cover_the_positions():
                 [(x, c, np.concatenate([g, g])) if i == 0 else (x, c, g) for i, (x, c, g) in enumerate(examples)]):
         for chunk in (1, 1000):
             with pytest.raises(InputError, match="the gold tags cover"):
-                trainer._featurize(seg.model, bad, chunk)
+                trainer.featurize(seg.model, bad, chunk)
 
 
 def test_featurizing_takes_half_the_memory_of_the_keys():
@@ -299,10 +299,10 @@ def test_featurizing_takes_half_the_memory_of_the_keys():
     lines = [[str(w) for w in rng.choice(lexicon, size=rng.integers(5, 20))] for _ in range(3000)]
     seg = Segmenter.train(SAMPLES["seg"], verbose=False, epochs=1)
     examples = seg._encode(lines)
-    trainer._featurize(seg.model, examples[:50], 25)          # the featurizer's tables, built once
+    trainer.featurize(seg.model, examples[:50], 25)          # the featurizer's tables, built once
     tracemalloc.start()
     try:
-        rows, bounds, cands = trainer._featurize(seg.model, examples, 100)
+        rows, bounds, cands = trainer.featurize(seg.model, examples, 100)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -325,12 +325,12 @@ def _save_bytes(task, tmp_path, name):
 def reference_path():
     """Training through 64-bit keys, featurized at once (the trainer
     before ids), within the block."""
-    orig = trainer._featurize
-    trainer._featurize = _reference_featurize
+    orig = trainer.featurize
+    trainer.featurize = _reference_featurize
     try:
         yield
     finally:
-        trainer._featurize = orig
+        trainer.featurize = orig
 
 
 CASES = [("seg", {}), ("seg", {"dev": "self", "threads": 2}), ("seg", {"algorithm": "mira", "k": 2}),

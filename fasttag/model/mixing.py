@@ -1,12 +1,12 @@
 """Iterative parameter mixing (McDonald, Hall & Mann 2010): training on
 shards at once, on threads (:func:`fasttag.model.training.fit` with
-``threads``) or on Dask workers (:mod:`fasttag.distributed`).
+``threads``) or on Dask workers (:mod:`fasttag.model.dask_training`).
 
 Why mixing and not lock-free shared updates: each shard trains its own
 copy, so the result depends on the seed and the number of shards only,
 never on timing.
 
-A round (a part of an epoch on threads, see ``trainer.ROUND_POSITIONS``;
+A round (a part of an epoch on threads, see ``training.ROUND_POSITIONS``;
 one epoch on Dask): its shuffled examples are dealt into shards of about
 equal size in positions (:func:`deal`).  Every shard starts from the mixed
 weights ``W`` and trains on its examples in order, with clean averaging

@@ -1,20 +1,12 @@
-"""The one training loop of every sequence task.
-
-Collins' structured perceptron, or k-best MIRA, over a
-:class:`fasttag.model.sequence.SequenceModel`.  Each epoch shuffles the
-examples with a seeded generator.  The compiled epoch decodes every
-example with the current weights.  Where the best path differs from the
-gold path, it adds the gold path's features and subtracts the predicted
-path's.  Weights are averaged lazily, one averaging step per example.
-With a dev set, the averaged weights of the best-scoring epoch are kept.
-
-The kept weights are rounded to float32, the precision of model files.
-So a model predicts the same before and after a save.
-
-The training and dev sets are featurized once and kept for every epoch,
-as 32-bit ids into their distinct keys (:class:`KeyRows`): most of the
-memory of training is those keys.
+"""The one training loop of every sequence task: Collins' structured
+perceptron or k-best MIRA over a :class:`fasttag.model.sequence.SequenceModel`,
+epoch by epoch, with dev selection, progress and Ctrl-C in one place.  Where
+the shards of an epoch run is a backend: this process (one shard, or threads
+mixing their parameters, :mod:`fasttag.model.mixing`) or Dask workers
+(:mod:`fasttag.model.dask_training`).  Kept weights are rounded to float32,
+the precision of model files, so a model predicts the same after a save.
 """
+import dataclasses
 import sys
 import threading
 import time
@@ -27,7 +19,7 @@ from .._core.weights import AveragedVector, WeightTable
 from .._core.keyids import KeyIds
 from .._core.sequence import transition_size
 from . import mixing
-from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
+from ..errors import InputError, ModelFormatError, TrainingInterrupted, WorkersLost, shown
 from .options import MAX_MIRA_K
 from .progress import Progress
 from .tables import mean_table, table_from_arrays, table_to_arrays
@@ -52,146 +44,137 @@ points; speed-up per epoch on 2 cores):
 """
 
 
-def fit(model, train, dev=None, *, epochs, seed=0, algorithm="perceptron", k=1, C=1.0,
-        evaluate=None, verbose=None, name="train", progress=None, slices=100, init=False, threads=1,
-        rounds=None, ensemble=1):
-    """Train ``model`` in place on ``train``: (input, context, gold tag ids)
-    triples.  Options are checked by :mod:`fasttag.model.options` before any call.
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The settings of one training, resolved once (by :mod:`fasttag.model.options`)
+    and carried unchanged to the compiled update.  ``rounds``: of mixing
+    per epoch (None: by size; given with one thread, one shard goes through
+    the mixing path); ``slices``: compiled calls per epoch, between which
+    the bar moves and Ctrl-C is answered (the model is the same for any)."""
+    epochs: int = 10
+    seed: int = 0
+    algorithm: str = "perceptron"
+    k: int = 1
+    C: float = 1.0
+    threads: int = 1
+    ensemble: int = 1
+    rounds: int = None
+    slices: int = 100
 
-    ``evaluate(dev_examples_predicted_ids) -> float`` is the dev score (a
-    fraction; token accuracy when None).  The epoch with the best score
-    is kept; without ``dev``, the last epoch is kept.  Sets
-    ``model.training_info`` (with the training-pass accuracy and the dev
-    score of every epoch: the learning curve the model file keeps) and
-    returns per-epoch statistics.  With ``init``, training continues from
-    the model's weights (fine-tuning): the perceptron starts from them, and
-    they count in the average from the first step on.
+    @classmethod
+    def of(cls, options):
+        """The settings of resolved ``options`` (a dict; others ignored)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        got = {key: value for key, value in options.items() if key in fields and value is not None}
+        if "C" in got:
+            got["C"] = float(got["C"])
+        return cls(**got)
 
-    ``progress`` (a :class:`fasttag.model.progress.Progress`) reports one line
-    per epoch and, on a terminal, a live bar; without it ``verbose``
-    decides (None: when standard error is a terminal).  Each epoch runs as
-    ``slices`` compiled calls (the bar moves and Ctrl-C is answered between
-    them; the model is the same for any number).
+    @property
+    def rule(self):
+        """What the model file records of the update rule."""
+        return {"algorithm": self.algorithm, "k": self.k, "C": self.C}
 
-    ``threads`` above 1 trains on that many shards at once, one thread
-    each, by iterative parameter mixing (:mod:`fasttag.model.mixing`, which
-    states the averaging convention): deterministic for a given seed and
-    number of threads.  One thread is the plain sequential loop (unless
-    ``rounds``, the mixing rounds per epoch, is given: one shard then
-    goes through the mixing path, which tests compare with the loop).
 
-    ``ensemble`` above 1 trains that many times, with seeds ``seed``,
-    ``seed + 1`` ..., keeps each run's epoch as above, and averages the
-    runs' weights into one model (:func:`fasttag.model.tables.mean_table`): the
-    runs' errors differ with their shuffles, and their average is steadier
-    than any one of them (+0.1 to +0.2 dev on EWT and CoNLL-2000 with 4
-    runs).  Training takes that many times as long; tagging, about as
-    long as one run's model.
+class Stopped(Exception):
+    """A backend lost the workers of an epoch for good: ``reason``
+    (training stops as on Ctrl-C, raising :class:`fasttag.errors.WorkersLost`)."""
 
-    Ctrl-C (KeyboardInterrupt) during an epoch raises
-    :class:`fasttag.errors.TrainingInterrupted` with ``model`` set when an
-    epoch was completed: the model then holds the best completed epoch (of
-    an ensemble: the mean of the runs so far, the interrupted one's best
-    completed epoch included), and its ``training_info`` says
-    ``interrupted_at_epoch``.
-    """
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", progress=None, init=False,
+        backend=None, settings=None, **options):
+    """Train ``model`` in place on ``train``, (input, context, gold tag ids)
+    triples (None where ``backend`` reads the data), by ``settings``
+    (keywords such as ``epochs=`` replace its fields).  The epoch with the
+    best ``evaluate(predicted dev ids)`` (token accuracy when None) is
+    kept, without ``dev`` the last; ``init``: from the model's weights.
+    Sets ``model.training_info`` (with the learning curve) and returns
+    per-epoch statistics.  ``backend``: where the shards run (default
+    :class:`Local`).  An ensemble averages the kept weights of runs with
+    seeds ``seed``, ``seed + 1`` ... (:func:`fasttag.model.tables.mean_table`).
+
+    Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted` with ``model``
+    set when an epoch was completed: it then holds the best completed epoch
+    (of an ensemble: the mean of the runs so far) and its ``training_info``
+    says ``interrupted_at_epoch``; a backend that loses its workers raises
+    :class:`fasttag.errors.WorkersLost` the same way."""
+    settings = dataclasses.replace(settings or Settings(), **options)
     if progress is None:
         progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
-    if not train:
-        raise InputError("no training sentences")
-    keys, bounds, cands = _featurize(model, train)
-    gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
+    if backend is None:
+        if not train:
+            raise InputError("no training sentences")
+        backend = Local(model, train, settings)
     selection = Selection(model, dev, evaluate)
-    n_tokens = int(gold.shape[0])
     kept, histories = [], []      # per finished run: its kept (score, epoch, emit, trans), its epochs
-    run = None
-    for r in range(ensemble):
-        run = _Run(model, keys, bounds, cands, gold, selection, seed + r, init, threads, rounds,
-                   f"run {r + 1}/{ensemble}, " if ensemble > 1 else "")
-        try:
-            run.epochs(epochs, algorithm, k, C, progress, slices)
-        except KeyboardInterrupt:
-            progress.clear()
+    stopped = reason = None
+    try:
+        for r in range(settings.ensemble):
+            run = _Run(model, backend, selection, settings, settings.seed + r, init,
+                       f"run {r + 1}/{settings.ensemble}, " if settings.ensemble > 1 else "")
+            try:
+                run.epochs(progress)
+            except (KeyboardInterrupt, Stopped) as exc:
+                progress.clear()
+                stopped, reason = run.finished + 1, getattr(exc, "reason", None)
             if run.best is not None:
                 kept.append(run.best)
                 histories.append(run.history)
-            if not kept:
-                raise TrainingInterrupted(run.finished + 1) from None
-            _keep(model, _mean(kept, selection, model), histories, bool(dev), epochs, seed, algorithm, k, C,
-                  n_tokens, len(train))
-            model.training_info["interrupted_at_epoch"] = run.finished + 1
-            raise TrainingInterrupted(run.finished + 1, model) from None
-        kept.append(run.best)
-        histories.append(run.history)
-        run = None              # its training state goes before the next run's (peak memory)
-    keys = None
-    best = _mean(kept, selection, model)
-    selection = kept = None
-    if ensemble > 1:
-        progress.line(f"the {ensemble} runs averaged" + (f": dev {100 * best[0]:.2f}%" if dev else ""))
-    _keep(model, best, histories, bool(dev), epochs, seed, algorithm, k, C, n_tokens, len(train))
-    if threads > 1:
-        model.training_info["threads"] = threads
-    if ensemble > 1:
+            run = None              # its training state goes before the next run's (peak memory)
+            if stopped:
+                break
+    finally:
+        backend.close()
+    best = _mean(kept, selection, model) if kept else None
+    selection = None
+    if settings.ensemble > 1 and not stopped:
+        progress.line(f"the {settings.ensemble} runs averaged" + (f": dev {100 * best[0]:.2f}%" if dev else ""))
+    if best is not None:
+        _keep(model, best, histories, bool(dev), settings, backend)
+    if stopped:
+        if best is not None:
+            model.training_info["interrupted_at_epoch"] = stopped
+            if reason is not None:
+                model.training_info["interrupted_by"] = reason
+        kept = model if best is not None else None
+        raise (TrainingInterrupted(stopped, kept) if reason is None else WorkersLost(stopped, reason, kept))
+    if settings.ensemble > 1:
         return [dict(h, run=r + 1) for r, history in enumerate(histories) for h in history]
     return histories[0]
 
 
 class _Run:
-    """One training run: its own weights, shuffles (from ``seed``) and kept
-    epoch (``best``), over the featurized training set it shares with the
-    other runs of an ensemble."""
+    """One training run: its own weights, seed and kept epoch (``best``),
+    its epochs run by the backend shared with the other runs of an
+    ensemble."""
 
-    def __init__(self, model, keys, bounds, cands, gold, selection, seed, init, threads, rounds, label):
-        self.model, self.keys, self.bounds, self.gold, self.selection = model, keys, bounds, gold, selection
-        self.rng = np.random.default_rng(seed)
+    def __init__(self, model, backend, selection, settings, seed, init, label):
+        self.model, self.backend, self.selection, self.settings = model, backend, selection, settings
         self.label = label
-        if init:
-            self.emit, self.trans = _trainable_copy(model)
-        else:
-            self.emit = WeightTable(initial_features=1 << 16)
-            self.trans = AveragedVector(transition_size(len(model.tags)))
-        self.mixed = threads > 1 or rounds is not None
-        self.search = self.shards = None
-        if self.mixed:
-            self.shards = _Shards(model, self.emit, self.trans, cands, threads, rounds)
-        else:
-            self.search = model.search(self.emit, self.trans, cands)
+        self.emit, self.trans = trainable_copy(model) if init else (
+            WeightTable(initial_features=1 << 16), AveragedVector(transition_size(len(model.tags))))
+        backend.start(self.emit, self.trans, seed)
         self.best = None
         self.history = []
         self.finished = 0       # the last epoch whose weights were kept in ``best``
 
-    def epochs(self, epochs, algorithm, k, C, progress, slices):
-        model, keys, bounds, gold, emit, trans = self.model, self.keys, self.bounds, self.gold, self.emit, self.trans
-        greedy = model.decoder == "greedy"
-        n_examples = len(bounds) - 1
-        n_tokens = int(gold.shape[0])
-        lengths = np.diff(np.asarray(bounds, dtype=np.int64))
-        # the epoch runs in slices: the live bar moves and Ctrl-C is answered
-        # between them (the compiled loop holds no GIL); the result is the same
-        n_slices = max(1, min(n_examples, slices))
+    def epochs(self, progress):
+        emit, trans, backend, epochs = self.emit, self.trans, self.backend, self.settings.epochs
+        greedy = self.model.decoder == "greedy"
         step = 0
         for epoch in range(1, epochs + 1):
-            order = self.rng.permutation(n_examples).astype(np.int64)
             t0 = time.perf_counter()
-            wrong = done_tokens = 0
             title = f"{self.label}epoch {epoch}/{epochs}"
-            if self.mixed:
-                def bar(done, done_tokens, title=title, t0=t0):
-                    progress.bar(title, done, len(order), t0, done_tokens, "positions")
-                wrong, step = self.shards.epoch(emit, trans, keys, bounds, gold, order, lengths, step,
-                                                (algorithm, k, C, greedy), n_slices, bar)
-            else:
-                cuts = np.linspace(0, len(order), n_slices + 1).astype(np.int64)
-                for a, b in zip(cuts[:-1], cuts[1:]):
-                    if a == b:
-                        continue
-                    part = order[a:b]
-                    w, step = _pass(self.search, trans, keys, bounds, gold, part, step, algorithm, k, C, greedy)
-                    wrong += w
-                    done_tokens += int(lengths[part].sum())
-                    progress.bar(title, int(b), len(order), t0, done_tokens, "positions")
+
+            def bar(done, total, done_tokens, title=title, t0=t0):
+                progress.bar(title, done, total, t0, done_tokens, "positions")
+            wrong, step = backend.epoch(epoch, emit, trans, step, bar)
             seconds = time.perf_counter() - t0
+            n_tokens = backend.n_tokens
             stats = {"epoch": epoch, "train_accuracy": 1 - wrong / max(n_tokens, 1),
                      "seconds": seconds, "tokens_per_second": n_tokens / max(seconds, 1e-9)}
             # averaged every epoch, so that Ctrl-C in the next one keeps this one
@@ -200,8 +183,69 @@ class _Run:
             self.history.append(stats)
             dev_text = f"  dev {100 * stats['dev_score']:.2f}%" if "dev_score" in stats else ""
             progress.line(f"{title}  train acc {100 * stats['train_accuracy']:.2f}%"
-                          f"{dev_text}  {stats['tokens_per_second']:,.0f} positions/s  {seconds:.1f}s")
+                          f"{dev_text}  {backend.speed(stats)}  {seconds:.1f}s")
+        backend.finish_run()
+
+
+class Local:
+    """The backend of this process: the training set featurized once (for
+    every run of an ensemble), each epoch shuffled by the run's seeded
+    generator and run as compiled slices, on one thread or, with
+    ``settings.threads`` above 1 (or ``rounds`` given), on shards mixed
+    by :class:`_Shards`."""
+
+    def __init__(self, model, train, settings):
+        self.model, self.settings = model, settings
+        self.keys, self.bounds, self.cands = featurize(model, train)
+        self.gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in train])
+        self.n_tokens, self.n_sentences = int(self.gold.shape[0]), len(train)
+        self.lengths = np.diff(np.asarray(self.bounds, dtype=np.int64))
+        self.mixed = settings.threads > 1 or settings.rounds is not None
+        self.info = {"threads": settings.threads} if settings.threads > 1 else {}
+        self.greedy = model.decoder == "greedy"
+        self.search = self.shards = self.rng = None
+
+    def start(self, emit, trans, seed):
+        self.rng = np.random.default_rng(seed)
+        if self.mixed:
+            self.shards = _Shards(self, emit, trans)
+        else:
+            self.search = self.model.search(emit, trans, self.cands)
+
+    def epoch(self, epoch, emit, trans, step, bar):
+        """One epoch: (positions wrong before their update, the step reached)."""
+        order = self.rng.permutation(len(self.bounds) - 1).astype(np.int64)
+        if self.mixed:
+            return self.shards.epoch(emit, trans, order, step, lambda done, tokens: bar(done, len(order), tokens))
+        done_tokens = [0]
+
+        def after(done, tokens):
+            done_tokens[0] += tokens
+            bar(done, len(order), done_tokens[0])
+        return self.passes(self.search, trans, order, step, self.settings.slices, after)
+
+    def passes(self, search, trans, order, step, slices, after):
+        """The examples ``order`` names, in at most ``slices`` compiled
+        passes, ``after(examples done, positions of the pass)`` called after
+        each: (positions wrong before their update, the step reached)."""
+        wrong = 0
+        cuts = np.linspace(0, len(order), max(1, min(len(order), slices)) + 1).astype(np.int64)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            if a < b:
+                w, step = epoch_pass(search, trans, self.keys, self.bounds, self.gold, order[a:b], step,
+                                     self.settings, self.greedy)
+                wrong += w
+                after(int(b), int(self.lengths[order[a:b]].sum()))
+        return wrong, step
+
+    def speed(self, stats):
+        return f"{stats['tokens_per_second']:,.0f} positions/s"
+
+    def finish_run(self):
         self.search = self.shards = None
+
+    def close(self):
+        self.keys = self.bounds = self.cands = self.gold = self.search = self.shards = None
 
 
 def _mean(kept, selection, model):
@@ -217,7 +261,7 @@ def _mean(kept, selection, model):
 
 
 FEATURIZE_CHUNK = 1000
-"""Examples featurized at a time for training (see :func:`_featurize`)."""
+"""Examples featurized at a time for training (see :func:`featurize`)."""
 
 
 class KeyRows(NamedTuple):
@@ -233,7 +277,7 @@ class KeyRows(NamedTuple):
         return self.ids.shape
 
 
-def _featurize(model, examples, chunk=None):
+def featurize(model, examples, chunk=None):
     """(:class:`KeyRows`, bounds, candidates) of (input, context, gold)
     ``examples``: the keys ``model.featurize`` gives, featurized a chunk
     at a time and numbered into one id matrix of a row per gold tag.  Peak
@@ -299,7 +343,7 @@ def _pad_id(numbering):
     return int(numbering.add(np.zeros(1, dtype=np.uint64))[0])
 
 
-def _keep(model, best, histories, has_dev, epochs, seed, algorithm, k, C, n_tokens, n_sentences):
+def _keep(model, best, histories, has_dev, settings, backend):
     """Put the weights of ``best`` (score, epoch, emit, transitions) in the
     model, rounded to float32 as files store them, and its training info
     with the curve of the epochs in ``histories`` (per run: an ensemble's
@@ -307,15 +351,15 @@ def _keep(model, best, histories, has_dev, epochs, seed, algorithm, k, C, n_toke
     score, best_epoch, best_emit, best_trans = best
     _install(model, best_emit, best_trans)
     history = histories[0]
-    model.training_info = {"epochs": epochs, "best_epoch": best_epoch, "seed": seed,
-                           "algorithm": algorithm, "k": k, "C": C,
-                           "dev_score": score, "train_tokens": n_tokens,
-                           "train_sentences": n_sentences,
+    model.training_info = {"epochs": settings.epochs, "best_epoch": best_epoch, "seed": settings.seed,
+                           **settings.rule, "dev_score": score, "train_tokens": backend.n_tokens,
+                           "train_sentences": backend.n_sentences,
                            # the learning curve, per epoch (fasttag.plot draws it)
                            "train_accuracy": [h["train_accuracy"] for h in history],
                            "dev_scores": [h["dev_score"] for h in history] if has_dev else None}
     if isinstance(best_epoch, list):
         model.training_info.update(ensemble=len(best_epoch), best_epoch=best_epoch[0], best_epochs=best_epoch)
+    model.training_info.update(backend.info)
 
 
 class Selection:
@@ -327,7 +371,7 @@ class Selection:
     def __init__(self, model, dev, evaluate=None):
         self.model, self.evaluate, self.n = model, evaluate, len(dev or ())
         if dev:
-            self.keys, self.bounds, self.cands = _featurize(model, dev)
+            self.keys, self.bounds, self.cands = featurize(model, dev)
             self.gold = [np.asarray(g, dtype=np.int32) for _, _, g in dev]
 
     def update(self, best, epoch, emit, trans, step, stats, greedy):
@@ -342,7 +386,7 @@ class Selection:
 
     def score(self, emit, trans, greedy):
         """The dev score of these weights."""
-        keys, vocab = _key_arrays(self.keys)
+        keys, vocab = key_arrays(self.keys)
         ids = self.model.search(emit, trans, self.cands).decode(keys, self.bounds, greedy=greedy, vocab=vocab)
         pred = [ids[self.bounds[i]:self.bounds[i + 1]] for i in range(self.n)]
         return _accuracy(pred, self.gold) if self.evaluate is None else float(self.evaluate(pred))
@@ -379,16 +423,15 @@ def check_settings(settings, name):
 class Online:
     """Training a batch at a time, for callers that own the loop
     (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass
-    over its examples in order, continuing the weights, the step counter
-    and the lazy average of the previous ones.  The model's own weights
-    (what it predicts with) start the run and count in the average from
-    the first step; :meth:`update` writes the average so far back into the
-    model."""
+    of the loop's backend over its examples in order, continuing the
+    weights, the step counter and the lazy average of the previous ones.
+    The model's own weights start the run and count in the average from
+    the first step; :meth:`update` writes the average so far back into
+    the model."""
 
-    def __init__(self, model, algorithm="perceptron", k=1, C=1.0):
-        self.model = model
-        self.algorithm, self.k, self.C = algorithm, k, C
-        self.emit, self.trans = _trainable_copy(model)
+    def __init__(self, model, settings):
+        self.model, self.settings = model, settings
+        self.emit, self.trans = trainable_copy(model)
         self.step = 0
         self.n_tags = len(model.tags)
 
@@ -400,30 +443,27 @@ class Online:
         model = self.model
         if len(model.tags) != self.n_tags:
             raise ValueError("the model's tag set changed since this run started")
-        keys, bounds, cands, _ = model.featurize([(x, c) for x, c, _ in data])
-        gold = np.concatenate([np.asarray(g, dtype=np.int32) for _, _, g in data])
-        if len(gold) != keys.shape[0] or (len(gold) and (gold.min() < 0 or gold.max() >= len(model.tags))):
+        batch = Local(model, data, self.settings)
+        if len(batch.gold) and (batch.gold.min() < 0 or batch.gold.max() >= len(model.tags)):
             raise InputError("gold tags must be the model's tags, one per position")
-        search = model.search(self.emit, self.trans, cands)
-        order = np.arange(len(data), dtype=np.int64)
-        wrong, self.step = _pass(search, self.trans, keys, bounds, gold, order, self.step, self.algorithm,
-                                 self.k, self.C, model.decoder == "greedy")
+        wrong, self.step = batch.passes(model.search(self.emit, self.trans, batch.cands), self.trans,
+                                        np.arange(len(data), dtype=np.int64), self.step, 1, lambda *_: None)
         _install(model, self.emit.averaged(self.step), self.trans.averaged(self.step))
         return int(wrong)
 
 
-def _pass(search, trans, keys, bounds, gold, order, step, algorithm, k, C, greedy):
-    """One compiled pass over the examples ``order`` names: (positions
-    wrong before their update, the step reached).  ``keys``: uint64 keys,
-    or :class:`KeyRows`."""
-    keys, vocab = _key_arrays(keys)
-    if algorithm == "mira":
+def epoch_pass(search, trans, keys, bounds, gold, order, step, settings, greedy):
+    """One compiled pass over the examples ``order`` names, by the update
+    rule of ``settings``: (positions wrong before their update, the step
+    reached).  ``keys``: uint64 keys, or :class:`KeyRows`."""
+    keys, vocab = key_arrays(keys)
+    if settings.algorithm == "mira":
         from .._core.kbest import mira_epoch
-        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=k, C=C, vocab=vocab)
+        return mira_epoch(search, trans, keys, bounds, gold, order, step, k=settings.k, C=settings.C, vocab=vocab)
     return search.train_epoch(trans, keys, bounds, gold, order, step, greedy=greedy, vocab=vocab)
 
 
-def _key_arrays(keys):
+def key_arrays(keys):
     """(keys, vocab) as the compiled loops take them: ids and their
     vocabulary, or uint64 keys and None."""
     return (keys.ids, keys.vocab) if isinstance(keys, KeyRows) else (keys, None)
@@ -436,59 +476,54 @@ class _Shards:
     :data:`ROUND_POSITIONS` positions per shard, at most
     :data:`MAX_ROUNDS`)."""
 
-    def __init__(self, model, emit, trans, cands, threads, rounds):
+    def __init__(self, local, emit, trans):
         emit.loosen()                       # the shards copy its arrays as they are
-        self.copies = [(WeightTable(), AveragedVector(trans.size)) for _ in range(threads)]
-        self.searches = [model.search(e, t, cands) for e, t in self.copies]
-        self.rounds = rounds
+        self.local, self.lengths = local, local.lengths
+        self.copies = [(WeightTable(), AveragedVector(trans.size)) for _ in range(local.settings.threads)]
+        self.searches = [local.model.search(e, t, local.cands) for e, t in self.copies]
         self.mixed = None       # what the last round changed: the copies follow it
 
-    def epoch(self, emit, trans, keys, bounds, gold, order, lengths, step, rule, n_slices, bar):
+    def epoch(self, emit, trans, order, step, bar):
         """One epoch over ``order`` (after global step ``step``), mixed into
         ``emit``/``trans``: (positions wrong, the step reached).  The
         threads stop between slices on Ctrl-C."""
-        rounds = self.rounds
+        rounds = self.local.settings.rounds
         if rounds is None:
-            rounds = min(MAX_ROUNDS, -(-int(lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
+            rounds = min(MAX_ROUNDS, -(-int(self.lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
         rounds = max(1, min(rounds, len(order) // (4 * len(self.copies))))
         cuts = np.linspace(0, len(order), rounds + 1).astype(np.int64)
-        slices = max(1, -(-n_slices // rounds))
+        slices = max(1, -(-max(1, min(len(order), self.local.settings.slices)) // rounds))
         wrong = 0
         done = [0, 0]                           # examples, positions done before this round
         with ThreadPoolExecutor(max_workers=len(self.copies)) as pool:
             for a, b in zip(cuts[:-1], cuts[1:]):
-                w, step = self.round(pool, emit, trans, keys, bounds, gold, order[a:b], lengths, step,
-                                     rule, slices, bar, done)
+                w, step = self.round(pool, emit, trans, order[a:b], step, slices, bar, done)
                 wrong += w
         return wrong, step
 
-    def round(self, pool, emit, trans, keys, bounds, gold, order, lengths, step, rule, slices, bar, before):
+    def round(self, pool, emit, trans, order, step, slices, bar, before):
         """One round over ``order``: each shard, in its own thread, copies
         the mixed weights, trains on its part and collects its changes;
         then the changes are mixed, in shard order."""
-        algorithm, k, C, greedy = rule
+        lengths = self.lengths
         parts = mixing.deal(order, lengths, len(self.copies))
         stop = threading.Event()
         done = [[0, 0] for _ in parts]           # per shard: examples, positions done
 
         def work(i):
-            part = parts[i]
+            if stop.is_set():
+                return None
             shard_emit, shard_trans = self.copies[i]
             mixing.start_round(shard_emit, shard_trans, emit, trans, self.mixed)
-            cuts = np.linspace(0, len(part), max(1, min(len(part), slices)) + 1).astype(np.int64)
-            wrong = 0
-            at = 1                               # step 1 stands for the mixed weights
-            for a, b in zip(cuts[:-1], cuts[1:]):
+
+            def after(examples, positions):
                 if stop.is_set():
-                    return None
-                if a == b:
-                    continue
-                w, at = _pass(self.searches[i], shard_trans, keys, bounds, gold, part[a:b], at,
-                              algorithm, k, C, greedy)
-                wrong += w
-                done[i][0] += int(b - a)
-                done[i][1] += int(lengths[part[a:b]].sum())
-            return mixing.round_changes(shard_emit, shard_trans, len(part), wrong, emit)
+                    raise _Halted
+                done[i][0] = examples
+                done[i][1] += positions
+            # step 1 stands for the mixed weights
+            wrong, _ = self.local.passes(self.searches[i], shard_trans, parts[i], 1, slices, after)
+            return mixing.round_changes(shard_emit, shard_trans, len(parts[i]), wrong, emit)
 
         futures = [pool.submit(work, i) for i in range(len(parts))]
         try:
@@ -508,7 +543,11 @@ class _Shards:
         return sum(c.wrong for c in changes), step
 
 
-def _trainable_copy(model):
+class _Halted(Exception):
+    """A shard's thread stops: the round was interrupted."""
+
+
+def trainable_copy(model):
     """Trainable (emission table, transition vector) holding the model's
     weights: where fine-tuning and online training start."""
     emit = table_from_arrays(table_to_arrays(model.emit, "emit"), "emit", len(model.tags))

@@ -70,6 +70,13 @@ class SequenceTask(modelfile.Stored):
         (from :meth:`_fold_tables`) when it is encoded."""
 
     @classmethod
+    def _prepare_options(cls, options_):
+        """Hook: the keywords of :meth:`train` and :meth:`untrained`, with
+        the values a task loads itself (files whose contents the model
+        stores) loaded before the option table checks them."""
+        return options_
+
+    @classmethod
     def _task_name(cls, options):
         """The option-table task of a ``train`` call."""
         return cls.task
@@ -104,17 +111,18 @@ class SequenceTask(modelfile.Stored):
         worker, ``train`` being a path the workers read
         (:mod:`fasttag.distributed`)."""
         client = options_.pop("client", None)
+        options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
-        opts = options.resolve(task, "train", options_, f"{cls.__name__}.train")
-        opts["task"] = task
-        init = opts.pop("init", None)
+        init, checked = options_.get("init"), options_
         if init is not None:
+            options.resolve(task, "train", options_, f"{cls.__name__}.train")     # the call's own errors first
             init = cls._init_model(init, options_)
-            rule = init._training_rule(options_)
-            if rule:                # checked as if the call had named it
-                opts = {**options.resolve(task, "train", {**options_, **rule}, f"{cls.__name__}.train"),
-                        "task": task}
-                opts.pop("init")
+            # checked as if the call had named the rule the model was trained with
+            checked = {**options_, **init._training_rule(options_)}
+        opts = options.resolve(task, "train", checked, f"{cls.__name__}.train")
+        opts["task"] = task
+        opts.pop("init", None)
+        if init is not None:
             opts = init._reading_options(opts, options_)         # read new data as the model was trained
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
@@ -134,6 +142,7 @@ class SequenceTask(modelfile.Stored):
         if client is not None and opts["ensemble"] != 1:
             raise InputError("option ensemble applies to training on this machine, not with a Dask client")
         opts["threads"] = opts["threads"] or parallel.available_cores()     # 0: every core, as for tagging
+        settings = trainer.Settings.of(opts)
         data = self._encode(examples, training=True) if client is None else examples
         if init is not None:
             self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
@@ -151,15 +160,13 @@ class SequenceTask(modelfile.Stored):
                     + (f", dev {cls._n_sentences(dev_examples):,}" if dev_data else ""))
         t0 = time.perf_counter()
         try:
+            backend = None
             if client is not None:
-                from .. import distributed
-                history = distributed.fit(self, train, opts, client, dev_data, evaluate, report,
-                                          init=init is not None)
-            else:
-                history = trainer.fit(self.model, data, dev_data, epochs=opts["epochs"], seed=opts["seed"],
-                                      algorithm=opts["algorithm"], k=opts["k"], C=float(opts["C"]),
-                                      evaluate=evaluate, name=task, progress=report, init=init is not None,
-                                      threads=opts["threads"], ensemble=opts["ensemble"])
+                from ..model.dask_training import DaskShards
+                backend = DaskShards(self, train, opts, settings, client)
+            history = trainer.fit(self.model, data if client is None else None, dev_data, evaluate=evaluate,
+                                  name=task, progress=report, init=init is not None, backend=backend,
+                                  settings=settings)
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 self._finish(opts, t0, None)
@@ -253,6 +260,7 @@ class SequenceTask(modelfile.Stored):
         :meth:`train` builds them) with no weights yet: teach it with
         :meth:`update`.  ``options_`` as for :meth:`train` (those of the
         training loop, such as ``epochs``, do not apply here)."""
+        options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
         opts["task"] = task
@@ -261,7 +269,7 @@ class SequenceTask(modelfile.Stored):
             raise InputError("no sentences to build a model for")
         self = cls._build(examples, opts)
         self._trained(opts)
-        self.meta["online"] = {"algorithm": opts["algorithm"], "k": opts["k"], "C": float(opts["C"])}
+        self.meta["online"] = trainer.Settings.of(opts).rule
         return self
 
     def update(self, data, allow_new_tags=False):
@@ -286,9 +294,9 @@ class SequenceTask(modelfile.Stored):
                              f"new tags can be added before the first update only")
         self._extend_tags(examples, allow_new_tags)
         if online is None:
-            settings = self.meta.get("online") or self.model.training_info or {}
-            online = self._online = trainer.Online(self.model, settings.get("algorithm", "perceptron"),
-                                                   settings.get("k", 1), settings.get("C", 1.0))
+            info = self.meta.get("online") or self.model.training_info or {}
+            online = self._online = trainer.Online(self.model, trainer.Settings.of(
+                {key: info.get(key) for key in ("algorithm", "k", "C")}))
         data_ = self._encode(examples, training=True)
         self._open_tag_dictionary(data_)
         wrong = online.update(data_)

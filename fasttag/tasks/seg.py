@@ -289,14 +289,14 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ task hooks
 
     @classmethod
-    def train(cls, train, dev=None, **options_) -> Segmenter:
-        """As :meth:`fasttag.tasks.base.SequenceTask.train`; ``clusters``: Brown
-        clusters of characters (a clusters file, Clusters or a dict, every
-        word one character; see :func:`fasttag.features.chars.character_sentences`),
-        checked before the data is read; ``unlabeled``: raw text (a path
-        or str lines) whose strings of high accessor variety become word
-        candidate features (:func:`fasttag.features.chars.word_candidates`).
-        Both are stored in the model."""
+    def _prepare_options(cls, options_):
+        """``clusters``: Brown clusters of characters (a clusters file,
+        Clusters or a dict, every word one character; see
+        :func:`fasttag.features.chars.character_sentences`), checked before
+        the data is read; ``unlabeled``: raw text (a path or str lines)
+        whose strings of high accessor variety become word candidate
+        features (:func:`fasttag.features.chars.word_candidates`).  Both
+        are stored in the model."""
         if options_.get("clusters") is not None:
             options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
         unlabeled = options_.get("unlabeled")
@@ -307,7 +307,7 @@ class Segmenter(SequenceTask):
                 if isinstance(unlabeled, str) and not os.path.isfile(unlabeled):
                     raise InputError("unlabeled text: no such file", path=unlabeled)
                 options_["unlabeled"] = word_candidates(ftio.read_lines(unlabeled, "the unlabeled text"))
-        return super().train(train, dev, **options_)
+        return options_
 
     @classmethod
     def _read(cls, data, opts, what):
