@@ -519,7 +519,7 @@ def _text_input(args, model):
     if args.tokenizer is not None:
         if fmt not in (None, "raw"):
             raise InputError("--tokenizer applies to raw text, not to --pretokenized or --format input")
-        from .text.rawtext import tokenizer_of
+        from .tasks.base import tokenizer_of
         given["tokenizer"] = tokenizer_of(_model_path(args.tokenizer, "--tokenizer"))
     column = getattr(args, "column", None)
     if model.kind == "spans":
@@ -619,6 +619,7 @@ def plot_command(args):
 def cluster_command(args):
     import time
     from .text import rawtext
+    from .tasks.base import tokenizer_of
     from .features.clusters import cluster
     given = _given(args, [o.name for o in options.for_cli("cluster", "cluster")])
     opts = options.resolve("cluster", "cluster", given, cli=True)
@@ -626,7 +627,7 @@ def cluster_command(args):
         raise InputError("RAW names standard input ('-') twice")
     paths = [_input_path(p, "RAW", stdin_ok=True) for p in args.raw]
     _check_output(args.output, "-o")
-    tokenizer = None if args.pretokenized or args.chars else rawtext.tokenizer_of(None)
+    tokenizer = None if args.pretokenized or args.chars else tokenizer_of(None)
     sentences = []
     t0 = time.perf_counter()
     for path in paths:

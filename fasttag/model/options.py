@@ -295,10 +295,15 @@ def cli_text(message, flags=None):
     """``message`` of an error or warning for the command line: each
     ``option NAME`` that errors raised to Python use (see :func:`resolve`)
     becomes the option's flag, ``--NAME``, where the command has it
-    (``flags``: the command's flags, None: any).  Other names are kept."""
+    (``flags``: the command's flags, None: any); so does a method's
+    keyword outside the table (``option nbest``) that the command has as a
+    flag.  Other names are kept."""
     def flag(m):
         opt = BY_NAME.get(m.group(1))
-        if opt is None or opt.parse is None or (flags is not None and opt.flag not in flags):
+        if opt is None:         # a keyword of a method (tag_file's json, nbest): its flag where the command has one
+            named = "--" + m.group(1).replace("_", "-")
+            return named if flags is not None and named in flags else m.group()
+        if opt.parse is None or (flags is not None and opt.flag not in flags):
             return m.group()
         return opt.flag
     return _OPTION_NAME.sub(flag, message)
