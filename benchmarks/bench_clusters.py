@@ -63,8 +63,8 @@ def clustering_sentences():
     sents = []
     tokenizer = tokenizer_of(None)
     for name in UNLABELED:
-        sents += [s.words for s in rawtext.text_sentences(_text_lines(H.data_path("unlabeled_en", name)),
-                                                          tokenizer)]
+        sents += [s.words for s in rawtext.raw_sentences(_text_lines(H.data_path("unlabeled_en", name)),
+                                                         tokenizer)]
     sents += [words for words, _ in H.load_columns(H.data_path("brown", "brown.conll"), 0, -1)]
     return sents
 

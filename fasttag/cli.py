@@ -636,7 +636,8 @@ def cluster_command(args):
             from .features.chars import character_sentences
             sentences.extend(character_sentences(lines))
             continue
-        sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))
+        found = rawtext.pretokenized_sentences(lines) if args.pretokenized else rawtext.raw_sentences(lines, tokenizer)
+        sentences.extend(s.words for s in found)
     n_tokens = sum(map(len, sentences))
     if not args.quiet:
         _say(f"read {n_tokens:,} tokens in {time.perf_counter() - t0:.1f} s")

@@ -64,6 +64,17 @@ HOOKS = (
 DECLARED = ("task", "kind", "featurizer", "primary")
 
 
+class Examples(list):
+    """A task's examples (see :meth:`SequenceTask._read`) with what reading
+    them found out (``found``: the format guessed, the column named), so
+    that the caller, not the reader, decides to read later data the same
+    way."""
+
+    def __init__(self, items, found):
+        super().__init__(items)
+        self.found = dict(found)
+
+
 class SequenceTask(modelfile.Stored):
     """A trained sequence model of one task.  Create one with the task
     class's ``train`` or with :func:`fasttag.load`."""
@@ -82,7 +93,7 @@ class SequenceTask(modelfile.Stored):
     @classmethod
     def _read(cls, data, opts, what):
         """The examples of ``data`` (a path, a file or the task's Python
-        form), empty ones dropped; ``what`` names the data in messages."""
+        form), empty ones dropped; ``what`` names it in messages."""
         raise NotImplementedError
 
     @classmethod
@@ -91,18 +102,15 @@ class SequenceTask(modelfile.Stored):
         raise NotImplementedError
 
     def _encode(self, examples, training=False):
-        """``(input, context, gold tag ids or None)`` triples of
-        ``examples`` for the compiled model (:class:`fasttag.model.sequence.SequenceModel`)."""
+        """``(input, context, gold tag ids or None)`` triples for the model."""
         raise NotImplementedError
 
     def _decode(self, examples, ids):
-        """The task's output of each of ``examples`` from the tag id arrays
-        of its :meth:`_encode` inputs."""
+        """The output of each example from the tag ids of its inputs."""
         raise NotImplementedError
 
     def _score(self, examples, outputs, opts):
-        """The metrics (fractions) of ``outputs`` against gold
-        ``examples``, the dev-selection score under :attr:`primary`."""
+        """Metrics (fractions), the dev-selection score under :attr:`primary`."""
         raise NotImplementedError
 
     def _records(self, source, json, n_threads, **reading):
@@ -256,6 +264,7 @@ class SequenceTask(modelfile.Stored):
             raise _naming(exc, data) from None
         if not examples:
             raise InputError(empty, path=_path_of(data))
+        opts.update(getattr(examples, "found", {}))     # the call reads its later data the same way
         return examples
 
     def _fit_temperature(self, encoded):
@@ -316,6 +325,8 @@ class SequenceTask(modelfile.Stored):
         examples = cls._read(data, opts, "data")
         if not examples:
             raise InputError("no sentences to build a model for")
+        found = getattr(examples, "found", {})
+        opts.update({k: v for k, v in found.items() if k != "format"})      # the column as named; no format kept
         self = cls._build(examples, opts)
         self._trained(opts)
         self.meta["online"] = {"algorithm": opts["algorithm"], "k": opts["k"], "C": float(opts["C"])}
@@ -407,7 +418,7 @@ class SequenceTask(modelfile.Stored):
         if not allow:
             listed = ", ".join(new[:5]) + (f" and {len(new) - 5} more" if len(new) > 5 else "")
             raise InputError(f"the training data has tags the model does not know ({listed}): "
-                             f"allow them with allow_new_tags (--allow-new-tags)")
+                             f"allow them with option allow_new_tags")
         self.model.add_tags(new)
         self._tags_added()
 
@@ -683,12 +694,7 @@ def _from_bytes(cls, data, run_only_meta):
 
 def _data_name(data):
     """How progress lines name training data: its path, or what it is."""
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return os.fsdecode(os.fspath(data))
-    name = getattr(data, "name", None)
-    if isinstance(name, str):
-        return name
-    return f"{type(data).__name__} of Python objects"
+    return _path_of(data) or f"{type(data).__name__} of Python objects"
 
 
 def _naming(exc, data):

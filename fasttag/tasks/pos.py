@@ -22,7 +22,7 @@ from ..features.clusters import Clusters, as_clusters
 from ..features.words import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
                         token_lists)
 from ..model.sequence import SequenceModel
-from .base import SequenceTask, closed_after, decode_tags, tag_set, tokenizer_of
+from .base import Examples, SequenceTask, closed_after, decode_tags, tag_set, tokenizer_of
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
@@ -53,7 +53,7 @@ def conllu_tag_column(column):
     if field in ("UPOS", "XPOS"):
         return field.lower()
     named = f" ({field})" if field else ""
-    raise InputError(f"--column {column}{named} is not a tag column: the CoNLL-U column a "
+    raise InputError(f"option column {column}{named} is not a tag column: the CoNLL-U column a "
                      f"tagger reads and fills is upos or xpos")
 
 
@@ -121,11 +121,11 @@ class Tagger(SequenceTask):
         if opts.get("format") == "conllu" and column is not None:
             column = conllu_tag_column(column)          # refused before reading
         fmt, sentences = ftio.read_all(data, opts.get("format"), column, opts.get("word_column", 0))
-        if what == "training data":
-            opts["format"] = fmt             # stored, as guessed from a file or a pipe: later input reads the same way
+        # the format as guessed from a file or a pipe: a model keeps it, and later input reads the same way
+        found = {"format": fmt}
         if fmt == "conllu" and column is not None:
-            opts["column"] = conllu_tag_column(column)
-        return [(s.words, s.tags) for s in sentences if s.words]
+            found["column"] = conllu_tag_column(column)
+        return Examples([(s.words, s.tags) for s in sentences if s.words], found)
 
     @classmethod
     def _build(cls, examples, opts):
@@ -421,7 +421,7 @@ def foreign_tags(gold, model_tags, what="tag"):
             return " ".join(tags[:6]) + (" ..." if len(tags) > 6 else "") + f" ({len(tags)} {what}s)"
         raise InputError(f"{100 * foreign / total:.1f}% of the gold {what}s are not in the model's "
                          f"{what} set: gold {some(gold)}; model {some(known)}; is it the right "
-                         f"tag column (--column)?")
+                         f"tag column (option column)?")
 
 
 class _HashedVocab:

@@ -875,14 +875,14 @@ class Tokenizer(SequenceTask):
         expansion table, which all carry the token's span."""
         if not isinstance(text, str):
             raise ftio.not_str("tokenize()", text, _SEVERAL)
-        return self._words(self._analyze([text])[0], offsets)
+        return self._words(self._predict([text])[0], offsets)
 
     def spans(self, text):
         """The tokens of ``text``: a list of sentences, each a list of
         :class:`Token` (``start``, ``end``, ``form``, ``words``)."""
         if not isinstance(text, str):
             raise ftio.not_str("spans()", text, _SEVERAL)
-        return self._analyze([text])[0]
+        return self._predict([text])[0]
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
                        n_threads: int = 1) -> Iterator[list[list]]:
@@ -897,7 +897,7 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
-            return [self._words(sents, offsets) for sents in self._analyze(batch)]
+            return [self._words(sents, offsets) for sents in self._predict(batch)]
         batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
         for words in parallel.ordered_map(tokenized, batches, n_threads):
             yield from words
@@ -921,11 +921,6 @@ class Tokenizer(SequenceTask):
                     words.extend((w, t.start, t.end) for w in t.words)
             out.append(words)
         return out
-
-    def _analyze(self, texts, n_threads=1):
-        """Sentences of :class:`Token` for each text (decoded on
-        ``n_threads`` threads)."""
-        return self._predict(texts, n_threads) if texts else []
 
     def _sentences(self, text, pred):
         """Sentences of :class:`Token` from the labels of the pieces of a
@@ -975,7 +970,7 @@ class Tokenizer(SequenceTask):
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text, _SEVERAL)
         lines = []
-        sentences = self._analyze([text])[0]
+        sentences = self._predict([text])[0]
         starts = [t.start for s in sentences for t in s][1:] + [None]
         n_before = 0
         prev_end = 0

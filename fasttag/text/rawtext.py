@@ -147,15 +147,6 @@ def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None):
         yield from done
 
 
-def text_sentences(lines, tokenizer=None, pretokenized=False, n_threads=1, blank_lines=False):
-    """The sentences of text lines: pretokenized (``blank_lines``: see
-    :func:`pretokenized_sentences`), or cut by ``tokenizer`` on
-    ``n_threads`` threads (:func:`raw_sentences`)."""
-    if pretokenized:
-        return pretokenized_sentences(lines, blank_lines=blank_lines)
-    return raw_sentences(lines, tokenizer, n_threads)
-
-
 def sentence_batches(sentences):
     """Lists of ``sentences`` (anything with ``words``) of at most
     BATCH_TOKENS tokens or BATCH_SENTENCES sentences, read lazily."""
