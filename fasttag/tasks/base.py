@@ -39,7 +39,7 @@ from ..model.tables import table_from_arrays, table_to_arrays
 HOOKS = (
     "__init__",             # the task's state beside the model (vocabulary, expansions, gazetteer)
     "_task_name",           # the option-table task of a train call (a span tagger is chunk or ner)
-    "_read",                # examples of a path or the task's Python form
+    "_read",                # examples of a path or the task's Python form (Examples: with what it found)
     "_reading_options",     # how a trained model reads new data (the format and columns it was trained on)
     "_build",               # a new, untrained model: tags, featurizer, templates, constraints
     "_trained",             # training is over: drop what only training used
@@ -54,8 +54,7 @@ HOOKS = (
     "_learn_words",         # fine-tuning and online training: the words the model keeps grow
     "_fold_tables",         # Dask training: the jackknifed tables of a shard's features ...
     "_use_fold_tables",     # ... and their use on a worker
-    "_task_parts",          # what the task adds to the model file
-    "_featurizer_options",  # what its featurizer was built with, for the model header
+    "_task_parts",          # what the task adds to the model file, its featurizer's options included
     "_featurizer_from",     # the featurizer a model file describes, checked
     "_load",                # the instance of a checked model file: the task checks its own parts
 )
@@ -608,16 +607,15 @@ class SequenceTask(modelfile.Stored):
         header["kind"] = self.kind
         header["meta"] = modelfile.stored_meta(self.meta)
         extra_header, extra_arrays = self._task_parts()
+        spec = extra_header.pop("featurizer", {})
         header.update(extra_header)
         arrays.update(extra_arrays)
-        store.stamp(header, *self.featurizer, **self._featurizer_options())
+        store.stamp(header, *self.featurizer, **spec)
         return header, arrays
 
-    def _featurizer_options(self):
-        """What the featurizer was built with, for the model header."""
-        return {}
-
     def _task_parts(self):
+        """``(header, arrays)`` the task adds to the model file; the
+        header's ``featurizer`` entry: what the featurizer was built with."""
         return {}, {}
 
     @classmethod

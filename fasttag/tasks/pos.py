@@ -287,16 +287,13 @@ class Tagger(SequenceTask):
         return conllu_tag_column(column)
 
     def _records(self, source, json, n_threads, format=None, column=None, tokenizer=None, nbest=None):
-        """The output records of :meth:`tag_file` (the base class's).
-
-        ``format``: None reads CoNLL-U when the input is unmistakably
-        CoNLL-U (:func:`fasttag.text.formats.tagging_format`), else raw text, cut
-        into sentences and tokens by ``tokenizer`` (default: the bundled
-        English tokenizer); "text": pretokenized, one sentence per line
-        split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
-        gets the tag column (:meth:`output_column`, ``column``) rewritten,
-        column files an appended tag column, text ``word/TAG`` tokens one
-        sentence a line."""
+        """The records of :meth:`tag_file`.  ``format``: None reads CoNLL-U
+        when the input is unmistakably CoNLL-U
+        (:func:`fasttag.text.formats.tagging_format`), else raw text cut by
+        ``tokenizer`` (default: the bundled English tokenizer); "text":
+        pretokenized, a sentence a line; "conllu" or "conll".  CoNLL-U gets
+        the tag column (:meth:`output_column`, ``column``) rewritten, column
+        files a tag column appended, text ``word/TAG`` tokens."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
@@ -312,11 +309,9 @@ class Tagger(SequenceTask):
             raise
 
         def make(sent, result, line=None):
-            if nbest is None:
-                return output.Record(sent.words, result, line or sent.line, getattr(sent, "offsets", None),
-                                     sentence=sent, ends_line=getattr(sent, "ends_line", True))
-            return output.Record(sent.words, result[0][0], line or sent.line, getattr(sent, "offsets", None),
-                                 nbest=output.alternatives(result))
+            tags, best = (result, None) if nbest is None else (result[0][0], output.alternatives(result))
+            return output.Record(sent.words, tags, line or sent.line, getattr(sent, "offsets", None), nbest=best,
+                                 sentence=sent, ends_line=getattr(sent, "ends_line", True))
         if fmt in ("conllu", "conll"):
             sentences = ftio.parse_lines(lines, name, fmt, column if fmt == "conllu" else None,
                                          self.meta.get("word_column", 0) if fmt == "conll" else 0, tags=False)
@@ -330,11 +325,9 @@ class Tagger(SequenceTask):
 
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
-        return {"n_columns": 0, **cluster_spec(self.model.featurizer)}
-
     def _task_parts(self):
-        return {}, {"vocab": self._vocab.hashes, **cluster_arrays(self.model.featurizer)}
+        return ({"featurizer": {"n_columns": 0, **cluster_spec(self.model.featurizer)}},
+                {"vocab": self._vocab.hashes, **cluster_arrays(self.model.featurizer)})
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):

@@ -591,15 +591,12 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
+    def _task_parts(self):
         # "clusters" only with clusters: models without them are written as before
         fz = self.model.featurizer
         extra = {"clusters": True} if fz.clusters is not None else {}
         if fz.candidates is not None:
             extra["candidate_lengths"] = list(fz.candidates.lengths)
-        return {"max_word": MAX_WORD, "runs": self._runs, **extra}
-
-    def _task_parts(self):
         arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
         if self.model.featurizer.clusters is not None:     # the model carries its character clusters
             arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
@@ -609,7 +606,7 @@ class Segmenter(SequenceTask):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
                 arrays[f"user_{mode}_weights"] = np.array(list(words.values()), dtype=np.float64)
-        return {}, arrays
+        return {"featurizer": {"max_word": MAX_WORD, "runs": self._runs, **extra}}, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):

@@ -871,17 +871,14 @@ class SpanTagger(SequenceTask):
         return out
 
     def _records(self, source, json, n_threads, format=None, tokenizer=None, entities=False, nbest=None):
-        """The output records of :meth:`tag_file` (the base class's).
-
-        ``format``: None (or "raw") reads raw text, cut into sentences and
-        tokens by ``tokenizer`` (default: the bundled English tokenizer);
-        "text": pretokenized, one sentence per line split at whitespace;
-        "conll": a column file, whose lines are written back with the
-        predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
-        Text gives ``word/TAG`` tokens one sentence a line, or with
-        ``entities`` one line per span (:func:`fasttag.text.output.write_entities`).
-        JSON Lines have tags in IOB2, ``"scheme": "iob2"``, whatever
-        :attr:`scheme` is; ``nbest`` applies to text input."""
+        """The records of :meth:`tag_file`.  ``format``: None (or "raw")
+        reads raw text cut by ``tokenizer`` (default: the bundled English
+        tokenizer); "text": pretokenized, a sentence a line; "conll": a
+        column file, written back with the predicted tag appended
+        (documents, ``-DOCSTART-``, tagged whole).  Text gives ``word/TAG``
+        tokens, or with ``entities`` a line per span.  JSON Lines have tags
+        in IOB2, ``"scheme": "iob2"``, whatever :attr:`scheme` is;
+        ``nbest`` applies to text input."""
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
                              f"(option format conll), not {format}")
@@ -951,18 +948,16 @@ class SpanTagger(SequenceTask):
 
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
+    def _task_parts(self):
         spec = {"n_input_columns": len(self.feature_columns), "extras": list(self.meta.get("extras", [])),
                 **cluster_spec(self.model.featurizer)}
         if self.model.featurizer.words.capitals_fallback:
             spec["capitals_fallback"] = True       # absent: models from before it, unchanged
-        return spec
-
-    def _task_parts(self):
         arrays = cluster_arrays(self.model.featurizer)
         if self.ambiguity is not None:
             arrays["ambiguity"] = self.ambiguity.to_array()
-        return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), arrays
+        header = {"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}
+        return {**header, "featurizer": spec}, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):

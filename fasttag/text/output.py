@@ -78,32 +78,7 @@ def alternatives(best, spans_of=None):
     return out
 
 
-def write_json(out, obj):
-    """One JSON Lines record (UTF-8 text, not ASCII escapes)."""
-    out.write(json.dumps(obj, ensure_ascii=False))
-    out.write("\n")
-
-
-def write_tagged(out, words, tags, end="\n"):
-    """``word/TAG word/TAG ...``, then ``end``: the line end, or a space
-    before the next piece of the same line.  The words are written as
-    they are, the model's tags printable (a tag cannot end the line or
-    send an escape sequence to a terminal)."""
-    out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(words, tags)))
-    out.write(end)
-
-
 _ONE_FIELD = str.maketrans({c: " " for c in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
-
-
-def write_entities(out, line, spans):
-    """One ``LINE START END TYPE TEXT`` line (tab-separated) per span of
-    a sentence (:class:`fasttag.text.rawtext.Span` items).  TEXT is the line's
-    characters START to END as they are, except that tabs and line
-    breaks, which would end the field or the line, are written as spaces;
-    TYPE, the model's, printable."""
-    for s in spans:
-        out.write(f"{line}\t{s.start}\t{s.end}\t{printable(s.label)}\t{s.text.translate(_ONE_FIELD)}\n")
 
 
 def offsets_in(text, words):
@@ -154,46 +129,46 @@ STYLES = ("json", "tagged", "entities", "conllu", "conll", "words", "paragraphs"
 def write(out, records, style, column=None):
     """Write ``records`` (:class:`Record`) to the text stream ``out`` in
     ``style`` (one of :data:`STYLES`; ``column``: the CoNLL-U column that
-    ``conllu`` fills)."""
-    if style == "json":
-        for r in records:
+    ``conllu`` fills).  JSON is UTF-8 text, not ASCII escapes.  The words
+    are written as they are, the model's tags printable (a tag cannot end
+    the line or send an escape sequence to a terminal).  An entity line is
+    ``LINE START END TYPE TEXT``, tab-separated, TEXT the line's characters
+    START to END with tabs and line breaks (which would end the field or
+    the line) written as spaces."""
+    if style not in STYLES:
+        raise ValueError(f"unknown output style {style!r}: one of {', '.join(STYLES)}")
+    started = False                    # words: a piece of this line was written
+    line = None                        # paragraphs: the line of the last sentence written
+    for r in records:
+        if style == "json":
             obj = record(r.words, r.tags, r.line, r.offsets, r.spans, r.text, r.scheme)
             if r.nbest is not None:
                 obj["nbest"] = r.nbest
-            write_json(out, obj)
-    elif style == "tagged":
-        for r in records:
-            write_tagged(out, r.words, r.tags, "\n" if r.ends_line else " ")
-    elif style == "entities":
-        for r in records:
-            write_entities(out, r.line, [entity(r, label, i, j) for label, i, j in r.spans])
-    elif style == "conllu":
-        for r in records:
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        elif style == "tagged":
+            out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(r.words, r.tags)))
+            out.write("\n" if r.ends_line else " ")
+        elif style == "entities":
+            for s in (entity(r, label, i, j) for label, i, j in r.spans):
+                out.write(f"{r.line}\t{s.start}\t{s.end}\t{printable(s.label)}\t{s.text.translate(_ONE_FIELD)}\n")
+        elif style == "conllu":
             ftio.write_conllu(r.sentence, r.tags, out, column=column)
-    elif style == "conll":
-        for r in records:
+        elif style == "conll":
             ftio.write_conll(r.sentence, r.tags, out, mode="append")
-    elif style == "words":
-        started = False                  # a piece of this line was written
-        for r in records:
+        elif style == "words":
             if r.words:
                 out.write((" " if started else "") + " ".join(r.words))
                 started = True
             if r.ends_line:
                 out.write("\n")
                 started = False
-    elif style == "paragraphs":
-        line = None
-        for r in records:
+        else:                          # paragraphs
             if line is not None and r.line != line:
                 out.write("\n")
             line = r.line
-            out.write(" ".join(r.words))
-            out.write("\n")
-        if line is not None:
-            out.write("\n")
-    else:
-        raise ValueError(f"unknown output style {style!r}: one of {', '.join(STYLES)}")
+            out.write(" ".join(r.words) + "\n")
+    if style == "paragraphs" and line is not None:
+        out.write("\n")
 
 
 def entity(r, label, i, j):
