@@ -747,8 +747,9 @@ class SpanTagger(SequenceTask):
         return list(zip(words, cols))
 
     def _for_sentences(self, sentences, columns, documents, predict):
-        """``predict(model inputs)`` of the non-empty sentences, in place in
-        a list with None for empty ones; inputs are checked here."""
+        """``predict(sentences, their model inputs)`` of the non-empty
+        sentences, in place in a list with None for empty ones; inputs are
+        checked here."""
         sentences = token_lists(sentences, keep_sentences=True)
         for name, per_sentence in (("columns", columns), ("documents", documents)):
             if per_sentence is not None and len(per_sentence) != len(sentences):
@@ -845,7 +846,6 @@ class SpanTagger(SequenceTask):
             return out
         cols = None if columns is None else [columns]
         return self._for_sentences([tokens], cols, None, lambda _, inputs: spans_with_probability(inputs))[0] or []
-
 
     SENTENCES_PER_BATCH = 5000
     DOCUMENT_BATCH = 1000
