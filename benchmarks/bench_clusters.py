@@ -58,12 +58,13 @@ def _text_lines(path):
 
 def clustering_sentences():
     """Token lists of unlabeled_en (tokenized) and of Brown (its words)."""
+    from fasttag.tasks.base import tokenizer_of
     from fasttag.text import rawtext
     sents = []
-    tokenizer = rawtext.tokenizer_of(None)
+    tokenizer = tokenizer_of(None)
     for name in UNLABELED:
-        sents += [s.words for s in rawtext.text_sentences(_text_lines(H.data_path("unlabeled_en", name)),
-                                                          tokenizer)]
+        sents += [s.words for s in rawtext.raw_sentences(_text_lines(H.data_path("unlabeled_en", name)),
+                                                         tokenizer)]
     sents += [words for words, _ in H.load_columns(H.data_path("brown", "brown.conll"), 0, -1)]
     return sents
 

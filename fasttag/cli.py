@@ -521,7 +521,7 @@ def _text_input(args, model):
     if args.tokenizer is not None:
         if fmt not in (None, "raw"):
             raise InputError("--tokenizer applies to raw text, not to --pretokenized or --format input")
-        from .text.rawtext import tokenizer_of
+        from .tasks.base import tokenizer_of
         given["tokenizer"] = tokenizer_of(_model_path(args.tokenizer, "--tokenizer"))
     column = getattr(args, "column", None)
     if model.kind == "spans":
@@ -621,6 +621,7 @@ def plot_command(args):
 def cluster_command(args):
     import time
     from .text import rawtext
+    from .tasks.base import tokenizer_of
     from .features.clusters import cluster
     given = _given(args, [o.name for o in options.for_cli("cluster", "cluster")])
     opts = options.resolve("cluster", "cluster", given, cli=True)
@@ -628,7 +629,7 @@ def cluster_command(args):
         raise InputError("RAW names standard input ('-') twice")
     paths = [_input_path(p, "RAW", stdin_ok=True) for p in args.raw]
     _check_output(args.output, "-o")
-    tokenizer = None if args.pretokenized or args.chars else rawtext.tokenizer_of(None)
+    tokenizer = None if args.pretokenized or args.chars else tokenizer_of(None)
     sentences = []
     t0 = time.perf_counter()
     for path in paths:
@@ -637,7 +638,8 @@ def cluster_command(args):
             from .features.segmentation import character_sentences
             sentences.extend(character_sentences(lines))
             continue
-        sentences.extend(s.words for s in rawtext.text_sentences(lines, tokenizer, args.pretokenized))
+        found = rawtext.pretokenized_sentences(lines) if args.pretokenized else rawtext.raw_sentences(lines, tokenizer)
+        sentences.extend(s.words for s in found)
     n_tokens = sum(map(len, sentences))
     if not args.quiet:
         _say(f"read {n_tokens:,} tokens in {time.perf_counter() - t0:.1f} s")

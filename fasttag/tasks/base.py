@@ -1,26 +1,17 @@
-"""The task model: what every trained fasttag sequence model shares.
+"""The task contract: what every trained fasttag sequence model shares,
+and the hooks where a task differs.
 
 A task (part-of-speech tagging, word segmentation, span tagging,
-tokenization) is a subclass of :class:`SequenceTask`.  It defines only
-what differs between tasks:
-
-* ``_read(data, opts, what)``: examples from a path or Python objects,
-  empty ones dropped;
-* ``_build(examples, opts)``: a new, untrained instance: tags, label
-  scheme, featurizer, templates and constraints;
-* ``_encode(examples, training=False)``: ``(input, context, gold tag
-  ids)`` triples for the :class:`fasttag.model.sequence.SequenceModel`;
-* ``_decode(examples, ids)``: the task's output (tags, words, spans) of
-  decoded tag ids;
-* ``_score(examples, outputs, opts)``: its metrics (fractions), with the
-  dev-selection score under ``primary``;
-* ``_task_parts()`` and ``_load(header, arrays, model, meta)``: what the
-  task adds to the model file, and how it is checked when loading.
-
-The base class owns what is the same for every task.  That is training
-(one option table and one trainer), prediction (one path through
-:meth:`fasttag.model.sequence.SequenceModel.predict_chunks`), evaluation, and
-storage (:mod:`fasttag.model.modelfile`).
+tokenization, feature-dict tagging) is a subclass of
+:class:`SequenceTask` that overrides only the hooks named in
+:data:`HOOKS` (a test holds every task to it).  The base class owns
+everything else: training (one option table and one trainer), the one
+prediction path (:meth:`SequenceTask._predict`: encode, decode with the
+compiled model, the task's decode; n-best, marginals and threads in that
+one place), evaluation, the text of a result (:func:`fasttag.text.output.report`),
+``tag_file`` (its records written by :func:`fasttag.text.output.write`),
+and storage (:mod:`fasttag.model.modelfile`).  Errors raised here name Python
+arguments (``option nbest``); the command line turns them into its flags.
 """
 from __future__ import annotations
 
@@ -28,17 +19,59 @@ import math
 import numbers
 import os
 import sys
+import threading
 import time
 import warnings
 
 import numpy as np
 
 from ..model import confidence, modelfile, options, training as trainer
+from ..text import formats as ftio, output, rawtext
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from ..model.progress import Progress
 from ..model.sequence import SequenceModel, tag_fault
 from ..model.tables import table_from_arrays, table_to_arrays
+
+
+#: The hooks a task may override, with why each is the task's: every other
+#: method is the base class's alone.
+HOOKS = (
+    "__init__",             # the task's state beside the model (vocabulary, expansions, gazetteer)
+    "_task_name",           # the option-table task of a train call (a span tagger is chunk or ner)
+    "_read",                # examples of a path or the task's Python form (Examples: with what it found)
+    "_reading_options",     # how a trained model reads new data (the format and columns it was trained on)
+    "_build",               # a new, untrained model: tags, featurizer, templates, constraints
+    "_trained",             # training is over: drop what only training used
+    "_encode",              # (input, context, gold tag ids) triples for the compiled model
+    "_decode",              # the task's outputs (tags, words, sentences) of decoded tag ids
+    "_records",             # the output records of tag_file: how the task reads a file to tag
+    "_score",               # the task's metrics, the dev-selection score under ``primary``
+    "_check_gold",          # refuse gold data that cannot be scored (no tags, another tag set)
+    "_dev_scorer",          # a faster dev score on tag ids, where decoding would cost most of an epoch
+    "_gold_tags",           # fine-tuning: the tags gold data uses, in the model's label space
+    "_tags_added",          # fine-tuning: the tag set grew (constraints to rebuild)
+    "_learn_words",         # fine-tuning and online training: the words the model keeps grow
+    "_fold_tables",         # Dask training: the jackknifed tables of a shard's features ...
+    "_use_fold_tables",     # ... and their use on a worker
+    "_task_parts",          # what the task adds to the model file, its featurizer's options included
+    "_featurizer_from",     # the featurizer a model file describes, checked
+    "_load",                # the instance of a checked model file: the task checks its own parts
+)
+
+#: What a task declares as class attributes (see :class:`SequenceTask`).
+DECLARED = ("task", "kind", "featurizer", "primary")
+
+
+class Examples(list):
+    """A task's examples (see :meth:`SequenceTask._read`) with what reading
+    them found out (``found``: the format guessed, the column named), so
+    that the caller, not the reader, decides to read later data the same
+    way."""
+
+    def __init__(self, items, found):
+        super().__init__(items)
+        self.found = dict(found)
 
 
 class SequenceTask(modelfile.Stored):
@@ -54,6 +87,37 @@ class SequenceTask(modelfile.Stored):
     def __init__(self, model, meta=None):
         self.model = model
         self.meta = dict(meta or {})
+
+    # ------------------------------------------------------------ the task's hooks
+
+    @classmethod
+    def _read(cls, data, opts, what):
+        """The examples of ``data`` (a path, a file or the task's Python
+        form), empty ones dropped; ``what`` names it in messages."""
+        raise NotImplementedError
+
+    @classmethod
+    def _build(cls, examples, opts):
+        """A new, untrained instance for ``examples``."""
+        raise NotImplementedError
+
+    def _encode(self, examples, training=False):
+        """``(input, context, gold tag ids or None)`` triples for the model."""
+        raise NotImplementedError
+
+    def _decode(self, examples, ids):
+        """The output of each example from the tag ids of its inputs."""
+        raise NotImplementedError
+
+    def _score(self, examples, outputs, opts):
+        """Metrics (fractions), the dev-selection score under :attr:`primary`."""
+        raise NotImplementedError
+
+    def _records(self, source, json, n_threads, **reading):
+        """``(records, how)``: the :class:`fasttag.text.output.Record` of
+        each sentence of ``source`` tagged (read lazily) and the keywords
+        of :func:`fasttag.text.output.write` (``style``, ``column``)."""
+        raise TypeError(f"a {type(self).__name__} tags Python objects, not files")
 
     # ------------------------------------------------------------ training
 
@@ -193,8 +257,9 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def _n_sentences(cls, examples):
-        """The number of sentences of ``_read``'s examples."""
-        return len(examples)
+        """The number of sentences of ``_read``'s examples (progress lines):
+        one per example, or its ``n_sentences`` where it holds several."""
+        return sum(getattr(ex, "n_sentences", 1) for ex in examples)
 
     @classmethod
     def _read_named(cls, data, opts, what, empty):
@@ -206,6 +271,7 @@ class SequenceTask(modelfile.Stored):
             raise _naming(exc, data) from None
         if not examples:
             raise InputError(empty, path=_path_of(data))
+        opts.update(getattr(examples, "found", {}))     # the call reads its later data the same way
         return examples
 
     def _fit_temperature(self, encoded):
@@ -267,6 +333,8 @@ class SequenceTask(modelfile.Stored):
         examples = cls._read(data, opts, "data")
         if not examples:
             raise InputError("no sentences to build a model for")
+        found = getattr(examples, "found", {})
+        opts.update({k: v for k, v in found.items() if k != "format"})      # the column as named; no format kept
         self = cls._build(examples, opts)
         self._trained(opts)
         self.meta["online"] = trainer.Settings.of(opts).rule
@@ -395,10 +463,25 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ prediction
 
-    def _predict(self, examples, n_threads=1):
-        """The task's output for ``examples``, decoded on ``n_threads``
-        threads."""
-        return self._decode(examples, self.model.predict_ids(self._inputs(examples), n_threads=n_threads))
+    def _predict(self, examples, n_threads=1, n_best=None, inputs=None):
+        """The one prediction path: the task's output (:meth:`_decode`) for
+        each of ``examples`` (as :meth:`_read` gives them), decoded on
+        ``n_threads`` threads; with ``n_best=k`` per example its ``k`` best
+        outputs as ``(output, score)`` pairs, best first (exact k-best
+        Viterbi, batched by tokens over the threads).  ``inputs``: the
+        model inputs of ``examples`` where the caller built them (a span
+        tagger's given feature columns), else :meth:`_encode`'s."""
+        inputs = self._inputs(examples) if inputs is None else inputs
+        if n_best is None:
+            return self._decode(examples, self.model.predict_ids(inputs, n_threads=n_threads))
+
+        def best(pairs):
+            out = []
+            for (ex, _), found in zip(pairs, confidence.nbest_ids(self.model, [x for _, x in pairs], n_best)):
+                decoded = self._decode([ex] * len(found), [ids for _, ids in found])
+                out.append([(o, score) for o, (score, _) in zip(decoded, found)])
+            return out
+        return parallel.map_batches(best, list(zip(examples, inputs)), n_threads, size=lambda p: len(p[1][0]))
 
     def _inputs(self, examples):
         """``(input, context)`` pairs of ``examples`` for the model."""
@@ -412,25 +495,22 @@ class SequenceTask(modelfile.Stored):
         training time (1.0 for a model trained without one)."""
         return float(self.meta.get("temperature", 1.0))
 
-    def _nbest(self, examples, k):
-        """Per example its ``k`` best outputs as ``(output, score)``, best
-        first."""
-        out = []
-        for ex, best in zip(examples, confidence.nbest_ids(self.model, self._inputs(examples), k)):
-            out.append([(self._decode([ex], [ids])[0], score) for score, ids in best])
-        return out
-
-    def _marginals(self, examples):
-        """Per example an ``n x T`` array of tag probabilities."""
-        return confidence.marginals(self.model, self._inputs(examples), self.temperature)
+    def _marginals(self, examples, inputs=None):
+        """Per example an ``n x T`` array of tag probabilities (``inputs``
+        as for :meth:`_predict`)."""
+        inputs = self._inputs(examples) if inputs is None else inputs
+        return confidence.marginals(self.model, inputs, self.temperature)
 
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data, n_threads: int = 1, **options_) -> dict:
         """Scores on gold ``data`` (a path or the task's Python form):
-        fractions, never percentages, plus ``seconds`` and the speed.
-        ``n_threads``: tag on that many threads (0: every core), with the
-        same output as one thread (:mod:`fasttag.parallel`)."""
+        fractions, never percentages, plus ``seconds`` and the speed
+        (``tokens_per_second`` or ``chars_per_second``).  ``n_threads``:
+        tag on that many threads (0: every core), with the same output as
+        one thread (:mod:`fasttag.parallel`).  ``options_``: the task's
+        evaluation options (``help(fasttag.model.options)``), such as
+        ``words`` (the words counted as known) or ``scheme``."""
         n_threads = parallel.check_threads(n_threads)
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
         try:
@@ -446,6 +526,9 @@ class SequenceTask(modelfile.Stored):
             if unit in result:
                 result[f"{unit}_per_second"] = result[unit] / seconds if seconds > 0 else 0.0
         return result
+
+    #: The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it.
+    report = staticmethod(output.report)
 
     def calibrate(self, data, **options_) -> float:
         """Fit the temperature of :meth:`marginals` and the confidences to
@@ -464,12 +547,61 @@ class SequenceTask(modelfile.Stored):
         return self.temperature
 
     def _eval_task(self):
-        return self.task
+        """The option-table task of an evaluation: the one the model was
+        trained as (a span tagger's ``chunk`` or ``ner``), else its class's."""
+        return self.meta.get("task") or self.task
 
     def _reading_options(self, opts, given):
         """Reading options for evaluation (``given``: the caller's
         keywords): those given, else as trained."""
         return opts
+
+    # ------------------------------------------------------------ tagging files
+
+    def tag_file(self, source, out, *, json=False, nbest=None, n_threads=1, **reading):
+        """Tag a file (a path or binary stream) into the text stream ``out``:
+        read, tagged and written in batches, in bounded memory, batches on
+        ``n_threads`` threads (0: every core) with the same output as one.
+        ``json``: JSON Lines instead of the task's text output
+        (:mod:`fasttag.text.output` describes both), with the ``nbest`` best
+        tag sequences of each sentence when given.  ``reading``: what the
+        task reads (``format``, ``column``, ``tokenizer``, ``entities``;
+        see the task's :meth:`_records`)."""
+        n_threads = parallel.check_threads(n_threads)
+        if nbest is not None:
+            if not json:
+                raise InputError("option nbest writes JSON Lines: add option json")
+            reading["nbest"] = nbest
+        records, how = self._records(source, json, n_threads, **reading)
+        try:
+            output.write(out, records, **how)
+        finally:
+            records.close()
+
+    @staticmethod
+    def _tagged(batches, tag, make, n_threads):
+        """``make(sentence, output)`` of each sentence of ``batches`` (lists
+        of the sentences of a file, read lazily), ``tag(batch)`` giving the
+        outputs of a batch, batches on ``n_threads`` threads, in order."""
+        for batch, outputs in parallel.ordered_map(lambda batch: (batch, tag(batch)), batches, n_threads):
+            for sent, out in zip(batch, outputs):
+                yield make(sent, out)
+
+    def _text_records(self, lines, fmt, tokenizer, json, n_best, n_threads, make):
+        """``make(sentence, output)`` of each sentence of text ``lines``:
+        raw text cut by ``tokenizer`` (see :func:`tokenizer_of`) and tagged
+        batch by batch, or pretokenized (``fmt`` "text"), where a long
+        line's pieces are joined back in JSON Lines (one record a line)."""
+        def tag(sents):
+            return self.tag_sents(sents, n_best=n_best)
+        if fmt == "text":
+            tagged = rawtext.tag_batches(tag, rawtext.pretokenized_sentences(lines, blank_lines=not json), n_threads)
+            if json and n_best is None:
+                tagged = rawtext.whole_lines(tagged)
+        else:
+            tagged = rawtext.raw_sentences(lines, tokenizer_of(tokenizer), n_threads, tag_sents=tag)
+        for sent, out in tagged:
+            yield make(sent, out)
 
     # ------------------------------------------------------------ storage
 
@@ -485,16 +617,15 @@ class SequenceTask(modelfile.Stored):
         header["kind"] = self.kind
         header["meta"] = modelfile.stored_meta(self.meta)
         extra_header, extra_arrays = self._task_parts()
+        spec = extra_header.pop("featurizer", {})
         header.update(extra_header)
         arrays.update(extra_arrays)
-        modelfile.stamp(header, *self.featurizer, **self._featurizer_options())
+        modelfile.stamp(header, *self.featurizer, **spec)
         return header, arrays
 
-    def _featurizer_options(self):
-        """What the featurizer was built with, for the model header."""
-        return {}
-
     def _task_parts(self):
+        """``(header, arrays)`` the task adds to the model file; the
+        header's ``featurizer`` entry: what the featurizer was built with."""
         return {}, {}
 
     @classmethod
@@ -538,6 +669,30 @@ class SequenceTask(modelfile.Stored):
         return cls(model, meta)
 
 
+_BUNDLED_TOKENIZER = []
+_LOCK = threading.Lock()
+
+
+def tokenizer_of(tokenizer):
+    """The tokenizer to use: a tokenizer model (:class:`fasttag.Tokenizer`),
+    a model path, or None for the bundled English tokenizer (loaded once)."""
+    if tokenizer is None:
+        with _LOCK:
+            if not _BUNDLED_TOKENIZER:
+                _BUNDLED_TOKENIZER.append(store.load("en-tok"))
+            return _BUNDLED_TOKENIZER[0]
+    if ftio.is_path(tokenizer):
+        model = store.load(tokenizer)
+        if getattr(model, "kind", None) != "tokenizer":
+            kind = getattr(model, "kind", None)
+            what = f"a {kind} model" if kind else f"the estimator {type(model).__name__}"
+            raise InputError(f"{tokenizer}: {what}, not a tokenizer")
+        return model
+    if not isinstance(tokenizer, SequenceTask) or tokenizer.kind != "tokenizer":
+        raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")
+    return tokenizer
+
+
 def _from_bytes(cls, data, run_only_meta):
     """Unpickle a task model (see ``SequenceTask.__reduce__``)."""
     model = cls.from_bytes(data)
@@ -547,12 +702,7 @@ def _from_bytes(cls, data, run_only_meta):
 
 def _data_name(data):
     """How progress lines name training data: its path, or what it is."""
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return os.fsdecode(os.fspath(data))
-    name = getattr(data, "name", None)
-    if isinstance(name, str):
-        return name
-    return f"{type(data).__name__} of Python objects"
+    return _path_of(data) or f"{type(data).__name__} of Python objects"
 
 
 def _naming(exc, data):
@@ -569,6 +719,25 @@ def _path_of(data):
         return os.fsdecode(os.fspath(data))
     name = getattr(data, "name", None)
     return name if isinstance(name, str) else None
+
+
+def decode_tags(names, ids):
+    """The tag strings of tag id arrays ``ids`` (one per sentence): one
+    numpy lookup over all of them, which a loop per sentence would cost
+    a tenth of the tagging time."""
+    if not ids:
+        return []
+    flat = np.array(names, dtype=object)[np.concatenate(ids)].tolist()
+    ends = np.cumsum([len(row) for row in ids]).tolist()
+    return [flat[i:j] for i, j in zip([0] + ends[:-1], ends)]
+
+
+def closed_after(records, close):
+    """``records``, then ``close()`` (also when the writing stops early)."""
+    try:
+        yield from records
+    finally:
+        close()
 
 
 def tag_set(examples, missing):

@@ -17,7 +17,7 @@ from .._core.weights import hash_strings
 from ..errors import InputError, ModelFormatError
 from ..model.sequence import SequenceModel
 from ..model import registry
-from .base import SequenceTask, tag_set
+from .base import SequenceTask, decode_tags, tag_set
 
 SEED = 0x5EEDF00D
 
@@ -122,8 +122,7 @@ class FeatureTagger(SequenceTask):
         return [(f, None, None if ts is None else [index.get(t, -1) for t in ts]) for f, ts in examples]
 
     def _decode(self, examples, ids):
-        names = self.model.tags
-        return [[names[i] for i in row.tolist()] for row in ids]
+        return decode_tags(self.model.tags, ids)
 
     def _gold_tags(self, examples):
         return {t for _, ts in examples if ts is not None for t in ts}
@@ -133,19 +132,11 @@ class FeatureTagger(SequenceTask):
             raise InputError("the evaluation data has no tags")
         return metrics.score_tagging([t for _, t in examples], outputs)
 
-    @staticmethod
-    def report(result):
-        return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
-
     def tag_sents(self, sentences, n_best=None, n_threads=1):
         """Tags of many sentences (lists of feature dicts); ``n_best`` and
         ``n_threads`` as in :meth:`fasttag.Tagger.tag_sents`."""
-        n_threads = parallel.check_threads(n_threads)
         examples = [(_sentence(s, i), None) for i, s in enumerate(sentences)]
-        if n_best is not None:
-            return parallel.map_batches(lambda batch: self._nbest(batch, n_best), examples, n_threads,
-                                        size=lambda ex: len(ex[0]))
-        return self._decode(examples, self.model.predict_ids(self._inputs(examples), n_threads=n_threads))
+        return self._predict(examples, parallel.check_threads(n_threads), n_best)
 
     def tag(self, features, n_best=None):
         """Tags of one sentence (a list of feature dicts)."""

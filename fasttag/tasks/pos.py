@@ -23,7 +23,7 @@ from ..features.words import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, 
                         token_lists)
 from ..model.sequence import SequenceModel
 from ..model import registry
-from .base import SequenceTask, tag_set
+from .base import Examples, SequenceTask, closed_after, decode_tags, tag_set, tokenizer_of
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
@@ -125,11 +125,11 @@ class Tagger(SequenceTask):
         if opts.get("format") == "conllu" and column is not None:
             column = conllu_tag_column(column)          # refused before reading
         fmt, sentences = ftio.read_all(data, opts.get("format"), column, opts.get("word_column", 0))
-        if what == "training data":
-            opts["format"] = fmt             # stored, as guessed from a file or a pipe: later input reads the same way
+        # the format as guessed from a file or a pipe: a model keeps it, and later input reads the same way
+        found = {"format": fmt}
         if fmt == "conllu" and column is not None:
-            opts["column"] = conllu_tag_column(column)
-        return [(s.words, s.tags) for s in sentences if s.words]
+            found["column"] = conllu_tag_column(column)
+        return Examples([(s.words, s.tags) for s in sentences if s.words], found)
 
     @classmethod
     def _build(cls, examples, opts):
@@ -182,11 +182,7 @@ class Tagger(SequenceTask):
         return {t for _, ts in examples if ts is not None for t in ts}
 
     def _decode(self, examples, ids):
-        names = self.model.tags
-        return [[names[i] for i in row.tolist()] for row in ids]
-
-    def _predict(self, examples, n_threads=1):
-        return self.tag_sents([w for w, _ in examples], n_threads=n_threads)
+        return decode_tags(self.model.tags, ids)
 
     def _reading_options(self, opts, given):
         out = dict(opts)
@@ -228,27 +224,6 @@ class Tagger(SequenceTask):
         result["unannotated_tokens"] = unannotated
         return result
 
-    @staticmethod
-    def report(result):
-        """The human-readable text of an :meth:`evaluate` result."""
-        def pct(x):
-            return "n/a" if x is None else f"{100 * x:.2f}%"
-        skipped = result.get("unannotated_tokens")
-        lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens"
-                 + (f"; {skipped} with gold tag '_' left out)" if skipped else ")"),
-                 f"known words       {pct(result['known_accuracy'])}",
-                 f"unknown words     {pct(result['unknown_accuracy'])}   "
-                 f"({result['unknown_tokens']} tokens)",
-                 f"speed             {result['tokens_per_second']:,.0f} tokens/s", "",
-                 f"{'tag':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
-        for t, r in result["per_tag"].items():
-            lines.append(f"{t:<10} {100 * r['precision']:8.2f}% {100 * r['recall']:8.2f}% "
-                         f"{100 * r['f1']:8.2f}% {r['support']:8d}")
-        if result["confusions"]:
-            lines += ["", "most frequent confusions (gold -> predicted)"]
-            lines += [f"  {g:<8} -> {p:<8} {c}" for g, p, c in result["confusions"][:10]]
-        return "\n".join(lines)
-
     # ------------------------------------------------------------ tagging
 
     def tag(self, tokens: list[str], n_best: int | None = None) -> list:
@@ -269,11 +244,8 @@ class Tagger(SequenceTask):
         (:mod:`fasttag.parallel`)."""
         sents = token_lists(sentences)
         n_threads = parallel.check_threads(n_threads)
-        if n_best is not None:
-            return parallel.map_batches(lambda batch: self._nbest(batch, n_best), [(s, None) for s in sents],
-                                        n_threads, size=lambda ex: len(ex[0]))
         try:
-            return self.model.predict_tags([(s, None) for s in sents], n_threads)
+            return self._predict([(s, None) for s in sents], n_threads, n_best)
         except TypeError:
             # only new word types are checked while tagging; find the culprit
             err = bad_token(sents)
@@ -301,7 +273,7 @@ class Tagger(SequenceTask):
         character offsets into ``text``.  Sentences and tokens come from
         ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model path;
         default: the bundled English tokenizer)."""
-        return rawtext.tag_text(self.tag_sents, text, tokenizer)
+        return rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer))
 
     def output_column(self, column=None):
         """The CoNLL-U column :meth:`tag_file` fills: ``column`` ("upos" or
@@ -318,78 +290,48 @@ class Tagger(SequenceTask):
             return "upos"
         return conllu_tag_column(column)
 
-    def tag_file(self, source, out, *, format=None, column=None, tokenizer=None, json=False, nbest=None,
-                 n_threads=1):
-        """Tag a file (a path or binary stream) into the text stream ``out``.
-
-        ``format``: None reads CoNLL-U when the input is unmistakably
-        CoNLL-U (:func:`fasttag.text.formats.tagging_format`), else raw text, cut
-        into sentences and tokens by ``tokenizer`` (default: the bundled
-        English tokenizer); "text": pretokenized, one sentence per line
-        split at whitespace; "conllu" or "conll": those formats.  CoNLL-U
-        gets the tag column (:meth:`output_column`) rewritten, column files
-        an appended tag column, text ``word/TAG`` tokens one sentence a
-        line.  ``json``: JSON Lines instead (:mod:`fasttag.text.output`), with
-        the ``nbest`` best tag sequences of each sentence when given.
-        The input is read, tagged and written in batches, in bounded
-        memory; ``n_threads`` tags batches on that many threads (0: every
-        core), with the same output."""
-        n_threads = parallel.check_threads(n_threads)
+    def _records(self, source, json, n_threads, format=None, column=None, tokenizer=None, nbest=None):
+        """The records of :meth:`tag_file`.  ``format``: None reads CoNLL-U
+        when the input is unmistakably CoNLL-U
+        (:func:`fasttag.text.formats.tagging_format`), else raw text cut by
+        ``tokenizer`` (default: the bundled English tokenizer); "text":
+        pretokenized, a sentence a line; "conllu" or "conll".  CoNLL-U gets
+        the tag column (:meth:`output_column`, ``column``) rewritten, column
+        files a tag column appended, text ``word/TAG`` tokens."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
-        if nbest is not None and not json:
-            raise InputError("--nbest writes JSON Lines: add --json")
-        tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
-
-        def record(words, result, *args):
-            if nbest is None:
-                return output.record(words, result, *args)
-            rec = output.record(words, result[0][0], *args)
-            rec["nbest"] = output.alternatives(result)
-            return rec
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt in ("conllu", "conll") and tokenizer is not None:
-                raise InputError(f"--tokenizer applies to raw text, not to {fmt.upper()} input", name)
+                raise InputError(f"option tokenizer applies to raw text, not to {fmt.upper()} input", name)
             if fmt == "conllu":
                 column = self.output_column(column)
             elif column is not None:
-                raise InputError(f"--column {column} applies to CoNLL-U input only")
-            if fmt in ("conllu", "conll"):
-                sentences = ftio.parse_lines(lines, name, fmt, column if fmt == "conllu" else None,
-                                             self.meta.get("word_column", 0) if fmt == "conll" else 0,
-                                             tags=False)
-                def tagged(batch):
-                    return batch, tag([s.words for s in batch])
-                for batch, tags in parallel.ordered_map(tagged, ftio.batches(sentences), n_threads):
-                    for sent, ts in zip(batch, tags):
-                        if json:
-                            output.write_json(out, record(sent.words, ts, sent.start_line))
-                        elif fmt == "conllu":
-                            ftio.write_conllu(sent, ts, out, column=column)
-                        else:
-                            ftio.write_conll(sent, ts, out, mode="append")
-                return
-            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
-                                               blank_lines=not json)
-            tagged = rawtext.tag_batches(tag, sentences, n_threads)
-            if json and nbest is None:
-                tagged = rawtext.whole_lines(tagged)
-            for sent, tags in tagged:
-                if json:
-                    output.write_json(out, record(sent.words, tags, sent.line, sent.offsets))
-                else:
-                    output.write_tagged(out, sent.words, tags, "\n" if sent.ends_line else " ")
-        finally:
+                raise InputError(f"option column {column} applies to CoNLL-U input only")
+        except BaseException:
             close()
+            raise
+
+        def make(sent, result, line=None):
+            tags, best = (result, None) if nbest is None else (result[0][0], output.alternatives(result))
+            return output.Record(sent.words, tags, line or sent.line, getattr(sent, "offsets", None), nbest=best,
+                                 sentence=sent, ends_line=getattr(sent, "ends_line", True))
+        if fmt in ("conllu", "conll"):
+            sentences = ftio.parse_lines(lines, name, fmt, column if fmt == "conllu" else None,
+                                         self.meta.get("word_column", 0) if fmt == "conll" else 0, tags=False)
+            records = self._tagged(ftio.batches(sentences),
+                                   lambda batch: self.tag_sents([s.words for s in batch], n_best=nbest),
+                                   lambda sent, result: make(sent, result, sent.start_line), n_threads)
+        else:
+            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
+        return closed_after(records, close), {"style": "json" if json else "tagged" if fmt in ("raw", "text") else fmt,
+                                          "column": column}
 
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
-        return {"n_columns": 0, **cluster_spec(self.model.featurizer)}
-
     def _task_parts(self):
-        return {}, {"vocab": self._vocab.hashes, **cluster_arrays(self.model.featurizer)}
+        return ({"featurizer": {"n_columns": 0, **cluster_spec(self.model.featurizer)}},
+                {"vocab": self._vocab.hashes, **cluster_arrays(self.model.featurizer)})
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):

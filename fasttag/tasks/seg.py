@@ -56,6 +56,8 @@ def read_words(data, format=None, what="training data"):
     path or file (one sentence per line, words separated by whitespace;
     or CoNLL-U, whose words are the gold segmentation), an iterable of
     such lines, or of word lists.  TypeError for anything else."""
+    if isinstance(data, str) and "\n" in data and not os.path.exists(data):
+        raise TypeError(f"{what}: a path or lines, not one str of text")
     if ftio.is_source(data):
         if format is None and ftio.is_path(data):
             format = ftio.guess_format(data)
@@ -380,11 +382,12 @@ class Segmenter(SequenceTask):
             self.prune(opts["prune"])
         self._rebuild()
 
-    def _inputs(self, examples):
-        return [("".join(ws), None) for ws in examples]
-
-    def _predict(self, examples, n_threads=1):
-        return list(self.segment_lines(["".join(ws) for ws in examples], n_threads))
+    def _decode(self, examples, ids):
+        """The words of each example's text, by its BMES tag ids."""
+        if not ids:
+            return []
+        bounds = np.concatenate(([0], np.cumsum([len(row) for row in ids])))
+        return _split_words("".join(w for ws in examples for w in ws), np.concatenate(ids), bounds)
 
     def _score(self, examples, outputs, opts):
         if not any(examples):
@@ -400,31 +403,6 @@ class Segmenter(SequenceTask):
         result = metrics.score_segmentation(examples, outputs, words=vocab)
         result["chars"] = sum(len(w) for ws in examples for w in ws)
         return result
-
-    def evaluate(self, gold, words: str | os.PathLike | Iterable[str] | None = None, **options) -> dict:
-        """SIGHAN bakeoff scores against a gold segmentation (a path of
-        segmented text or CoNLL-U, or lines of space-separated words):
-        ``precision``, ``recall``, ``f1``, ``oov_rate``, ``oov_recall``,
-        ``iv_recall`` (fractions; OOV with respect to ``words``, a
-        word-list path or an iterable of words, default the model's
-        training vocabulary), ``chars``, ``seconds``, ``chars_per_second``."""
-        if isinstance(gold, str) and not os.path.exists(gold) and "\n" in gold:
-            raise TypeError("evaluate() takes a path or lines, not one str of text")
-        return super().evaluate(gold, words=words, **options)
-
-    @staticmethod
-    def report(result):
-        """The human-readable text of an :meth:`evaluate` result."""
-        def pct(x):
-            return "n/a" if x is None else f"{100 * x:.2f}%"
-        return "\n".join([
-            f"precision         {pct(result['precision'])}",
-            f"recall            {pct(result['recall'])}",
-            f"F1                {pct(result['f1'])}   ({result['gold_words']} gold words, {result['lines']} lines)",
-            f"OOV rate          {pct(result['oov_rate'])}",
-            f"OOV recall        {pct(result['oov_recall'])}",
-            f"IV recall         {pct(result['iv_recall'])}",
-            f"speed             {result['chars_per_second']:,.0f} chars/s"])
 
     # ------------------------------------------------------------ segmenting
 
@@ -510,55 +488,34 @@ class Segmenter(SequenceTask):
                     return False
         return True
 
-    def tag_file(self, source, out, *, json=False, n_threads=1):
-        """Segment a text file (a path or binary stream), one line in, one
-        line of space-separated words out, into the text stream ``out``;
-        ``json``: one JSON object per non-blank line instead
-        (:mod:`fasttag.text.output`).  CoNLL-U input (told as ``fasttag tag``
-        tells it) gives the text of each sentence, one a line
-        (:func:`fasttag.text.formats.read_raw_text`).  Read, segmented and written in
-        batches, in bounded memory; ``n_threads`` as for
-        :meth:`segment_lines`."""
-        n_threads = parallel.check_threads(n_threads)
-        if json:
-            lines = ftio.read_raw_text(source)
-            texts = deque()
+    def _records(self, source, json, n_threads):
+        """The output records of :meth:`tag_file` (the base class's): a
+        text file segmented one line in, one line of space-separated words
+        out (long lines in pieces, in bounded memory); in JSON Lines one
+        object per non-blank line, with character offsets.  CoNLL-U input
+        (told as ``fasttag tag`` tells it) gives the text of each sentence,
+        one a line (:func:`fasttag.text.formats.read_raw_text`)."""
+        if not json:
+            lines = ftio.iter_texts(ftio.read_raw_text(source), "segment_lines()", "segment()")
+            return (output.Record(words, ends_line=last) for words, last in self._segment_pieces(lines, n_threads)), \
+                {"style": "words"}
+        texts = deque()
 
-            def kept(it):
-                for line in it:
-                    texts.append(line)
-                    yield line
-            for number, words in enumerate(self.segment_lines(kept(lines), n_threads), start=1):
+        def kept(lines):
+            for line in lines:
+                texts.append(line)
+                yield line
+
+        def records():
+            for number, words in enumerate(self.segment_lines(kept(ftio.read_raw_text(source)), n_threads), start=1):
                 text = texts.popleft()
                 if words:
-                    output.write_json(out, output.record(words, line=number,
-                                                         offsets=output.offsets_in(text, words)))
-            return
-        lines = ftio.iter_texts(ftio.read_raw_text(source), "segment_lines()", "segment()")
-        started = False                  # a piece of this line was written
-        for words, last in self._segment_pieces(lines, n_threads):
-            if words:
-                out.write((" " if started else "") + " ".join(words))
-                started = True
-            if last:
-                out.write("\n")
-                started = False
+                    yield output.Record(words, line=number, offsets=output.offsets_in(text, words))
+        return records(), {"style": "json"}
 
     def _segment_batch(self, lines):
         (tags, bounds, batch), = self.model.predict_chunks([(line, None) for line in lines])
-        if int(bounds[-1]) == 0:
-            return [[] for _ in lines]
-        # the output as one string: " " after every word, "\n" after every
-        # line, split by C code rather than sliced word by word
-        is_end = np.asarray(tags) >= 2
-        is_end[bounds[1:][bounds[1:] > bounds[:-1]] - 1] = False    # line ends: "\n" instead
-        at = np.concatenate((np.flatnonzero(is_end) + 1, bounds[1:-1]))
-        seps = np.concatenate((np.full(int(is_end.sum()), 32, dtype=np.uint32),
-                               np.full(len(bounds) - 2, 10, dtype=np.uint32)))
-        order = np.argsort(at, kind="stable")
-        cp = np.insert(codepoints(batch.text), at[order], seps[order])
-        joined = cp.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        return [line.split(" ") if line else [] for line in joined.split("\n")]
+        return _split_words(batch.text, tags, bounds)
 
     # ------------------------------------------------------------ evaluation
 
@@ -570,15 +527,12 @@ class Segmenter(SequenceTask):
 
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
+    def _task_parts(self):
         # "clusters" only with clusters: models without them are written as before
         fz = self.model.featurizer
         extra = {"clusters": True} if fz.clusters is not None else {}
         if fz.candidates is not None:
             extra["candidate_lengths"] = list(fz.candidates.lengths)
-        return {"max_word": MAX_WORD, "runs": self._runs, **extra}
-
-    def _task_parts(self):
         arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
         if self.model.featurizer.clusters is not None:     # the model carries its character clusters
             arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
@@ -588,7 +542,7 @@ class Segmenter(SequenceTask):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
                 arrays[f"user_{mode}_weights"] = np.array(list(words.values()), dtype=np.float64)
-        return {}, arrays
+        return {"featurizer": {"max_word": MAX_WORD, "runs": self._runs, **extra}}, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
@@ -613,6 +567,25 @@ class Segmenter(SequenceTask):
 
 
 _ALLOWED = schemes.bmes_allowed()
+
+
+def _split_words(text, tags, bounds):
+    """The words of each line of ``text`` (lines without whitespace,
+    concatenated; line ``i`` is ``text[bounds[i]:bounds[i + 1]]``) by the
+    BMES tag ids ``tags`` of its characters."""
+    if int(bounds[-1]) == 0:
+        return [[] for _ in range(len(bounds) - 1)]
+    # the output as one string: " " after every word, "\n" after every
+    # line, split by C code rather than sliced word by word
+    is_end = np.asarray(tags) >= 2
+    is_end[bounds[1:][bounds[1:] > bounds[:-1]] - 1] = False    # line ends: "\n" instead
+    at = np.concatenate((np.flatnonzero(is_end) + 1, bounds[1:-1]))
+    seps = np.concatenate((np.full(int(is_end.sum()), 32, dtype=np.uint32),
+                           np.full(len(bounds) - 2, 10, dtype=np.uint32)))
+    order = np.argsort(at, kind="stable")
+    cp = np.insert(codepoints(text), at[order], seps[order])
+    joined = cp.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    return [line.split(" ") if line else [] for line in joined.split("\n")]
 
 
 def _stored_candidates(spec, arrays):

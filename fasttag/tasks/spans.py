@@ -35,7 +35,7 @@ from ..features.spans import resolve_columns as _resolve_columns
 from ..features.words import bad_token, one_sentence, token_lists
 from ..model.sequence import SequenceModel, tag_fault
 from ..model import registry
-from .base import SequenceTask
+from .base import SequenceTask, closed_after, tokenizer_of
 from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
@@ -181,9 +181,6 @@ class SpanTagger(SequenceTask):
             raise InputError(f"task must be 'chunk', 'ner' or None, not {task!r}")
         return task or "spans"
 
-    def _eval_task(self):
-        return self.meta.get("task") or "spans"
-
     @classmethod
     def _read(cls, data, opts, what):
         """(Sentence, document id) pairs of the non-empty sentences."""
@@ -315,10 +312,12 @@ class SpanTagger(SequenceTask):
                              f"beside the words ({', '.join(map(str, self.feature_columns))}, 0-based)")
         return out
 
-    def _predict(self, examples, n_threads=1):
-        """Tags in the internal scheme: :meth:`_score` reads them in the
-        gold data's scheme."""
-        return self._predict_internal([s for s, _ in examples], [d for _, d in examples], n_threads=n_threads)
+    def _decode(self, examples, ids):
+        """Tags in :attr:`scheme`, converted a whole batch at a time."""
+        if not ids:
+            return []
+        bounds = np.concatenate(([0], np.cumsum([len(row) for row in ids])))
+        return schemes.DecodedTags(self.model.tags, self.internal_scheme, self.scheme)(np.concatenate(ids), bounds)
 
     def _check_gold(self, examples):
         if any(s.tags is None for s, _ in examples):
@@ -336,7 +335,7 @@ class SpanTagger(SequenceTask):
         if opts.get("scheme"):
             _check_declared_scheme(gold, opts["scheme"])
         scheme = opts.get("scheme") or _scoring_scheme(gold, self.scheme)
-        pred = [schemes.to_scheme(p, self.internal_scheme, scheme) for p in outputs]
+        pred = [schemes.to_scheme(p, self.scheme, scheme) for p in outputs]
         result = metrics.score_spans(gold, pred, scheme)
         result["scheme"] = scheme
         result["sentences"] = len(examples)
@@ -409,12 +408,10 @@ class SpanTagger(SequenceTask):
         words = [s.words if hasattr(s, "words") else list(s) for s in sents]
         return list(zip(words, cols))
 
-    def _predict_internal(self, sents, doc_ids=None, columns=None, n_threads=1):
-        return self.model.predict_tags(self._model_inputs(sents, doc_ids, columns), n_threads)
-
     def _for_sentences(self, sentences, columns, documents, predict):
-        """``predict(model inputs)`` of the non-empty sentences, in place in
-        a list with None for empty ones; inputs are checked here."""
+        """``predict(sentences, their model inputs)`` of the non-empty
+        sentences, in place in a list with None for empty ones; inputs are
+        checked here."""
         sentences = token_lists(sentences, keep_sentences=True)
         for name, per_sentence in (("columns", columns), ("documents", documents)):
             if per_sentence is not None and len(per_sentence) != len(sentences):
@@ -430,7 +427,7 @@ class SpanTagger(SequenceTask):
         docs = None if documents is None else [documents[i] for i in idx]
         cols = None if columns is None else [columns[i] for i in idx]
         try:
-            pred = predict(self._model_inputs(sub, docs, cols))
+            pred = predict(sub, self._model_inputs(sub, docs, cols))
         except (TypeError, AttributeError):
             # inputs are checked only where a failure shows: find the culprit
             err = _bad_input(sentences, columns)
@@ -455,25 +452,11 @@ class SpanTagger(SequenceTask):
         output as one thread (:mod:`fasttag.parallel`); the document and
         column features are computed first, in the calling thread."""
         n_threads = parallel.check_threads(n_threads)
-        decoded = schemes.DecodedTags(self.model.tags, self.internal_scheme, self.scheme)
-
-        def out_tags(ids):
-            return decoded(ids, [0, len(ids)])[0]
+        pred = self._for_sentences(sentences, columns, documents,
+                                   lambda sents, inputs: self._predict(sents, n_threads, n_best, inputs))
         if n_best is None:
-            def predict(inputs):
-                # each chunk's tags are converted while the threads decode the next ones
-                out = []
-                for ids, bounds, _ in self.model.predict_chunks(inputs, n_threads=n_threads):
-                    out.extend(decoded(ids, bounds))
-                return out
-            pred = self._for_sentences(sentences, columns, documents, predict)
             return [[] if p is None else p for p in pred]
-
-        def nbest(inputs):
-            return parallel.map_batches(lambda batch: confidence.nbest_ids(self.model, batch, n_best), inputs,
-                                        n_threads, size=lambda ex: len(ex[0]))
-        pred = self._for_sentences(sentences, columns, documents, nbest)
-        return [[([], 0.0)] if p is None else [(out_tags(ids), score) for score, ids in p] for p in pred]
+        return [[([], 0.0)] if p is None else p for p in pred]
 
     def tag(self, tokens: list[str], columns: list | None = None, n_best: int | None = None) -> list:
         """Tags of one sentence (in :attr:`scheme`), ``tokens``: a list of
@@ -489,7 +472,7 @@ class SpanTagger(SequenceTask):
         scheme's tags), with the calibrated :attr:`temperature`."""
         T = len(self.model.tags)
         pred = self._for_sentences(sentences, columns, documents,
-                                   lambda inputs: confidence.marginals(self.model, inputs, self.temperature))
+                                   lambda sents, inputs: self._marginals(sents, inputs))
         return [np.zeros((0, T)) if p is None else p for p in pred]
 
     def explain(self, tokens, columns=None, top=5):
@@ -524,21 +507,7 @@ class SpanTagger(SequenceTask):
                 out.append(found)
             return out
         cols = None if columns is None else [columns]
-        return self._for_sentences([tokens], cols, None, spans_with_probability)[0] or []
-
-
-    @staticmethod
-    def report(result):
-        """conlleval's text of an :meth:`evaluate` result."""
-        lines = [f"processed {result['tokens']} tokens with {result['gold_chunks']} phrases; "
-                 f"found: {result['pred_chunks']} phrases; correct: {result['correct_chunks']}.",
-                 f"accuracy: {100 * result['accuracy']:6.2f}%; precision: {100 * result['precision']:6.2f}%; "
-                 f"recall: {100 * result['recall']:6.2f}%; FB1: {100 * result['f1']:6.2f}"]
-        for typ, r in result["per_type"].items():
-            lines.append(f"{typ:>17}: precision: {100 * r['precision']:6.2f}%; recall: {100 * r['recall']:6.2f}%; "
-                         f"FB1: {100 * r['f1']:6.2f}  {r['pred']}")
-        lines.append(f"speed: {result['tokens_per_second']:,.0f} tokens/s")
-        return "\n".join(lines)
+        return self._for_sentences([tokens], cols, None, lambda _, inputs: spans_with_probability(inputs))[0] or []
 
     SENTENCES_PER_BATCH = 5000
     DOCUMENT_BATCH = 1000
@@ -550,84 +519,71 @@ class SpanTagger(SequenceTask):
         come from ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model
         path; default: the bundled English tokenizer).  Each sentence is
         tagged as a document of its own."""
-        return rawtext.tag_text(self.tag_sents, text, tokenizer)
+        return rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer))
 
     def entities(self, text, tokenizer=None):
         """The spans found in raw ``text`` (a str), in text order: a list
         of :class:`fasttag.text.rawtext.Span` ``(label, text, start, end)``
         with character offsets into ``text``."""
         out = []
-        for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer, "entities"):
+        for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer), "entities"):
             for label, i, j in schemes.spans([t.tag for t in tokens], self.scheme):
                 a, b = tokens[i].start, tokens[j - 1].end
                 out.append(rawtext.Span(label, text[a:b], a, b))
         return out
 
-    def tag_file(self, source, out, *, format=None, tokenizer=None, json=False, entities=False, nbest=None,
-                 n_threads=1):
-        """Tag a file (a path or binary stream) into the text stream ``out``.
-
-        ``format``: None (or "raw") reads raw text, cut into sentences and
-        tokens by ``tokenizer`` (default: the bundled English tokenizer);
-        "text": pretokenized, one sentence per line split at whitespace;
-        "conll": a column file, whose lines are written back with the
-        predicted tag appended (documents, ``-DOCSTART-``, tagged whole).
-        Text gives ``word/TAG`` tokens one sentence a line, or with
-        ``entities`` one line per span (:func:`fasttag.text.output.write_entities`).
-        ``json``: JSON Lines instead (:mod:`fasttag.text.output`; tags in IOB2,
-        ``"scheme": "iob2"``, whatever :attr:`scheme` is), with the
-        ``nbest`` best tag sequences of each sentence when given (text
-        input).  The input is read, tagged and written in batches, in
-        bounded memory; ``n_threads`` tags batches on that many threads
-        (0: every core), with the same output."""
-        n_threads = parallel.check_threads(n_threads)
-        if nbest is not None and not json:
-            raise InputError("--nbest writes JSON Lines: add --json")
+    def _records(self, source, json, n_threads, format=None, tokenizer=None, entities=False, nbest=None):
+        """The records of :meth:`tag_file`.  ``format``: None (or "raw")
+        reads raw text cut by ``tokenizer`` (default: the bundled English
+        tokenizer); "text": pretokenized, a sentence a line; "conll": a
+        column file, written back with the predicted tag appended
+        (documents, ``-DOCSTART-``, tagged whole).  Text gives ``word/TAG``
+        tokens, or with ``entities`` a line per span.  JSON Lines have tags
+        in IOB2, ``"scheme": "iob2"``, whatever :attr:`scheme` is;
+        ``nbest`` applies to text input."""
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
-                             f"(--format conll), not {format}")
+                             f"(option format conll), not {format}")
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt == "conllu":
                 raise InputError("a span tagger reads raw text, pretokenized text or column files "
-                                 "('fasttag tag -m MODEL --format conll'), not CoNLL-U", name)
-            if fmt == "conll":
-                if nbest is not None:
-                    raise InputError("--nbest applies to text input (raw or --pretokenized)")
-                if entities:
-                    raise InputError("entity lines need text input: use --json or 'fasttag tag' "
-                                     "for column files")
-                sentences = ftio.parse_lines(lines, name, "conll", None, self.meta.get("word_column", 0),
-                                             tags=False)
-                self._tag_columns(sentences, out, json, n_threads)
-                return
-            if self.feature_columns:
+                                 "(option format conll), not CoNLL-U", name)
+            if fmt == "conll" and nbest is not None:
+                raise InputError("option nbest applies to text input (raw or pretokenized)")
+            if fmt == "conll" and entities:
+                raise InputError("entity lines need text input: use option json or tag column files "
+                                 "without entities")
+            if fmt != "conll" and self.feature_columns:
                 n = len(self.feature_columns)
                 raise InputError(f"the model reads {n} feature column{'s' if n > 1 else ''} beside the words "
                                  f"(it was trained on a column file): tag a column file with "
-                                 f"'fasttag tag --format conll'", name)
-            sentences = rawtext.text_sentences(lines, tokenizer, pretokenized=fmt == "text", n_threads=n_threads,
-                                               blank_lines=not json)
-            tag = self.tag_sents if nbest is None else (lambda sents: self.tag_sents(sents, n_best=nbest))
-            tagged = rawtext.tag_batches(tag, sentences, n_threads)
-            if json and nbest is None:
-                tagged = rawtext.whole_lines(tagged)
-            for sent, result in tagged:
-                tags = result if nbest is None else result[0][0]
-                found = schemes.spans(tags, self.scheme) if json or entities else None
-                if json:
-                    rec = output.record(sent.words, self._json_tags(tags, found), sent.line, sent.offsets, found,
-                                        sent.text, output.SPAN_SCHEME)
-                    if nbest is not None:
-                        rec["nbest"] = output.alternatives([(self._json_tags(ts), score) for ts, score in result],
-                                                           lambda ts: schemes.spans(ts, output.SPAN_SCHEME))
-                    output.write_json(out, rec)
-                elif entities:
-                    output.write_entities(out, sent.line, rawtext.spans_of(sent, found))
-                else:
-                    output.write_tagged(out, sent.words, tags, "\n" if sent.ends_line else " ")
-        finally:
+                                 f"option format conll", name)
+        except BaseException:
             close()
+            raise
+
+        def make(sent, result, line=None):
+            tags = result if nbest is None else result[0][0]
+            if not (json or entities):
+                return output.Record(sent.words, tags, sentence=sent, ends_line=getattr(sent, "ends_line", True))
+            found = schemes.spans(tags, self.scheme)
+            if not json:
+                return output.Record(sent.words, tags, sent.line, sent.offsets, sent.text, found)
+            alternatives = None if nbest is None else output.alternatives(
+                [(self._json_tags(ts), score) for ts, score in result],
+                lambda ts: schemes.spans(ts, output.SPAN_SCHEME))
+            return output.Record(sent.words, self._json_tags(tags, found), line or sent.line,
+                                 getattr(sent, "offsets", None), getattr(sent, "text", None), found, alternatives,
+                                 scheme=output.SPAN_SCHEME)
+        if fmt == "conll":
+            sentences = ftio.parse_lines(lines, name, "conll", None, self.meta.get("word_column", 0), tags=False)
+            records = self._tagged(self._column_batches(sentences), self.tag_sents,
+                                   lambda sent, tags: make(sent, tags, sent.start_line), n_threads)
+        else:
+            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
+        style = "json" if json else "conll" if fmt == "conll" else "entities" if entities else "tagged"
+        return closed_after(records, close), {"style": style}
 
     def _json_tags(self, tags, found=None):
         """``tags`` (in :attr:`scheme`, their spans ``found``) in the scheme
@@ -636,12 +592,6 @@ class SpanTagger(SequenceTask):
         if found is None:
             found = schemes.spans(tags, self.scheme)
         return schemes.encode(found, len(tags), output.SPAN_SCHEME)
-
-    def _tag_columns(self, sentences, out, json, n_threads=1):
-        def tagged(batch):
-            return batch, self.tag_sents(batch)
-        for batch, tags in parallel.ordered_map(tagged, self._column_batches(sentences), n_threads):
-            self._write_batch(batch, tags, out, json)
 
     def _column_batches(self, sentences):
         """Lists of the sentences of a column file, read lazily, cut at
@@ -658,29 +608,18 @@ class SpanTagger(SequenceTask):
         if batch:
             yield batch
 
-    def _write_batch(self, batch, tags, out, json):
-        for sent, tags in zip(batch, tags):
-            if json:
-                found = schemes.spans(tags, self.scheme)
-                output.write_json(out, output.record(sent.words, self._json_tags(tags, found), sent.start_line,
-                                                     spans=found, scheme=output.SPAN_SCHEME))
-            else:
-                ftio.write_conll(sent, tags, out, mode="append")
-
     # ------------------------------------------------------------ storage
 
-    def _featurizer_options(self):
+    def _task_parts(self):
         spec = {"n_input_columns": len(self.feature_columns), "extras": list(self.meta.get("extras", [])),
                 **cluster_spec(self.model.featurizer)}
         if self.model.featurizer.words.capitals_fallback:
             spec["capitals_fallback"] = True       # absent: models from before it, unchanged
-        return spec
-
-    def _task_parts(self):
         arrays = cluster_arrays(self.model.featurizer)
         if self.ambiguity is not None:
             arrays["ambiguity"] = self.ambiguity.to_array()
-        return ({"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}), arrays
+        header = {"gazetteers": self.gazetteer.lists} if self.gazetteer is not None else {}
+        return {**header, "featurizer": spec}, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):

@@ -25,7 +25,9 @@ from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks
 from ..errors import InputError, ModelFormatError
 from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
 from ..text.sources import open_lines
+from ..text import output
 from ..text.metrics import score_tokenization
+from ..text.rawtext import PIECE_CHARS, cuts, raw_sentences
 from ..model.sequence import SequenceModel
 from ..model import registry
 from .base import SequenceTask, check_fixed_labels
@@ -33,7 +35,7 @@ from .base import SequenceTask, check_fixed_labels
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
 
-BATCH_CHARS = 50_000          # the longest text decoded as one sequence
+BATCH_CHARS = PIECE_CHARS    # the longest text decoded as one sequence
 _SEVERAL = "tokenize_lines() takes several texts"
 TRAIN_PIECE = 1_000           # training texts are cut into pieces of about this many characters
 
@@ -362,6 +364,11 @@ class GoldText:
         self.path = path
 
     @property
+    def n_sentences(self):
+        """The number of sentences (progress lines)."""
+        return len(self.sentence_starts) - 1
+
+    @property
     def sentences(self):
         """The tokens of each sentence (lists of :class:`Token`)."""
         b = self.sentence_starts
@@ -590,30 +597,6 @@ def _train_pieces(gold, labels):
     return out
 
 
-def _cuts(text, limit=None):
-    """(start, end) pieces covering ``text``, each at most ``limit``
-    characters, cut after a line break where one lies in the second half
-    of the window, else after whitespace, else anywhere.  Each piece is
-    decoded alone, so a cut is always a sentence break."""
-    limit = BATCH_CHARS if limit is None else limit
-    n = len(text)
-    if n <= limit:
-        return [(0, n)]
-    out, a = [], 0
-    while n - a > limit:
-        lo, hi = a + limit // 2, a + limit
-        cut = max(text.rfind("\n", lo, hi), text.rfind("\r", lo, hi), text.rfind("\u2028", lo, hi)) + 1
-        if cut <= 0:
-            m = None
-            for m in re.finditer(r"\s", text[lo:hi]):
-                pass
-            cut = lo + m.end() if m is not None else hi
-        out.append((a, cut))
-        a = cut
-    out.append((a, n))
-    return out
-
-
 # ---------------------------------------------------------------- decoding
 
 def _decode(labels):
@@ -711,10 +694,6 @@ class Tokenizer(SequenceTask):
     # ------------------------------------------------------------ task hooks
 
     @classmethod
-    def _n_sentences(cls, examples):
-        return sum(len(gold.sentence_starts) - 1 for gold in examples)
-
-    @classmethod
     def _read(cls, data, opts, what):
         """The one example of a CoNLL-U file: its :class:`GoldText`."""
         gold = read_conllu_text(data)
@@ -733,30 +712,30 @@ class Tokenizer(SequenceTask):
         return tok
 
     def _encode(self, examples, training=False):
-        """Training texts in pieces with their gold labels; other texts in
-        the pieces they are decoded in, with their gold labels when they
-        have tokens (dev data: the temperature is fitted on them)."""
+        """Training texts in pieces with their gold labels; other texts (and
+        str texts) in the pieces they are decoded in, with their gold labels
+        when they have tokens (dev data: the temperature is fitted on them)."""
         out = []
         for gold in examples:
-            if training:
+            if isinstance(gold, str):
+                out.extend((gold[a:b], None, None) for a, b in cuts(gold))
+            elif training:
                 out.extend((text, None, lab) for text, lab in _train_pieces(gold, _gold_labels(gold)))
             else:
                 labels = _gold_labels(gold) if gold.tokens else np.zeros(len(gold.text), np.int32)
-                out.extend((gold.text[a:b], None, labels[a:b]) for a, b in _cuts(gold.text))
+                out.extend((gold.text[a:b], None, labels[a:b]) for a, b in cuts(gold.text))
         return out
 
-    def _dev_scorer(self, examples):
-        def score(pred):
-            outputs, at = [], 0
-            for gold in examples:
-                cuts = _cuts(gold.text)
-                outputs.append(self._sentences(gold.text, cuts, pred[at:at + len(cuts)]))
-                at += len(cuts)
-            return self._score(examples, outputs, {})[self.primary]
-        return score
-
-    def _predict(self, examples, n_threads=1):
-        return [self._analyze([gold.text], n_threads)[0] for gold in examples]
+    def _decode(self, examples, ids):
+        """Sentences of :class:`Token` of each text (a str or a
+        :class:`GoldText`), from the labels of its pieces."""
+        outputs, at = [], 0
+        for example in examples:
+            text = getattr(example, "text", example)
+            n = len(cuts(text))
+            outputs.append(self._sentences(text, ids[at:at + n]))
+            at += n
+        return outputs
 
     def _score(self, examples, outputs, opts):
         if not examples:
@@ -771,40 +750,17 @@ class Tokenizer(SequenceTask):
         out["text_mismatches"] = sum(len(gold.mismatches) for gold in examples)
         return out
 
-    @staticmethod
-    def report(result):
-        """The human-readable text of an :meth:`evaluate` result."""
-        lines = []
-        for what in ("token", "sentence", "word"):
-            lines.append(f"{what + 's':<10} precision {100 * result[what + '_precision']:6.2f}%  "
-                         f"recall {100 * result[what + '_recall']:6.2f}%  F1 {100 * result[what + '_f1']:6.2f}%")
-        lines.append(f"speed      {result['chars_per_second']:,.0f} chars/s")
-        return "\n".join(lines)
-
-    def tag_file(self, source, out, *, json=False, n_threads=1):
-        """Tokenize a text file (a path or binary stream), each line a
-        paragraph, into the text stream ``out``: one sentence a line,
-        words separated by spaces, a blank line after each paragraph;
-        ``json``: one JSON object per sentence instead, with its line and
-        character offsets (:mod:`fasttag.text.output`).  CoNLL-U input (told
-        as ``fasttag tag`` tells it) gives the text of each sentence, a
-        paragraph each (:func:`fasttag.text.formats.read_raw_text`).  Long lines are read in
-        bounded memory (:mod:`fasttag.text.rawtext`); ``n_threads`` as for
-        :meth:`tokenize_lines`."""
-        from ..text import output, rawtext
-        n_threads = parallel.check_threads(n_threads)
-        line = None
-        for sent in rawtext.raw_sentences(ftio.read_raw_text(source), self, n_threads):
-            if json:
-                output.write_json(out, output.record(sent.words, line=sent.line, offsets=sent.offsets))
-                continue
-            if line is not None and sent.line != line:
-                out.write("\n")
-            line = sent.line
-            out.write(" ".join(sent.words))
-            out.write("\n")
-        if line is not None and not json:
-            out.write("\n")
+    def _records(self, source, json, n_threads):
+        """The output records of :meth:`tag_file` (the base class's): a text
+        file tokenized, each line a paragraph, one sentence a line, words
+        separated by spaces, a blank line after each paragraph; in JSON
+        Lines one object per sentence, with its line and character offsets.
+        CoNLL-U input (told as ``fasttag tag`` tells it) gives the text of
+        each sentence, a paragraph each (:func:`fasttag.text.formats.read_raw_text`).
+        Long lines are read in bounded memory (:mod:`fasttag.text.rawtext`)."""
+        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads)
+        return (output.Record(s.words, line=s.line, offsets=s.offsets) for s in sentences), \
+            {"style": "json" if json else "paragraphs"}
 
     # ------------------------------------------------------------ tokenizing
 
@@ -820,14 +776,14 @@ class Tokenizer(SequenceTask):
         expansion table, which all carry the token's span."""
         if not isinstance(text, str):
             raise ftio.not_str("tokenize()", text, _SEVERAL)
-        return self._words(self._analyze([text])[0], offsets)
+        return self._words(self._predict([text])[0], offsets)
 
     def spans(self, text):
         """The tokens of ``text``: a list of sentences, each a list of
         :class:`Token` (``start``, ``end``, ``form``, ``words``)."""
         if not isinstance(text, str):
             raise ftio.not_str("spans()", text, _SEVERAL)
-        return self._analyze([text])[0]
+        return self._predict([text])[0]
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
                        n_threads: int = 1) -> Iterator[list[list]]:
@@ -842,7 +798,7 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
-            return [self._words(sents, offsets) for sents in self._analyze(batch)]
+            return [self._words(sents, offsets) for sents in self._predict(batch)]
         batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
         for words in parallel.ordered_map(tokenized, batches, n_threads):
             yield from words
@@ -867,19 +823,7 @@ class Tokenizer(SequenceTask):
             out.append(words)
         return out
 
-    def _analyze(self, texts, n_threads=1):
-        """Sentences of :class:`Token` for each text (decoded on
-        ``n_threads`` threads)."""
-        examples, where = [], []
-        for i, text in enumerate(texts):
-            cuts = _cuts(text)
-            where.append((len(examples), cuts))
-            examples.extend((text[a:b], None) for a, b in cuts)
-        pred = self.model.predict_ids(examples, n_threads=n_threads) if examples else []
-        return [self._sentences(text, cuts, pred[first:first + len(cuts)])
-                for text, (first, cuts) in zip(texts, where)]
-
-    def _sentences(self, text, cuts, pred):
+    def _sentences(self, text, pred):
         """Sentences of :class:`Token` from the labels of the pieces of a
         text."""
         # each piece is decoded alone, and its first token begins a sentence
@@ -927,7 +871,7 @@ class Tokenizer(SequenceTask):
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text, _SEVERAL)
         lines = []
-        sentences = self._analyze([text])[0]
+        sentences = self._predict([text])[0]
         starts = [t.start for s in sentences for t in s][1:] + [None]
         n_before = 0
         prev_end = 0
@@ -952,15 +896,6 @@ class Tokenizer(SequenceTask):
             prev_end = s[-1].end
             n_before += len(s)
         return "\n".join(lines) + ("\n" if lines else "")
-
-    def evaluate(self, conllu, n_threads: int = 1) -> dict:
-        """Scores against a CoNLL-U file (path or file object): its raw text
-        (see the module documentation) is tokenized and compared with its
-        tokens and sentences.  Returns the dict of
-        :func:`score_tokenization` plus ``mean_f1`` (of tokens and
-        sentences), ``chars``, ``seconds`` and ``chars_per_second`` (the
-        tokenizing alone).  ``n_threads`` as for :meth:`tokenize_lines`."""
-        return super().evaluate(conllu, n_threads=n_threads)
 
     # ------------------------------------------------------------ storage
 

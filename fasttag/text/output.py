@@ -8,7 +8,10 @@ object per sentence, with ``tokens``, ``tags`` (IOB2 for span models, and
 keys are documented in docs/formats.md and are a public contract.
 """
 import json
+from typing import NamedTuple
 
+from . import formats as ftio
+from .rawtext import Span
 from ..display import printable
 
 #: The scheme of a span model's tags in JSON records.
@@ -62,32 +65,7 @@ def alternatives(best, spans_of=None):
     return out
 
 
-def write_json(out, obj):
-    """One JSON Lines record (UTF-8 text, not ASCII escapes)."""
-    out.write(json.dumps(obj, ensure_ascii=False))
-    out.write("\n")
-
-
-def write_tagged(out, words, tags, end="\n"):
-    """``word/TAG word/TAG ...``, then ``end``: the line end, or a space
-    before the next piece of the same line.  The words are written as
-    they are, the model's tags printable (a tag cannot end the line or
-    send an escape sequence to a terminal)."""
-    out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(words, tags)))
-    out.write(end)
-
-
 _ONE_FIELD = str.maketrans({c: " " for c in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
-
-
-def write_entities(out, line, spans):
-    """One ``LINE START END TYPE TEXT`` line (tab-separated) per span of
-    a sentence (:class:`fasttag.text.rawtext.Span` items).  TEXT is the line's
-    characters START to END as they are, except that tabs and line
-    breaks, which would end the field or the line, are written as spaces;
-    TYPE, the model's, printable."""
-    for s in spans:
-        out.write(f"{line}\t{s.start}\t{s.end}\t{printable(s.label)}\t{s.text.translate(_ONE_FIELD)}\n")
 
 
 def offsets_in(text, words):
@@ -103,3 +81,144 @@ def offsets_in(text, words):
         out.append((at, at + len(w)))
         at += len(w)
     return out
+
+
+# ---------------------------------------------------------------- records
+
+class Record(NamedTuple):
+    """What a tagging command writes of one sentence (or piece of a line):
+    ``words``; ``tags`` (None for segmenters and tokenizers); ``line``, its
+    1-based input line; ``offsets``, the (start, end) of each word in
+    ``text``, that line, where the input was text; ``spans``, (label, first
+    token, end token) of span models; ``nbest``, the :func:`alternatives`
+    entry; ``sentence``, the CoNLL-U or column-file sentence to write back;
+    ``ends_line``, False for a piece of a line that more pieces follow;
+    ``scheme``, the span scheme of ``tags`` in JSON."""
+    words: list
+    tags: list = None
+    line: int = None
+    offsets: list = None
+    text: str = None
+    spans: list = None
+    nbest: list = None
+    sentence: object = None
+    ends_line: bool = True
+    scheme: str = None
+
+
+#: The styles of :func:`write`: JSON Lines, ``word/TAG`` lines, entity
+#: lines, CoNLL-U with a tag column rewritten, column files with a tag
+#: column appended, a line's words (segmenters), and sentences a line with
+#: a blank line after each input line (tokenizers).
+STYLES = ("json", "tagged", "entities", "conllu", "conll", "words", "paragraphs")
+
+
+def write(out, records, style, column=None):
+    """Write ``records`` (:class:`Record`) to the text stream ``out`` in
+    ``style`` (one of :data:`STYLES`; ``column``: the CoNLL-U column that
+    ``conllu`` fills).  JSON is UTF-8 text, not ASCII escapes.  The words
+    are written as they are, the model's tags printable (a tag cannot end
+    the line or send an escape sequence to a terminal).  An entity line is
+    ``LINE START END TYPE TEXT``, tab-separated, TEXT the line's characters
+    START to END with tabs and line breaks (which would end the field or
+    the line) written as spaces."""
+    if style not in STYLES:
+        raise ValueError(f"unknown output style {style!r}: one of {', '.join(STYLES)}")
+    started = False                    # words: a piece of this line was written
+    line = None                        # paragraphs: the line of the last sentence written
+    for r in records:
+        if style == "json":
+            obj = record(r.words, r.tags, r.line, r.offsets, r.spans, r.text, r.scheme)
+            if r.nbest is not None:
+                obj["nbest"] = r.nbest
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        elif style == "tagged":
+            out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(r.words, r.tags)))
+            out.write("\n" if r.ends_line else " ")
+        elif style == "entities":
+            for s in (entity(r, label, i, j) for label, i, j in r.spans):
+                out.write(f"{r.line}\t{s.start}\t{s.end}\t{printable(s.label)}\t{s.text.translate(_ONE_FIELD)}\n")
+        elif style == "conllu":
+            ftio.write_conllu(r.sentence, r.tags, out, column=column)
+        elif style == "conll":
+            ftio.write_conll(r.sentence, r.tags, out, mode="append")
+        elif style == "words":
+            if r.words:
+                out.write((" " if started else "") + " ".join(r.words))
+                started = True
+            if r.ends_line:
+                out.write("\n")
+                started = False
+        else:                          # paragraphs
+            if line is not None and r.line != line:
+                out.write("\n")
+            line = r.line
+            out.write(" ".join(r.words) + "\n")
+    if style == "paragraphs" and line is not None:
+        out.write("\n")
+
+
+def entity(r, label, i, j):
+    """The :class:`fasttag.text.rawtext.Span` of tokens ``i`` to ``j`` of
+    the record ``r`` of a line of text."""
+    a, b = r.offsets[i][0], r.offsets[j - 1][1]
+    return Span(label, r.text[a:b], a, b)
+
+
+# ---------------------------------------------------------------- reports
+
+def _pct(x):
+    return "n/a" if x is None else f"{100 * x:.2f}%"
+
+
+def report(result):
+    """The human-readable text of an ``evaluate`` result, as ``fasttag
+    eval`` prints it: conlleval's for spans, SIGHAN's for segmentation,
+    precision and recall of tokens and sentences for tokenization, and
+    accuracy, known and unknown words and per-tag scores for tagging (what
+    the result holds tells which)."""
+    if "per_type" in result:
+        return _span_report(result)
+    if "token_f1" in result:
+        return "\n".join([f"{what + 's':<10} precision {100 * result[what + '_precision']:6.2f}%  "
+                          f"recall {100 * result[what + '_recall']:6.2f}%  F1 {100 * result[what + '_f1']:6.2f}%"
+                          for what in ("token", "sentence", "word")]
+                         + [f"speed      {result['chars_per_second']:,.0f} chars/s"])
+    if "oov_rate" in result:
+        return "\n".join([
+            f"precision         {_pct(result['precision'])}",
+            f"recall            {_pct(result['recall'])}",
+            f"F1                {_pct(result['f1'])}   ({result['gold_words']} gold words, {result['lines']} lines)",
+            f"OOV rate          {_pct(result['oov_rate'])}",
+            f"OOV recall        {_pct(result['oov_recall'])}",
+            f"IV recall         {_pct(result['iv_recall'])}",
+            f"speed             {result['chars_per_second']:,.0f} chars/s"])
+    if "per_tag" not in result or "known_accuracy" not in result:
+        return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
+    skipped = result.get("unannotated_tokens")
+    lines = [f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens"
+             + (f"; {skipped} with gold tag '_' left out)" if skipped else ")"),
+             f"known words       {_pct(result['known_accuracy'])}",
+             f"unknown words     {_pct(result['unknown_accuracy'])}   ({result['unknown_tokens']} tokens)",
+             f"speed             {result['tokens_per_second']:,.0f} tokens/s", "",
+             f"{'tag':<10} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>8}"]
+    for t, r in result["per_tag"].items():
+        lines.append(f"{t:<10} {100 * r['precision']:8.2f}% {100 * r['recall']:8.2f}% "
+                     f"{100 * r['f1']:8.2f}% {r['support']:8d}")
+    if result["confusions"]:
+        lines += ["", "most frequent confusions (gold -> predicted)"]
+        lines += [f"  {g:<8} -> {p:<8} {c}" for g, p, c in result["confusions"][:10]]
+    return "\n".join(lines)
+
+
+def _span_report(result):
+    """conlleval's text."""
+    lines = [f"processed {result['tokens']} tokens with {result['gold_chunks']} phrases; "
+             f"found: {result['pred_chunks']} phrases; correct: {result['correct_chunks']}.",
+             f"accuracy: {100 * result['accuracy']:6.2f}%; precision: {100 * result['precision']:6.2f}%; "
+             f"recall: {100 * result['recall']:6.2f}%; FB1: {100 * result['f1']:6.2f}"]
+    for typ, r in result["per_type"].items():
+        lines.append(f"{typ:>17}: precision: {100 * r['precision']:6.2f}%; recall: {100 * r['recall']:6.2f}%; "
+                     f"FB1: {100 * r['f1']:6.2f}  {r['pred']}")
+    lines.append(f"speed: {result['tokens_per_second']:,.0f} tokens/s")
+    return "\n".join(lines)

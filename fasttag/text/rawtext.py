@@ -9,15 +9,13 @@ long line is cut into the pieces the tokenizer decodes one at a time anyway
 :data:`MAX_TOKENS` tokens is tagged in pieces, written back on one line.
 """
 import re
-import threading
-from collections import deque
 from typing import NamedTuple
 
-from . import formats as ftio
 from .. import parallel
-from ..errors import InputError
 
 MAX_TOKENS = 1000          # a pretokenized line is tagged in pieces of at most this many tokens
+PIECE_CHARS = 50_000       # the longest piece of raw text a tokenizer decodes as one sequence
+RAW_BATCH_CHARS = 200_000  # raw text tokenized and tagged in one batch
 BATCH_TOKENS = 50_000      # tokens tagged in one call
 BATCH_SENTENCES = 5000
 
@@ -55,32 +53,29 @@ class TextSentence(NamedTuple):
     ends_line: bool = True
 
 
-# ---------------------------------------------------------------- tokenizers
+# ---------------------------------------------------------------- cutting
 
-_BUNDLED = {}
-_LOCK = threading.Lock()
-
-
-def tokenizer_of(tokenizer):
-    """The tokenizer to use: a :class:`fasttag.Tokenizer`, a model path,
-    or None for the bundled English tokenizer (loaded once)."""
-    from ..store import load
-    from ..tasks.tok import Tokenizer
-    if tokenizer is None:
-        with _LOCK:
-            if "en-tok" not in _BUNDLED:
-                _BUNDLED["en-tok"] = load("en-tok")
-            return _BUNDLED["en-tok"]
-    if ftio.is_path(tokenizer):
-        model = load(tokenizer)
-        if not isinstance(model, Tokenizer):
-            kind = getattr(model, "kind", None)
-            what = f"a {kind} model" if kind else f"the estimator {type(model).__name__}"
-            raise InputError(f"{tokenizer}: {what}, not a tokenizer")
-        return model
-    if not isinstance(tokenizer, Tokenizer):
-        raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")
-    return tokenizer
+def cuts(text, limit=PIECE_CHARS):
+    """(start, end) pieces covering ``text``, each at most ``limit``
+    characters, cut after a line break where one lies in the second half
+    of the window, else after whitespace, else anywhere.  Each piece is
+    decoded alone, so a cut is always a sentence break."""
+    n = len(text)
+    if n <= limit:
+        return [(0, n)]
+    out, a = [], 0
+    while n - a > limit:
+        lo, hi = a + limit // 2, a + limit
+        cut = max(text.rfind("\n", lo, hi), text.rfind("\r", lo, hi), text.rfind("\u2028", lo, hi)) + 1
+        if cut <= 0:
+            m = None
+            for m in re.finditer(r"\s", text[lo:hi]):
+                pass
+            cut = lo + m.end() if m is not None else hi
+        out.append((a, cut))
+        a = cut
+    out.append((a, n))
+    return out
 
 
 # ---------------------------------------------------------------- sentences
@@ -113,34 +108,38 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS, blank_lines=False):
             yield TextSentence(number, line, words, offsets)
 
 
-def raw_sentences(lines, tokenizer, n_threads=1):
+def _piece_batches(lines):
+    """Lists of ``(line number, line, shift, piece)`` of str ``lines``, each
+    line cut once into the pieces a tokenizer decodes alone (:func:`cuts`),
+    about RAW_BATCH_CHARS characters a list, read lazily."""
+    batch, n = [], 0
+    for number, line in enumerate(lines, start=1):
+        if not isinstance(line, str):
+            raise TypeError(f"line {number} is a {type(line).__name__}, not a str")
+        for a, b in cuts(line):
+            batch.append((number, line, a, line if b - a == len(line) else line[a:b]))
+            n += b - a
+            if n >= RAW_BATCH_CHARS:
+                yield batch
+                batch, n = [], 0
+    if batch:
+        yield batch
+
+
+def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None):
     """:class:`TextSentence` of str ``lines`` of raw text, each line cut
-    into sentences by ``tokenizer`` (on ``n_threads`` threads), lazily and
-    in bounded memory."""
-    from ..tasks.tok import _cuts
-    where = deque()               # (line number, line, shift) of each piece given to the tokenizer
-
-    def pieces():
-        for number, line in enumerate(lines, start=1):
-            if not isinstance(line, str):
-                raise TypeError(f"line {number} is a {type(line).__name__}, not a str")
-            for a, b in _cuts(line):
-                where.append((number, line, a))
-                yield line if b - a == len(line) else line[a:b]
-
-    for sentences in tokenizer.tokenize_lines(pieces(), offsets=True, n_threads=n_threads):
-        number, line, shift = where.popleft()
-        for s in sentences:
-            yield TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
-
-
-def text_sentences(lines, tokenizer=None, pretokenized=False, n_threads=1, blank_lines=False):
-    """The sentences of text lines: pretokenized (``blank_lines``: see
-    :func:`pretokenized_sentences`), or tokenized by ``tokenizer`` (see
-    :func:`tokenizer_of`) on ``n_threads`` threads."""
-    if pretokenized:
-        return pretokenized_sentences(lines, blank_lines=blank_lines)
-    return raw_sentences(lines, tokenizer_of(tokenizer), n_threads)
+    into sentences by ``tokenizer`` (anything with ``tokenize_lines``, as
+    :class:`fasttag.Tokenizer`), lazily and in bounded memory; with
+    ``tag_sents``, ``(sentence, tags)`` pairs.  Each batch of text is
+    tokenized (and tagged) on one of ``n_threads`` threads: one level of
+    threads, the text cut once."""
+    def work(batch):
+        pieces = tokenizer.tokenize_lines([piece for *_, piece in batch], offsets=True)
+        sents = [TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
+                 for (number, line, shift, _), found in zip(batch, pieces) for s in found]
+        return sents if tag_sents is None else list(zip(sents, tag_sents([s.words for s in sents])))
+    for done in parallel.ordered_map(work, _piece_batches(lines), n_threads):
+        yield from done
 
 
 def sentence_batches(sentences):
@@ -189,24 +188,12 @@ def whole_lines(tagged):
         yield pending
 
 
-def tag_text(tag_sents, text, tokenizer=None, method="tag_text"):
-    """Sentences of :class:`Token` of the raw ``text`` (a str), tagged by
-    ``tag_sents``, offsets into ``text``; ``method``: the public method
-    that a TypeError names."""
+def tag_text(tag_sents, text, tokenizer, method="tag_text"):
+    """Sentences of :class:`Token` of the raw ``text`` (a str), cut by
+    ``tokenizer`` and tagged by ``tag_sents``, offsets into ``text``;
+    ``method``: the public method that a TypeError names."""
     if not isinstance(text, str):
         raise TypeError(f"{method}() takes a str, not {type(text).__name__}"
                         + (" (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""))
-    sentences = raw_sentences([text], tokenizer_of(tokenizer))
     return [[Token(w, t, a, b) for w, t, (a, b) in zip(s.words, tags, s.offsets)]
-            for s, tags in tag_batches(tag_sents, sentences)]
-
-
-def spans_of(sentence, token_spans):
-    """:class:`Span` of a TextSentence from its (label, first token, end
-    token) spans."""
-    out = []
-    for label, i, j in token_spans:
-        a, b = sentence.offsets[i][0], sentence.offsets[j - 1][1]
-        out.append(Span(label, sentence.text[a:b], a, b))
-    return out
-
+            for s, tags in raw_sentences([text], tokenizer, tag_sents=tag_sents)]
