@@ -21,7 +21,7 @@ from fasttag.errors import InputError
 from fasttag.features.words import POS_TEMPLATES, WordFeaturizer
 from fasttag.model import registry
 from fasttag.model.sequence import SequenceModel
-from fasttag.tasks.base import SequenceTask
+from fasttag.tasks.base import DECLARED, HOOKS, SequenceTask
 from fasttag.text import formats, metrics, output
 
 
@@ -60,19 +60,18 @@ class CapitalsTagger(SequenceTask):
     def _score(self, examples, outputs, opts):
         return metrics.score_tagging([tags for _, tags in examples], outputs)
 
-    @staticmethod
-    def report(result):
-        return f"accuracy {100 * result['accuracy']:.2f}% ({result['tokens']} tokens)"
-
     def tag_sents(self, sentences):
         return self._predict([(list(words), None) for words in sentences])
 
-    def tag_file(self, source, out, *, format=None, n_threads=1, **others):
-        if format != "text" or others:
-            raise InputError("the capitals tagger reads pretokenized text only")
-        for line in formats.read_lines(source, "input"):
-            words = line.split()
-            output.write_tagged(out, words, self.tag_sents([words])[0] if words else [])
+    def _records(self, source, json, n_threads, format=None):
+        if format != "text":
+            raise InputError("the capitals tagger reads pretokenized text only: option format='text'")
+
+        def records():
+            for number, line in enumerate(formats.read_lines(source, "input"), 1):
+                words = line.split()
+                yield output.Record(words, self.tag_sents([words])[0] if words else [], line=number)
+        return records(), {"style": "json" if json else "tagged"}
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
@@ -98,6 +97,12 @@ def corpus(tmp_path_factory):
         files[name] = folder / f"{name}.txt"
         files[name].write_text("\n".join(_sentences(seed, n)) + "\n", encoding="utf-8")
     return files
+
+
+def test_the_task_overrides_only_the_hooks():
+    shared = {name for name in vars(SequenceTask) if not name.startswith("__")}
+    assert {"_read", "_build", "_encode", "_decode", "_score", "_records"} <= set(HOOKS)
+    assert {name for name in vars(CapitalsTagger) if name in shared} <= set(HOOKS) | set(DECLARED)
 
 
 def test_the_declaration_reaches_the_store_the_options_and_the_commands():

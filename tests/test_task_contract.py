@@ -19,16 +19,13 @@ TASKS = [Tagger, Segmenter, SpanTagger, Tokenizer, FeatureTagger]
 IMPLICIT = {"__module__", "__doc__", "__qualname__", "__dict__", "__weakref__", "__annotations__",
             "__firstlineno__", "__static_attributes__"}
 
-ALLOWED = {
-    Segmenter: {"train"},       # removed by the training loop's rework
-}
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.__name__)
 def test_a_task_overrides_only_hooks(task):
     shared = set(vars(SequenceTask)) - IMPLICIT
     overridden = {name for name in vars(task) if name in shared}
-    extra = overridden - set(HOOKS) - set(DECLARED) - ALLOWED.get(task, set())
+    extra = overridden - set(HOOKS) - set(DECLARED)
     assert not extra, f"{task.__name__} overrides shared methods {sorted(extra)}: add a hook or remove them"
 
 

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ..model import confidence, modelfile, options, training as trainer
+from ..model import confidence, loading, modelfile, options, registry, training as trainer
 from ..text import formats as ftio, output, rawtext
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
@@ -39,6 +39,7 @@ from ..model.tables import table_from_arrays, table_to_arrays
 HOOKS = (
     "__init__",             # the task's state beside the model (vocabulary, expansions, gazetteer)
     "_task_name",           # the option-table task of a train call (a span tagger is chunk or ner)
+    "_prepare_options",     # option values that are files whose contents the model keeps, read before the checks
     "_read",                # examples of a path or the task's Python form (Examples: with what it found)
     "_reading_options",     # how a trained model reads new data (the format and columns it was trained on)
     "_build",               # a new, untrained model: tags, featurizer, templates, constraints
@@ -60,7 +61,7 @@ HOOKS = (
 )
 
 #: What a task declares as class attributes (see :class:`SequenceTask`).
-DECLARED = ("task", "kind", "featurizer", "primary")
+DECLARED = ("task", "kind", "featurizer", "primary", "commands")
 
 
 class Examples(list):
@@ -402,8 +403,10 @@ class SequenceTask(modelfile.Stored):
         if isinstance(init, SequenceTask):
             model = init
         elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
-            from ..store import load            # a path or a bundled model's name
-            model = load(init)
+            header, arrays, path = loading.read(init)         # a path or a bundled model's name
+            if header.get("kind") != cls.kind:
+                raise InputError(f"init: {_kind_named(header.get('kind'), by_class=True)} cannot be fine-tuned as a {cls.__name__}")
+            model = loading.build(header, arrays, path)
         else:
             raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
         if not isinstance(model, cls):
@@ -679,18 +682,25 @@ def tokenizer_of(tokenizer):
     if tokenizer is None:
         with _LOCK:
             if not _BUNDLED_TOKENIZER:
-                _BUNDLED_TOKENIZER.append(store.load("en-tok"))
+                _BUNDLED_TOKENIZER.append(loading.load("en-tok"))
             return _BUNDLED_TOKENIZER[0]
     if ftio.is_path(tokenizer):
-        model = store.load(tokenizer)
-        if getattr(model, "kind", None) != "tokenizer":
-            kind = getattr(model, "kind", None)
-            what = f"a {kind} model" if kind else f"the estimator {type(model).__name__}"
-            raise InputError(f"{tokenizer}: {what}, not a tokenizer")
-        return model
+        header, arrays, path = loading.read(tokenizer)
+        if header.get("kind") != "tokenizer":
+            raise InputError(f"{tokenizer}: {_kind_named(header.get('kind'))}, not a tokenizer")
+        return loading.build(header, arrays, path)
     if not isinstance(tokenizer, SequenceTask) or tokenizer.kind != "tokenizer":
         raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")
     return tokenizer
+
+
+def _kind_named(kind, by_class=False):
+    """How messages name a model of ``kind`` read from a file's header (a
+    ModelFormatError for an unknown kind, as loading the file would be)."""
+    if isinstance(kind, str) and kind.startswith("linear."):
+        return f"the estimator {kind[len('linear.'):]}"
+    cls = registry.model_class(kind)
+    return f"a {cls.__name__ if by_class else kind} model"
 
 
 def _from_bytes(cls, data, run_only_meta):
