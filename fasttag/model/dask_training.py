@@ -1,8 +1,6 @@
-"""The backend of the training loop (:func:`fasttag.model.training.fit`)
-whose shards are Dask workers, one byte range of the training file each
-(use: :mod:`fasttag.distributed`); Dask is imported only when a cluster
-is used.  What workers need are tasks of the cluster (:func:`_constant`),
-so a lost worker's shard runs again elsewhere with the same result.
+"""The training loop's backend whose shards are Dask workers, a byte range
+of the training file each; what workers need are tasks of the cluster
+(:func:`_constant`), so a lost worker's shard runs again with the same result.
 """
 import io
 import os

@@ -1,22 +1,15 @@
-"""Iterative parameter mixing (McDonald, Hall & Mann 2010): training on
-shards at once, on threads (:func:`fasttag.model.training.fit` with
-``threads``) or on Dask workers (:mod:`fasttag.model.dask_training`).
-
-Mixing, not lock-free updates, so the result depends on the seed and the
-number of shards only (docs/training.md).
-
-A round's shuffled examples are dealt into shards of about equal positions
-(:func:`deal`); every shard starts from the mixed weights ``W``, trains at
-steps 2..n_i + 1 (step 1 stands for ``W``) and sends back only the entries
-it changed (:func:`round_changes`).
+"""Iterative parameter mixing (McDonald, Hall & Mann 2010) on threads or
+Dask workers: the result depends on the seed and the number of shards only
+(docs/training.md).  A round's shuffled examples are dealt into shards of
+about equal positions (:func:`deal`); every shard starts from the mixed
+weights ``W``, trains at steps 2..n_i + 1 (step 1 stands for ``W``) and
+sends back only the entries it changed (:func:`round_changes`).
 
 Mixing is per entry: ``W + sum_{i in S} (n_i / n_S) (w_i - W)`` over the
-shards S that changed the entry.  McDonald et al. mix whole vectors, which
-divides a correction only one shard could make (a rare feature's) by the
-number of shards (docs/lab-notes.md).
-
-Averaging is as on one machine: an epoch of N examples adds N steps,
-``N * W`` plus each shard's sum of its weights minus ``W`` over its steps.
+shards S that changed the entry; mixing whole vectors would divide a
+correction only one shard could make by the number of shards.  Averaging
+is as on one machine: an epoch of N examples adds N steps, ``N * W`` plus
+each shard's sum of its weights minus ``W`` over its steps.
 """
 from dataclasses import dataclass
 

@@ -79,7 +79,6 @@ def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", pr
     with the best ``evaluate(predicted dev ids)`` (token accuracy when
     None), without ``dev`` the last; ``init``: from the model's weights.
     Returns per-epoch statistics.  An ensemble averages its runs' weights.
-
     Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted` (losing the
     workers :class:`fasttag.errors.WorkersLost`) with ``model`` set to the
     best completed epoch, when there is one."""
@@ -203,9 +202,8 @@ class Local:
         return self.passes(self.search, trans, order, step, self.settings.slices, after)
 
     def passes(self, search, trans, order, step, slices, after):
-        """The examples ``order`` names, in at most ``slices`` compiled
-        passes, ``after(examples done, positions of the pass)`` called after
-        each: (positions wrong before their update, the step reached)."""
+        """The examples ``order`` names in at most ``slices`` compiled passes,
+        ``after(examples done, positions)`` after each: (wrong, step reached)."""
         wrong = 0
         cuts = np.linspace(0, len(order), max(1, min(len(order), slices)) + 1).astype(np.int64)
         for a, b in zip(cuts[:-1], cuts[1:]):
@@ -414,8 +412,7 @@ class Online:
 
 def epoch_pass(search, trans, keys, bounds, gold, order, step, settings, greedy):
     """One compiled pass over the examples ``order`` names, by the update
-    rule of ``settings``: (positions wrong before their update, the step
-    reached).  ``keys``: uint64 keys, or :class:`KeyRows`."""
+    rule of ``settings``: (positions wrong, the step reached)."""
     keys, vocab = key_arrays(keys)
     if settings.algorithm == "mira":
         from .._core.kbest import mira_epoch

@@ -108,9 +108,8 @@ class SequenceTask(modelfile.Stored):
         raise NotImplementedError
 
     def _records(self, source, json, n_threads, **reading):
-        """``(records, how)``: the :class:`fasttag.text.output.Record` of
-        each sentence of ``source`` tagged (read lazily) and the keywords
-        of :func:`fasttag.text.output.write` (``style``, ``column``)."""
+        """``(records, how)``: the lazily tagged records of ``source`` and the
+        keywords of :func:`fasttag.text.output.write`."""
         raise TypeError(f"a {type(self).__name__} tags Python objects, not files")
 
     # ------------------------------------------------------------ training
@@ -141,7 +140,6 @@ class SequenceTask(modelfile.Stored):
         """Train on ``train`` (a path or the task's Python form), keeping
         the epoch with the best score on ``dev`` (same forms, or None).
         ``options_``: this task's options (``help(fasttag.model.options)``).
-
         ``verbose``: progress on standard error (None: when it is a
         terminal).  Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted`
         whose ``model`` is the best completed epoch's model, or None.
@@ -292,10 +290,9 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def untrained(cls, data, **options_):
-        """A model built for ``data`` (its tags, features and settings, as
-        :meth:`train` builds them) with no weights yet: teach it with
-        :meth:`update`.  ``options_`` as for :meth:`train` (those of the
-        training loop, such as ``epochs``, do not apply here)."""
+        """A model built for ``data`` as :meth:`train` builds it, with no
+        weights yet: teach it with :meth:`update`.  ``options_`` as for
+        :meth:`train`, but for those of the training loop."""
         options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
