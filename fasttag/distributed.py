@@ -1,15 +1,9 @@
 """Training and tagging on a Dask cluster (the optional extra
 ``fasttag-nlp[dask]``: ``pip install 'fasttag-nlp[dask]'``).
 
-Training is iterative parameter mixing (:mod:`fasttag.model.mixing`), one
-shard per worker: ``fasttag.Tagger.train("train.conllu", dev=...,
-client=Client(...))`` or ``fasttag train pos train.conllu -o model.ftm
---dask`` (a LocalCluster of ``--threads`` workers, 2 by default) or
-``--scheduler tcp://host:8786``.  The training file must be a path every
-worker can read: each reads its byte range (checked by CRC-32), never
-data sent by the client; the backend is :mod:`fasttag.model.dask_training`.
-Losing every worker for the cluster's patience stops training as Ctrl-C
-does, keeping the best completed epoch (:class:`fasttag.errors.WorkersLost`).
+Training: ``Tagger.train(path, client=Client(...))`` or ``fasttag train
+... --dask``, one shard per worker, each reading its byte range of a file
+every worker can read (docs/training.md, :mod:`fasttag.model.dask_training`).
 
 Tagging: :func:`tag` tags a collection on the cluster and :func:`tag_bag`
 maps a ``dask.bag`` through the model, carried to the workers as its bytes.
@@ -26,10 +20,9 @@ _WORKER_LOCK = threading.Lock()
 
 
 def fit(task_model, path, opts, client, dev=None, evaluate=None, progress=None, init=False):
-    """Train ``task_model`` (built by the task's ``train``) in place on the
-    file ``path``, one shard per worker of ``client``, with the resolved
-    options ``opts``: :func:`fasttag.model.training.fit` on the Dask
-    backend.  Returns the per-epoch statistics."""
+    """Train ``task_model`` in place on the file ``path``, one shard per
+    worker of ``client``, with the resolved options ``opts``.  Returns the
+    per-epoch statistics."""
     settings = training.Settings.of(opts)
     return training.fit(task_model.model, None, dev, evaluate=evaluate, progress=progress, init=init,
                         backend=DaskShards(task_model, path, opts, settings, client), settings=settings)

@@ -2,12 +2,9 @@
 per-token marginal probabilities, span probabilities, and the temperature
 that calibrates them.
 
-The model's scores are read as a linear-chain CRF with temperature tau;
-the perceptron never optimised that likelihood, so one scalar tau fitted
-on held-out data (temperature scaling) makes the probabilities honest
-without changing any decision.  The lattice is the decoder's: forbidden
-transitions and closed candidate lists have probability zero, but every
-candidate tag counts (no ``prune_k``).  Details: docs/python-api.md.
+The scores are read as a linear-chain CRF with temperature tau, fitted on
+held-out data since the perceptron never optimised that likelihood; the
+lattice is the decoder's, without ``prune_k`` (docs/python-api.md).
 """
 import math
 
@@ -29,6 +26,11 @@ def _logsumexp(a, axis):
     return np.squeeze(out, axis=axis)
 
 
+def _split(v, T):
+    """(tag x tag, start, end) parts of a flat transition vector."""
+    return v[:T * T].reshape(T, T), v[T * T:T * T + T], v[(T + 1) * T:]
+
+
 class Lattice:
     """Emission scores of one sentence (``n x T``, -inf for tags that are
     not candidates) with the model's transition scores and mask."""
@@ -36,16 +38,11 @@ class Lattice:
     def __init__(self, emissions, trans, allowed):
         T = emissions.shape[1]
         self.E = emissions
-        trans = np.asarray(trans, dtype=np.float64)
-        self.A = trans[:T * T].reshape(T, T)
-        self.start = trans[T * T:T * T + T]
-        self.end = trans[(T + 1) * T:]
+        self.unmasked = _split(np.asarray(trans, dtype=np.float64), T)
+        self.A, self.start, self.end = self.unmasked
         if allowed is not None:
-            ok = np.asarray(allowed, dtype=bool)
-            self.A = np.where(ok[:T * T].reshape(T, T), self.A, -np.inf)
-            self.start = np.where(ok[T * T:T * T + T], self.start, -np.inf)
-            self.end = np.where(ok[(T + 1) * T:], self.end, -np.inf)
-        self.unmasked = (trans[:T * T].reshape(T, T), trans[T * T:T * T + T], trans[(T + 1) * T:])
+            ok = _split(np.asarray(allowed, dtype=bool), T)
+            self.A, self.start, self.end = (np.where(m, v, -np.inf) for m, v in zip(ok, self.unmasked))
 
     def _transitions(self, tau, use_mask=True):
         A, start, end = (self.A, self.start, self.end) if use_mask else self.unmasked
@@ -69,11 +66,9 @@ class Lattice:
         return posteriors(alpha + beta)
 
     def probability(self, constraints, tau=1.0):
-        """The probability that every position ``i`` of ``constraints``
-        (a dict position -> allowed tag ids) has one of its tags: the
-        forward pass of the constrained lattice scaled by the unconstrained
-        pass's normalisers, so that no two huge log partition functions are
-        subtracted."""
+        """The probability that every position of ``constraints`` (position
+        -> allowed tag ids) has one of its tags, scaled by the unconstrained
+        pass's normalisers so no two huge log partition functions subtract."""
         if self.E.shape[0] == 0:
             return 1.0
         A, start, end = self._run(tau)[3]
@@ -92,9 +87,8 @@ class Lattice:
 
 
 def lattices(model, examples, emit=None, trans=None):
-    """One :class:`Lattice` per ``(input, context)`` example of a
-    :class:`fasttag.model.sequence.SequenceModel`, scored with its averaged
-    weights (or ``emit``/``trans``)."""
+    """One :class:`Lattice` per ``(input, context)`` example, scored with the
+    model's weights (or ``emit``/``trans``)."""
     emit = model.emit if emit is None else emit
     trans = model.trans if trans is None else trans
     T = len(model.tags)
@@ -122,10 +116,9 @@ def marginals(model, examples, temperature=1.0):
 
 
 def batch_marginals(lats, tau=1.0, max_cells=1 << 22, max_group=256):
-    """:meth:`Lattice.marginals` of many lattices of one model, computed
-    in lockstep: sentences of similar length are padded into one array, at
-    most ``max_group`` sentences and ``max_cells`` (sentences x tags x
-    tags) per step."""
+    """:meth:`Lattice.marginals` of many lattices of one model, sentences of
+    similar length padded into one array (``max_group`` and ``max_cells``
+    bound it)."""
     out = [None] * len(lats)
     if not lats:
         return out
@@ -148,9 +141,7 @@ def _normalised(v, given=None):
 
 def _forward(E, lengths, A, start, norms=None):
     """The forward pass of :func:`forward_backward`: alpha with each row
-    normalised (its log-sum-exp 0), and the per-position normalisers
-    (B x n; 0 past a sentence's end).  With ``norms``, those normalisers
-    are subtracted instead of each row's own."""
+    normalised, and the normalisers (B x n), or ``norms`` subtracted instead."""
     B, n, T = E.shape
     alpha = np.empty((B, n, T))
     c = np.zeros((B, n))
@@ -168,15 +159,11 @@ def forward_backward(E, lengths, A, start, end):
     """Log-space forward-backward of a batch: ``E`` (B x n x T) emission
     scores, sentence b using its first ``lengths[b]`` rows; ``A``,
     ``start`` and ``end`` the transition scores (-inf: forbidden).  Returns
-    alpha and beta (B x n x T) and log Z (B); padding rows carry alpha and
-    beta through unchanged, so one array serves sentences of any length.
+    alpha and beta (B x n x T) and log Z (B).
 
-    Every row of alpha and beta is shifted by its own log-sum-exp (the
-    scaled forward-backward): the values that matter stay near 0 whatever
-    the size of the weights, so ``posteriors(alpha + beta)`` are exact
-    marginals even for scores of 1e40, where alpha + beta - log Z would
-    cancel huge numbers (weights of 1e13 gave "probabilities" summing to
-    20).  Each position's marginals are alpha + beta up to a constant."""
+    Every row of alpha and beta is shifted by its own log-sum-exp, so
+    ``posteriors(alpha + beta)`` stay exact for huge weights, where
+    alpha + beta - log Z would cancel huge numbers."""
     B, n, T = E.shape
     alpha, c = _forward(E, lengths, A, start)
     beta = np.empty((B, n, T))
@@ -191,8 +178,7 @@ def forward_backward(E, lengths, A, start, end):
 
 
 def posteriors(scores):
-    """Per row of ``scores`` (n x T log scores) the probabilities they say
-    (a softmax with the row's maximum subtracted): every row sums to 1."""
+    """The softmax of each row of ``scores`` (n x T log scores)."""
     m = np.max(scores, axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
         p = np.exp(scores - np.where(np.isfinite(m), m, 0.0))
@@ -201,9 +187,8 @@ def posteriors(scores):
 
 
 def _lockstep(lat, Es, tau):
-    """Marginals of emission matrices ``Es`` (one sentence each) under the
-    transitions of ``lat``; None for a sentence with no valid path under
-    the mask (the caller falls back to the unmasked lattice)."""
+    """Marginals of emission matrices ``Es`` under ``lat``'s transitions;
+    None where no path is valid under the mask (the caller falls back)."""
     lengths = np.array([E.shape[0] for E in Es])
     B, n, T = len(Es), int(lengths.max()), lat.A.shape[0]
     if n == 0:
@@ -225,8 +210,7 @@ def _lockstep(lat, Es, tau):
 
 def nbest_ids(model, examples, k):
     """Per example the ``k`` best tag-id sequences as ``(score, ids)``,
-    best first (fewer when there are fewer valid sequences), from the
-    exact k-best Viterbi of the compiled decoder."""
+    best first (fewer when there are fewer valid sequences)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"n_best must be a positive integer, not {k!r}")
     if k > MAX_NBEST:
@@ -243,16 +227,13 @@ def nbest_ids(model, examples, k):
 
 
 def fit_temperature(model, examples, gold, lo=0.05, hi=50.0, tol=0.01):
-    """The temperature that minimises the negative log-likelihood of the
-    ``gold`` tag ids (one int array per example) under the per-token
-    marginals: golden-section search over log tau in [``lo``, ``hi``] to
-    within a factor ``1 + tol``.  Returns 1.0 when there is nothing to fit
-    on."""
+    """The temperature minimising the negative log-likelihood of the
+    ``gold`` tag ids under the marginals (golden-section search over log
+    tau in [``lo``, ``hi``]); 1.0 when there is nothing to fit on."""
     lats = list(lattices(model, examples))
     pairs = [(lat, np.asarray(g)) for lat, g in zip(lats, gold) if len(g) and np.all(np.asarray(g) >= 0)]
     if not pairs:
         return 1.0
-
     lats = [lat for lat, _ in pairs]
     gold = [g for _, g in pairs]
 

@@ -1,8 +1,6 @@
-"""The backend of the training loop (:func:`fasttag.model.training.fit`)
-whose shards are Dask workers, one byte range of the training file each
-(use: :mod:`fasttag.distributed`); Dask is imported only when a cluster
-is used.  What workers need are tasks of the cluster (:func:`_constant`),
-so a lost worker's shard runs again elsewhere with the same result.
+"""The training loop's backend whose shards are Dask workers, a byte range
+of the training file each; what workers need are tasks of the cluster
+(:func:`_constant`), so a lost worker's shard runs again with the same result.
 """
 import io
 import os
@@ -68,13 +66,10 @@ def byte_ranges(path, n):
 
 class DaskShards:
     """The backend of :func:`fasttag.model.training.fit` on ``client``'s
-    cluster: per epoch, the mixed weights go to every worker, each trains
-    one epoch on its shard of the file ``path`` (read and featurized once,
-    kept in the worker; shuffled by the seed, the epoch and the shard) and
-    sends back only the entries it changed, mixed here.  ``task_model``
-    (built by the task's ``train``) reads the shards as ``reading`` (the
-    resolved options) says.  The result depends on the seed and the
-    number of workers only."""
+    cluster: per epoch each worker trains on its shard of ``path`` (kept
+    featurized on the worker) from the mixed weights and sends back only
+    the entries it changed.  The result depends on the seed and the number
+    of workers only."""
 
     def __init__(self, task_model, path, reading, settings, client):
         if not isinstance(path, (str, os.PathLike)):
@@ -128,10 +123,9 @@ class DaskShards:
 
 
 def _patience():
-    """Seconds to wait for a worker while the cluster has none: the
-    scheduler's ``distributed.scheduler.no-workers-timeout`` where set,
-    else ``distributed.comm.timeouts.connect`` (30 s), how long Dask waits
-    for a peer: longer than a nanny or a LocalCluster takes to restart one."""
+    """(setting, seconds) to wait for a worker while the cluster has none:
+    ``no-workers-timeout`` where set, else Dask's connect timeout, longer
+    than a nanny takes to restart a worker."""
     import dask
     from dask.utils import parse_timedelta
     for name in ("distributed.scheduler.no-workers-timeout", "distributed.comm.timeouts.connect"):
@@ -146,10 +140,8 @@ def _identity(value):
 
 
 def _constant(client, value):
-    """A future of ``value`` computed on the cluster (not scattered): the
-    scheduler keeps the task, so a copy lost with every worker that held
-    it is computed again on the workers that remain or return (scattered
-    data would be lost for good, and the epoch with it)."""
+    """A future of ``value`` computed on the cluster, not scattered: a copy
+    lost with its workers is computed again (scattered data would be lost)."""
     import dask
     # Dask warns about large graphs and suggests futures: this is one
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1 PiB"}):
@@ -157,11 +149,9 @@ def _constant(client, value):
 
 
 def _gather(client, futures, patience, poll=1.0):
-    """The results of one epoch's shard ``futures``, in order.  Dask runs
-    a shard whose worker dies again on the workers that remain or return;
-    this stops (:class:`Stopped`) when the cluster has had no worker for
-    ``patience`` (the setting named and its seconds), or when the workers
-    running a shard died more often than the scheduler allows."""
+    """The results of one epoch's shard ``futures``, in order; :class:`Stopped`
+    when the cluster had no worker for ``patience`` or a shard's workers
+    died more often than the scheduler allows."""
     dd = require_dask()
     from distributed.scheduler import NoValidWorkerError
     setting, seconds = patience
@@ -207,7 +197,7 @@ def _gather(client, futures, patience, poll=1.0):
 
 def _weights_bytes(emit, trans):
     """The mixed weights in the model-file format, in float64 (a shard
-    starts from exactly the weights the client mixes into)."""
+    starts from exactly the client's weights)."""
     arrays = {f"emit.{k}": v for k, v in emit.to_arrays().items()}
     arrays["trans"] = trans.weights
     return modelfile.dumps({"kind": "fasttag-mixed-weights"}, arrays)
@@ -243,10 +233,8 @@ def _parse_range(cls, data, reading):
 
 
 def _shard(run, model_bytes, tables, path, start, end, digest, reading):
-    """On a worker: the model and its featurized shard (bytes start..end
-    of ``path``, jackknifed with the fold ``tables``), read once per
-    training run; ``digest``: the CRC-32 the client read there (a worker
-    seeing another file at the path is an error)."""
+    """On a worker: the model and its featurized shard (bytes start..end of
+    ``path``), read once per run; ``digest``: the CRC-32 the client read."""
     key = (run, path, start, end)
     with _WORKER_LOCK:
         if key in _WORKER_CACHE:

@@ -1,12 +1,9 @@
 """Why a model tags as it does: per-token explanations, and a summary of a
 model's weights.
 
-Feature keys are hashes, so a model file cannot list its features by
-name.  What can be named is every feature of given text: a template such
-as ``norm[-1]|suffix3[0]`` applied to a token gives the feature
-``norm[-1]=the|suffix3[0]=dog``, and its weights are looked up by its key.
-:func:`explain` does that for one sentence; :func:`top_features` for every
-feature occurring in a corpus.
+Feature keys are hashes, so only the features of given text can be named
+(``norm[-1]=the|suffix3[0]=dog``): :func:`explain` names one sentence's,
+:func:`top_features` those of a corpus.
 """
 import json
 
@@ -20,9 +17,7 @@ PAD = "<pad>"
 
 
 def _feature_names(model, tokens, context):
-    """Per token, the readable name of each template's feature (word
-    attributes, then the featurizer's extra columns; ``<pad>`` outside the
-    sentence)."""
+    """Per token, the readable name of each template's feature."""
     names = model.templates.names
     words = getattr(model.featurizer, "words", model.featurizer)     # a span tagger's word part
     if not isinstance(words, WordFeaturizer):
@@ -56,13 +51,9 @@ def _feature_names(model, tokens, context):
 
 
 def explain(model, tokens, context=None, temperature=1.0, top=5):
-    """For each token of one sentence (``model``: a
-    :class:`fasttag.model.sequence.SequenceModel` with a word featurizer): the
-    decoded tag, the runner-up (the next most probable tag by the
-    marginals), both probabilities, and the ``top`` features whose weights
-    favour the chosen tag over the runner-up most (name, weight
-    difference), with the transitions' share as a feature named
-    ``transition``."""
+    """For each token of one sentence: the decoded tag, the runner-up (next
+    most probable), both probabilities, and the ``top`` features (name,
+    weight difference) favouring the tag most, transitions as ``transition``."""
     example = [(list(tokens), context)]
     if not tokens:
         return []
@@ -98,24 +89,20 @@ def explain(model, tokens, context=None, temperature=1.0, top=5):
 
 
 def transitions(model):
-    """The transition weights as a ``(T + 2) x T`` array: rows are the
-    previous tag, then start, then end (read as "this tag ends the
-    sentence").  A view of the model's weights, not a copy."""
+    """The transition weights as a ``(T + 2) x T`` array (rows: the previous
+    tag, then start, then end), a view of the model's weights."""
     T = len(model.tags)
     return np.asarray(model.trans, dtype=np.float64).reshape(T + 2, T)
 
 
-#: About how many weights one block of the summaries below holds: they
-#: read a tag x tag or feature x tag matrix a block at a time, so memory
+#: About how many weights the summaries below read at a time, so memory
 #: stays about the model's size at thousands of tags.
 _BLOCK = 1 << 20
 
 
 def largest_transitions(trans, n):
-    """The ``n`` largest tag -> tag weights of a ``(T + 2) x T``
-    transition array (start and end rows left out), largest first (ties
-    in row order): a list of (previous tag id, tag id, weight), read a
-    block of rows at a time."""
+    """The ``n`` largest tag -> tag weights of a ``(T + 2) x T`` transition
+    array, largest first: a list of (previous tag id, tag id, weight)."""
     T = trans.shape[1]
     rows = max(1, _BLOCK // max(T, 1))
     best_v = np.empty(0, dtype=np.float64)
@@ -137,8 +124,7 @@ def largest_transitions(trans, n):
 def top_features(model, examples, top=10):
     """Per tag, the ``top`` features with the largest weight among those
     occurring in ``examples`` (``(tokens, context)`` pairs): a dict tag ->
-    list of (feature name, weight).  The features' weights are scored a
-    block at a time, never as one feature x tag matrix."""
+    list of (feature name, weight)."""
     seen = {}
     for tokens, context in examples:
         if not tokens:
@@ -170,12 +156,9 @@ def top_features(model, examples, top=10):
 
 
 def describe(task_model, data=None, top=10, with_transitions=True):
-    """A summary of a trained task model (:class:`fasttag.tasks.base.SequenceTask`):
-    kind, tags, templates, size, training and metadata, the transition
-    matrix (left out when not ``with_transitions``: :func:`write_json` and
-    :func:`report` read it from the model a row at a time), and, given
-    ``data`` (a path or the task's Python form, read as the model was
-    trained), the top features per tag among those occurring in it."""
+    """A summary of a trained task model: kind, tags, templates, size,
+    training, metadata, the transitions (unless not ``with_transitions``)
+    and, given ``data``, the top features per tag occurring in it."""
     model = task_model.model
     meta = {k: v for k, v in task_model.meta.items() if k != "history"}
     out = {"kind": task_model.kind, "tags": list(model.tags), "templates": list(model.templates.names),
@@ -193,11 +176,9 @@ def describe(task_model, data=None, top=10, with_transitions=True):
 
 
 def write_json(desc, out, transitions=None):
-    """:func:`describe`'s result as one line of JSON on the text stream
-    ``out``, the same as ``json.dumps(desc, ensure_ascii=False)``, with the
-    ``(T + 2) x T`` array ``transitions`` (for a ``desc`` without them)
-    written a row at a time after ``meta``, where :func:`describe` puts
-    them."""
+    """:func:`describe`'s result as one line of JSON on ``out``, with the
+    array ``transitions`` (for a ``desc`` without them) written a row at a
+    time after ``meta``."""
     def dump(value):
         return json.dumps(value, ensure_ascii=False)
 
@@ -213,12 +194,10 @@ def write_json(desc, out, transitions=None):
 
 
 def report(desc, max_tags=20, transitions=None):
-    """The human-readable text of :func:`describe`'s result, every string
-    of the model printable (:func:`fasttag.display.printable`: a model's
-    tag names, corpus or licence cannot send escape sequences to a
-    terminal).  ``transitions``: the ``(T + 2) x T`` array, for a
-    ``desc`` without them; of more than ``max_tags`` tags only the
-    ``max_tags`` largest tag -> tag weights are shown."""
+    """The human-readable text of :func:`describe`'s result, every model
+    string made printable (no escape sequences to a terminal).
+    ``transitions``: for a ``desc`` without them; past ``max_tags`` tags
+    only the largest tag -> tag weights are shown."""
     tags = [printable(t) for t in desc["tags"]]
     lines = [f"kind              {printable(desc['kind'])}",
              f"tags              {len(tags)}: {' '.join(tags[:40])}{' ...' if len(tags) > 40 else ''}",

@@ -1,35 +1,15 @@
-"""Iterative parameter mixing (McDonald, Hall & Mann 2010): training on
-shards at once, on threads (:func:`fasttag.model.training.fit` with
-``threads``) or on Dask workers (:mod:`fasttag.model.dask_training`).
+"""Iterative parameter mixing (McDonald, Hall & Mann 2010) on threads or
+Dask workers: the result depends on the seed and the number of shards only
+(docs/training.md).  A round's shuffled examples are dealt into shards of
+about equal positions (:func:`deal`); every shard starts from the mixed
+weights ``W``, trains at steps 2..n_i + 1 (step 1 stands for ``W``) and
+sends back only the entries it changed (:func:`round_changes`).
 
-Why mixing and not lock-free shared updates: each shard trains its own
-copy, so the result depends on the seed and the number of shards only,
-never on timing.
-
-A round (a part of an epoch on threads, see ``training.ROUND_POSITIONS``;
-one epoch on Dask): its shuffled examples are dealt into shards of about
-equal size in positions (:func:`deal`).  Every shard starts from the mixed
-weights ``W`` and trains on its examples in order, with clean averaging
-accumulators, at steps 2..n_i + 1 (step 1 stands for ``W``).  Only the
-entries a shard changed travel back (:func:`round_changes`).
-
-Mixing is per entry: each weight becomes the average of the shards that
-changed it, weighted by shard size (examples), ``W + sum_{i in S} (n_i /
-n_S) (w_i - W)`` over the set S of shards that changed the entry.  McDonald
-et al. mix whole vectors, ``W + sum_i (n_i / N) (w_i - W)``, which divides
-a correction that only one shard could make (a rare feature's) by the
-number of shards: at the same number of epochs that cost 0.2-0.3 points of
-EWT accuracy on 2 threads and 1.4 on 8; mixing per entry keeps such
-corrections whole and still averages the corrections that several shards
-made at once (a frequent feature's).  Either way a weight is a convex
-combination of the shards' weights.
-
-The averaging convention: as on one machine, every example is one step,
-and the final weights are the average, over all steps of all epochs, of
-the weights in force after the step, the weights of the shard that took
-it.  An epoch of N examples adds N steps: ``N * W`` plus each shard's
-sum of its weights minus ``W`` over its own steps.  With one shard this
-is single-machine averaging exactly (up to the order of float additions).
+Mixing is per entry: ``W + sum_{i in S} (n_i / n_S) (w_i - W)`` over the
+shards S that changed the entry; mixing whole vectors would divide a
+correction only one shard could make by the number of shards.  Averaging
+is as on one machine: an epoch of N examples adds N steps, ``N * W`` plus
+each shard's sum of its weights minus ``W`` over its steps.
 """
 from dataclasses import dataclass
 
@@ -41,11 +21,9 @@ from .._core.weights import WeightTable
 @dataclass
 class Changes:
     """What a shard sends back after a round: its changed emission entries
-    (their weights and the sums of their weights over the round's steps
-    1..n + 1), its transition weights and sums, ``n`` examples (steps) and
-    ``wrong`` positions decoded wrongly before their update.  ``starts``:
-    the mixed weights of the entries when the round began, where the shard
-    could read them (else :func:`mix` does)."""
+    (weights, sums over steps 1..n + 1), its transition weights and sums,
+    ``n`` examples, ``wrong`` positions and, where it could read them, the
+    entries' mixed ``starts``."""
     keys: np.ndarray
     labels: np.ndarray
     weights: np.ndarray
@@ -68,12 +46,9 @@ def deal(order, lengths, shards):
 
 
 def start_round(emit, trans, mixed_emit, mixed_trans, mixed=None):
-    """A shard's copy (``emit``, ``trans``) before a round: the mixed
-    weights, with clean accumulators.  ``mixed_emit`` must be loose
-    (``WeightTable.loosen``); it is only read.  ``mixed``: what :func:`mix`
-    returned after the last round, when the shard's copy was in step with
-    the mixed table before that round; then only the entries the round
-    changed are brought up to date, else the whole table is copied."""
+    """A shard's copy before a round: the mixed weights (``mixed_emit``
+    loose, only read), clean accumulators.  ``mixed``: :func:`mix`'s result
+    when the copy was in step before it: only those entries are updated."""
     if mixed is None:
         emit.copy_from(mixed_emit)
     else:
@@ -83,10 +58,8 @@ def start_round(emit, trans, mixed_emit, mixed_trans, mixed=None):
 
 
 def round_changes(emit, trans, n, wrong, mixed_emit=None):
-    """A shard's :class:`Changes` after a round of ``n`` examples; its
-    accumulators are reset.  With ``mixed_emit`` (the mixed table the round
-    started from, unchanged since), the changed entries' start weights are
-    read from it."""
+    """A shard's :class:`Changes` after a round of ``n`` examples (its
+    accumulators reset), start weights read from ``mixed_emit`` if given."""
     keys, labels, weights, sums = emit.round_changes(n + 1)
     trans_weights, trans_sums = trans.round_sums(n + 1)
     starts = None if mixed_emit is None else mixed_emit.weights_at(keys, labels)
@@ -94,11 +67,9 @@ def round_changes(emit, trans, n, wrong, mixed_emit=None):
 
 
 def mix(emit, trans, changes, step):
-    """Mix the shards' ``changes`` (in their order: the sums are the same
-    for any timing) into the mixed ``emit`` and ``trans`` after a round
-    that ended at global step ``step``.  Returns the (keys, labels) of the
-    entries that changed (once per shard that changed them), for
-    :func:`start_round`."""
+    """Mix the shards' ``changes``, in their order (same sums for any
+    timing), into ``emit`` and ``trans`` at global step ``step``.  Returns
+    the changed (keys, labels), for :func:`start_round`."""
     changes = [c for c in changes if c.n]
     total = sum(c.n for c in changes)
     if not total:
@@ -119,11 +90,8 @@ def mix(emit, trans, changes, step):
 
 
 def _changed_by(changes):
-    """The entries the shards changed, as (keys, labels) (an entry changed
-    by several shards comes once per shard), and a table of the total size
-    of the shards that changed each (the denominator of its mixing
-    weights).  Transition weights are dense: every shard changes almost all
-    of them, so they mix by shard size."""
+    """The entries the shards changed, as (keys, labels), and a table of
+    the total size of the shards that changed each (their denominators)."""
     keys = np.concatenate([c.keys for c in changes])
     labels = np.concatenate([c.labels for c in changes])
     if len(changes) == 1:

@@ -14,10 +14,7 @@ __all__ = ["WeightTable", "AveragedVector", "table_to_arrays", "table_from_array
 
 def table_to_arrays(table, prefix, min_abs=0.0):
     """Arrays ``{prefix}.keys/.counts/.labels/.weights`` for a model file,
-    without the weights of magnitude below ``min_abs`` (nor zeros).
-
-    Pass the averaged table (``table.averaged(step)``) to store averages.
-    """
+    without the weights of magnitude below ``min_abs`` (nor zeros)."""
     arrs = table.to_arrays()
     weights = arrs["weights"].astype(np.float32)
     keep = (weights != 0) & (np.abs(weights) >= min_abs)
@@ -50,8 +47,7 @@ def table_from_arrays(arrays, prefix, n_classes):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} arrays have the wrong types")
     if len(labels) and (labels.min() < 0 or labels.max() >= max(n_classes, 1)):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} has labels out of range")
-    # finite in float32 too: scores are summed in float64, but a float32
-    # overflow to inf would make inf - inf = NaN scores
+    # finite in float32 too: an overflow to inf would make inf - inf = NaN scores
     if not np.all(np.isfinite(weights)) or (len(weights) and np.abs(weights).max() > np.finfo(np.float32).max):
         raise ModelFormatError(f"corrupt fasttag model: table {prefix!r} holds non-finite weights")
     try:

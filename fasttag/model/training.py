@@ -27,30 +27,16 @@ from .tables import mean_table, table_from_arrays, table_to_arrays
 ROUND_POSITIONS = 8192
 MAX_ROUNDS = 16
 """Parameter mixing with threads runs in rounds of about ``ROUND_POSITIONS``
-positions per shard, at most ``MAX_ROUNDS`` an epoch (McDonald et al. mix
-once an epoch).  A shard's copy follows only the entries a round changed,
-so a round costs O(changes), but the mixing is serial: more rounds keep the
-shards closer to sequential training, fewer keep the threads busy.
-Measured at 2 threads, 5 epochs, against one thread (F1 or accuracy
-points; speed-up per epoch on 2 cores):
-
-* EWT, mean of 3 seeds: -0.13 with one round an epoch, -0.05 with 4,
-  -0.01 with 8; bench_scale, seed 0: +0.08 at 13 rounds (1.4x);
-* trained on People's Daily, on its dev set: -0.14 with one round, -0.07
-  with 8, -0.05 with 16; on PKU test (bench_scale): -0.06 with one round
-  (1.2x), -0.05 with 16 (1.2x), +0.03 with 183 (0.8x: the serial mixing
-  dominates); slices of 10,000 and 5,000 lines at 16 rounds: -0.08 and
-  -0.16 on dev (-0.01 with 30 rounds).
-"""
+positions per shard, at most ``MAX_ROUNDS`` an epoch: the mixing is serial,
+so more rounds keep the shards closer to sequential training and fewer keep
+the threads busy (measurements: docs/lab-notes.md)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """The settings of one training, resolved once (by :mod:`fasttag.model.options`)
-    and carried unchanged to the compiled update.  ``rounds``: of mixing
-    per epoch (None: by size; given with one thread, one shard goes through
-    the mixing path); ``slices``: compiled calls per epoch, between which
-    the bar moves and Ctrl-C is answered (the model is the same for any)."""
+    """The settings of one training, resolved once by :mod:`fasttag.model.options`.
+    ``rounds``: of mixing per epoch (None: by size); ``slices``: compiled
+    calls per epoch, between which Ctrl-C is answered (same model for any)."""
     epochs: int = 10
     seed: int = 0
     algorithm: str = "perceptron"
@@ -89,19 +75,13 @@ def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", pr
         backend=None, settings=None, **options):
     """Train ``model`` in place on ``train``, (input, context, gold tag ids)
     triples (None where ``backend`` reads the data), by ``settings``
-    (keywords such as ``epochs=`` replace its fields).  The epoch with the
-    best ``evaluate(predicted dev ids)`` (token accuracy when None) is
-    kept, without ``dev`` the last; ``init``: from the model's weights.
-    Sets ``model.training_info`` (with the learning curve) and returns
-    per-epoch statistics.  ``backend``: where the shards run (default
-    :class:`Local`).  An ensemble averages the kept weights of runs with
-    seeds ``seed``, ``seed + 1`` ... (:func:`fasttag.model.tables.mean_table`).
-
-    Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted` with ``model``
-    set when an epoch was completed: it then holds the best completed epoch
-    (of an ensemble: the mean of the runs so far) and its ``training_info``
-    says ``interrupted_at_epoch``; a backend that loses its workers raises
-    :class:`fasttag.errors.WorkersLost` the same way."""
+    (keywords such as ``epochs=`` replace its fields), keeping the epoch
+    with the best ``evaluate(predicted dev ids)`` (token accuracy when
+    None), without ``dev`` the last; ``init``: from the model's weights.
+    Returns per-epoch statistics.  An ensemble averages its runs' weights.
+    Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted` (losing the
+    workers :class:`fasttag.errors.WorkersLost`) with ``model`` set to the
+    best completed epoch, when there is one."""
     settings = dataclasses.replace(settings or Settings(), **options)
     if progress is None:
         progress = Progress(name, sys.stderr.isatty() if verbose is None else verbose)
@@ -149,8 +129,7 @@ def fit(model, train, dev=None, *, evaluate=None, verbose=None, name="train", pr
 
 class _Run:
     """One training run: its own weights, seed and kept epoch (``best``),
-    its epochs run by the backend shared with the other runs of an
-    ensemble."""
+    on the backend shared by the runs of an ensemble."""
 
     def __init__(self, model, backend, selection, settings, seed, init, label):
         self.model, self.backend, self.selection, self.settings = model, backend, selection, settings
@@ -188,11 +167,9 @@ class _Run:
 
 
 class Local:
-    """The backend of this process: the training set featurized once (for
-    every run of an ensemble), each epoch shuffled by the run's seeded
-    generator and run as compiled slices, on one thread or, with
-    ``settings.threads`` above 1 (or ``rounds`` given), on shards mixed
-    by :class:`_Shards`."""
+    """The backend of this process: the training set featurized once for
+    every run, each epoch shuffled by the run's seed and run as compiled
+    slices, on one thread or on shards mixed by :class:`_Shards`."""
 
     def __init__(self, model, train, settings):
         self.model, self.settings = model, settings
@@ -225,9 +202,8 @@ class Local:
         return self.passes(self.search, trans, order, step, self.settings.slices, after)
 
     def passes(self, search, trans, order, step, slices, after):
-        """The examples ``order`` names, in at most ``slices`` compiled
-        passes, ``after(examples done, positions of the pass)`` called after
-        each: (positions wrong before their update, the step reached)."""
+        """The examples ``order`` names in at most ``slices`` compiled passes,
+        ``after(examples done, positions)`` after each: (wrong, step reached)."""
         wrong = 0
         cuts = np.linspace(0, len(order), max(1, min(len(order), slices)) + 1).astype(np.int64)
         for a, b in zip(cuts[:-1], cuts[1:]):
@@ -250,8 +226,7 @@ class Local:
 
 def _mean(kept, selection, model):
     """The kept (score, epoch, emit, trans) of one run, or of several runs
-    averaged: their weights' mean, scored on the dev set again, and the
-    list of the runs' epochs."""
+    averaged (scored on dev again, the runs' epochs listed)."""
     if len(kept) == 1:
         return kept[0]
     emit = mean_table([b[2] for b in kept], len(model.tags))
@@ -265,10 +240,9 @@ FEATURIZE_CHUNK = 1000
 
 
 class KeyRows(NamedTuple):
-    """The feature keys of a training or dev set as 32-bit ``ids`` (one row
-    per position) into ``vocab``, its distinct 64-bit keys
-    (:mod:`fasttag._core.keyids`): half the memory of the keys, which training
-    keeps for all its epochs.  The compiled loops read ``vocab[id]``."""
+    """The feature keys of a data set as 32-bit ``ids`` (a row per position)
+    into ``vocab``, its distinct 64-bit keys: half the memory of the keys,
+    which training keeps for all its epochs."""
     ids: np.ndarray
     vocab: np.ndarray
 
@@ -279,12 +253,8 @@ class KeyRows(NamedTuple):
 
 def featurize(model, examples, chunk=None):
     """(:class:`KeyRows`, bounds, candidates) of (input, context, gold)
-    ``examples``: the keys ``model.featurize`` gives, featurized a chunk
-    at a time and numbered into one id matrix of a row per gold tag.  Peak
-    memory is the ids, the distinct keys with their probe table and one
-    chunk's intermediates, never the 64-bit keys of the whole set.  The
-    ids are numbered the most frequent keys first.  Gold tags that do not
-    cover the positions are an InputError."""
+    ``examples``, featurized a chunk at a time so the 64-bit keys of the
+    whole set are never held; gold not covering the positions: InputError."""
     chunk = chunk or FEATURIZE_CHUNK
     n_rows = sum(len(g) for _, _, g in examples)
     numbering = KeyIds()
@@ -327,8 +297,7 @@ def featurize(model, examples, chunk=None):
 
 
 def _widen(ids, n_rows, width, pad, numbering):
-    """An id matrix of ``n_rows`` rows and ``width`` columns holding
-    ``ids`` (None: a new one), the new columns padded; with the pad id."""
+    """``ids`` (None: none) widened to ``width`` columns, padded; and the pad id."""
     grown = np.empty((n_rows, width), dtype=np.uint32)
     if ids is not None:
         if pad is None:
@@ -344,10 +313,8 @@ def _pad_id(numbering):
 
 
 def _keep(model, best, histories, has_dev, settings, backend):
-    """Put the weights of ``best`` (score, epoch, emit, transitions) in the
-    model, rounded to float32 as files store them, and its training info
-    with the curve of the epochs in ``histories`` (per run: an ensemble's
-    first run draws the curve; ``best_epochs`` lists every run's epoch)."""
+    """Put the weights of ``best`` in the model, and its training info with
+    the learning curve of the first run in ``histories``."""
     score, best_epoch, best_emit, best_trans = best
     _install(model, best_emit, best_trans)
     history = histories[0]
@@ -364,9 +331,7 @@ def _keep(model, best, histories, has_dev, settings, backend):
 
 class Selection:
     """Choosing the epoch to keep: the averaged weights of the epoch with
-    the best dev score (``evaluate(predicted ids)``, token accuracy when
-    None), or of the last epoch without dev data.  One place for the
-    epoch loop, parameter mixing on threads and on Dask."""
+    the best dev score, or of the last epoch without dev data."""
 
     def __init__(self, model, dev, evaluate=None):
         self.model, self.evaluate, self.n = model, evaluate, len(dev or ())
@@ -402,11 +367,8 @@ ALGORITHMS = ("perceptron", "mira")
 
 
 def check_settings(settings, name):
-    """The training settings a model file records (``name``: where, for the
-    message) and that fine-tuning and :class:`Online` reuse: an algorithm
-    training knows, MIRA's k from 1 to MAX_MIRA_K (as training takes it)
-    and a positive finite C, each where present;
-    ModelFormatError otherwise."""
+    """Check the training settings a model file records (``name``: where),
+    which fine-tuning and :class:`Online` reuse; ModelFormatError if bad."""
     if not isinstance(settings, dict):
         raise ModelFormatError(f"corrupt fasttag model: {name} is a {type(settings).__name__}, not an object")
     algorithm, k, C = settings.get("algorithm"), settings.get("k"), settings.get("C")
@@ -422,12 +384,8 @@ def check_settings(settings, name):
 
 class Online:
     """Training a batch at a time, for callers that own the loop
-    (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass
-    of the loop's backend over its examples in order, continuing the
-    weights, the step counter and the lazy average of the previous ones.
-    The model's own weights start the run and count in the average from
-    the first step; :meth:`update` writes the average so far back into
-    the model."""
+    (``partial_fit``, spaCy's ``update``): each :meth:`update` is one pass,
+    continuing the weights and average, which it writes back to the model."""
 
     def __init__(self, model, settings):
         self.model, self.settings = model, settings
@@ -454,8 +412,7 @@ class Online:
 
 def epoch_pass(search, trans, keys, bounds, gold, order, step, settings, greedy):
     """One compiled pass over the examples ``order`` names, by the update
-    rule of ``settings``: (positions wrong before their update, the step
-    reached).  ``keys``: uint64 keys, or :class:`KeyRows`."""
+    rule of ``settings``: (positions wrong, the step reached)."""
     keys, vocab = key_arrays(keys)
     if settings.algorithm == "mira":
         from .._core.kbest import mira_epoch
@@ -471,10 +428,7 @@ def key_arrays(keys):
 
 class _Shards:
     """The shards of multi-threaded training: per thread a trainable copy
-    of the mixed weights and a search over it (its own buffers).  An epoch
-    is ``rounds`` rounds of parameter mixing (None: rounds of about
-    :data:`ROUND_POSITIONS` positions per shard, at most
-    :data:`MAX_ROUNDS`)."""
+    of the mixed weights and its own search; an epoch is rounds of mixing."""
 
     def __init__(self, local, emit, trans):
         emit.loosen()                       # the shards copy its arrays as they are
@@ -484,9 +438,8 @@ class _Shards:
         self.mixed = None       # what the last round changed: the copies follow it
 
     def epoch(self, emit, trans, order, step, bar):
-        """One epoch over ``order`` (after global step ``step``), mixed into
-        ``emit``/``trans``: (positions wrong, the step reached).  The
-        threads stop between slices on Ctrl-C."""
+        """One epoch over ``order``, mixed into ``emit``/``trans``: (positions
+        wrong, the step reached)."""
         rounds = self.local.settings.rounds
         if rounds is None:
             rounds = min(MAX_ROUNDS, -(-int(self.lengths.sum()) // (ROUND_POSITIONS * len(self.copies))))
@@ -557,7 +510,7 @@ def trainable_copy(model):
 
 
 def _install(model, emit, trans):
-    """Put averaged weights in the model, rounded to float32 as files
-    store them (so a model predicts the same before and after a save)."""
+    """Put averaged weights in the model, rounded to float32 so that it
+    predicts the same after a save."""
     model.emit = table_from_arrays(table_to_arrays(emit, "emit"), "emit", len(model.tags))
     model.trans = trans.astype(np.float32).astype(np.float64)

@@ -1,16 +1,10 @@
 """The task contract: what every trained fasttag sequence model shares,
 and the hooks where a task differs.
 
-A task (part-of-speech tagging, word segmentation, span tagging,
-tokenization, feature-dict tagging) is a subclass of
-:class:`SequenceTask` that overrides only the hooks named in
-:data:`HOOKS` (a test holds every task to it).  The base class owns
-everything else: training (one option table and one trainer), the one
-prediction path (:meth:`SequenceTask._predict`: encode, decode with the
-compiled model, the task's decode; n-best, marginals and threads in that
-one place), evaluation, the text of a result (:func:`fasttag.text.output.report`),
-``tag_file`` (its records written by :func:`fasttag.text.output.write`),
-and storage (:mod:`fasttag.model.modelfile`).  Errors raised here name Python
+A task is a subclass of :class:`SequenceTask` that overrides only the hooks
+named in :data:`HOOKS` (a test holds every task to it); the base class owns
+training, the one prediction path (:meth:`SequenceTask._predict`),
+evaluation, ``tag_file`` and storage.  Errors raised here name Python
 arguments (``option nbest``); the command line turns them into its flags.
 """
 from __future__ import annotations
@@ -65,10 +59,9 @@ DECLARED = ("task", "kind", "featurizer", "primary", "commands")
 
 
 class Examples(list):
-    """A task's examples (see :meth:`SequenceTask._read`) with what reading
-    them found out (``found``: the format guessed, the column named), so
-    that the caller, not the reader, decides to read later data the same
-    way."""
+    """A task's examples with what reading them found out (``found``: the
+    format guessed, the column named), so the caller decides how later data
+    is read."""
 
     def __init__(self, items, found):
         super().__init__(items)
@@ -115,19 +108,16 @@ class SequenceTask(modelfile.Stored):
         raise NotImplementedError
 
     def _records(self, source, json, n_threads, **reading):
-        """``(records, how)``: the :class:`fasttag.text.output.Record` of
-        each sentence of ``source`` tagged (read lazily) and the keywords
-        of :func:`fasttag.text.output.write` (``style``, ``column``)."""
+        """``(records, how)``: the lazily tagged records of ``source`` and the
+        keywords of :func:`fasttag.text.output.write`."""
         raise TypeError(f"a {type(self).__name__} tags Python objects, not files")
 
     # ------------------------------------------------------------ training
 
     def _fold_tables(self, read_shards):
-        """Dask training: the tables of the jackknifed features when each
-        shard (``read_shards()``: per worker the examples of its byte
-        range, read as the worker reads them) counts its folds from its own
-        start, as ``_encode`` does on the worker; None for a model without
-        jackknifed features."""
+        """Dask training: the jackknifed features' tables when each shard of
+        ``read_shards()`` counts its folds from its own start, as ``_encode``
+        does on the worker; None without jackknifed features."""
         return None
 
     def _use_fold_tables(self, tables):
@@ -136,9 +126,8 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def _prepare_options(cls, options_):
-        """Hook: the keywords of :meth:`train` and :meth:`untrained`, with
-        the values a task loads itself (files whose contents the model
-        stores) loaded before the option table checks them."""
+        """Hook: the keywords of :meth:`train` and :meth:`untrained`, with the
+        files whose contents the model stores loaded before the checks."""
         return options_
 
     @classmethod
@@ -148,33 +137,16 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def train(cls, train, dev=None, **options_) -> SequenceTask:
-        """Train on ``train`` (a path, or the task's Python form), keeping
-        the epoch with the best dev score when ``dev`` is given.
-
-        ``train``: training data, a path (str or os.PathLike) or the task's
-        Python form (see the task class).  ``dev``: development data in the
-        same forms, or None.  ``options_``: the options of
-        :mod:`fasttag.model.options` for this task (``epochs``, ``seed``,
-        ``algorithm``, ``verbose`` ...; ``help(fasttag.model.options)`` lists them).
-
-        ``verbose``: progress on standard error (one line per epoch, and a
-        live bar on a terminal); None (the default) means when standard
-        error is a terminal.  Ctrl-C raises
-        :class:`fasttag.errors.TrainingInterrupted` (a KeyboardInterrupt)
+        """Train on ``train`` (a path or the task's Python form), keeping
+        the epoch with the best score on ``dev`` (same forms, or None).
+        ``options_``: this task's options (``help(fasttag.model.options)``).
+        ``verbose``: progress on standard error (None: when it is a
+        terminal).  Ctrl-C raises :class:`fasttag.errors.TrainingInterrupted`
         whose ``model`` is the best completed epoch's model, or None.
-
-        ``init`` (a model of this class, or its path) fine-tunes: training
-        continues from that model's weights, with its features, tags and
-        settings; tags it does not know are refused unless
-        ``allow_new_tags``.  With ``dev``, a temperature for the marginals
-        is fitted on it (stored as ``meta["temperature"]``); a model
-        fine-tuned without ``dev`` keeps the base model's.
-
-        ``threads``: train on that many shards at once on this machine
-        (iterative parameter mixing, :mod:`fasttag.model.mixing`).  ``client`` (a
-        ``dask.distributed.Client``): train on its cluster, one shard per
-        worker, ``train`` being a path the workers read
-        (:mod:`fasttag.distributed`)."""
+        ``init`` (a model of this class, or its path) fine-tunes it; new tags
+        need ``allow_new_tags``.  With ``dev``, the marginals' temperature is
+        fitted on it.  ``threads`` and ``client`` (a Dask client): train on
+        shards (docs/training.md, :mod:`fasttag.distributed`)."""
         client = options_.pop("client", None)
         options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
@@ -252,14 +224,12 @@ class SequenceTask(modelfile.Stored):
             self.meta["temperature"] = self._fit_temperature(dev_data)
         elif init is None:
             self.meta.pop("temperature", None)
-        # (fine-tuned without dev data: the base model's temperature, nearer
-        # the truth than none; calibrate() refits it on held-out data)
+        # fine-tuned without dev data: the base model's temperature, nearer the truth than none
         return self
 
     @classmethod
     def _n_sentences(cls, examples):
-        """The number of sentences of ``_read``'s examples (progress lines):
-        one per example, or its ``n_sentences`` where it holds several."""
+        """The sentences of ``_read``'s examples, for progress lines."""
         return sum(getattr(ex, "n_sentences", 1) for ex in examples)
 
     @classmethod
@@ -292,11 +262,8 @@ class SequenceTask(modelfile.Stored):
         """Hook: called once training is over."""
 
     def _check_pruned(self, threshold, dev_data, evaluate, report):
-        """Score the pruned model on dev: a threshold is in the weights'
-        own units, which differ by algorithm (MIRA's steps are much smaller
-        than the perceptron's), so a threshold right for one can wipe out
-        the other.  The score goes in the model; a loss of more than a
-        point is a warning."""
+        """Score the pruned model on dev and warn on a loss of over a point:
+        thresholds are in the weights' units, which differ by algorithm."""
         selection = trainer.Selection(self.model, dev_data, evaluate)
         after = selection.score(self.model.emit, self.model.trans, self.model.decoder == "greedy")
         before = self.model.training_info.get("dev_score")
@@ -323,10 +290,9 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def untrained(cls, data, **options_):
-        """A model built for ``data`` (its tags, features and settings, as
-        :meth:`train` builds them) with no weights yet: teach it with
-        :meth:`update`.  ``options_`` as for :meth:`train` (those of the
-        training loop, such as ``epochs``, do not apply here)."""
+        """A model built for ``data`` as :meth:`train` builds it, with no
+        weights yet: teach it with :meth:`update`.  ``options_`` as for
+        :meth:`train`, but for those of the training loop."""
         options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
         opts = options.resolve(task, "train", options_, f"{cls.__name__}.untrained")
@@ -342,16 +308,11 @@ class SequenceTask(modelfile.Stored):
         return self
 
     def update(self, data, allow_new_tags=False):
-        """Learn from ``data`` (a path, or the task's Python form) at once:
-        one perceptron (or MIRA) pass over its sentences in order,
-        continuing the previous calls' weights and average.  The model then
-        predicts with the average of every step since the first call (its
-        weights before that count as the start).  Tags the model does not
-        know are refused unless ``allow_new_tags`` (before the first call
-        only).  Returns the fraction of positions that were wrong before
-        their update.  Not safe while other threads use the model.  A
-        copy (pickle, ``copy.deepcopy``, ``save``) holds the averaged
-        weights only: updating the copy starts a new average from them."""
+        """Learn from ``data`` (a path or the task's Python form): one pass
+        over its sentences in order, continuing the previous calls' weights
+        and average.  New tags need ``allow_new_tags`` (before the first call
+        only).  Returns the fraction of positions wrong before their update.
+        Not thread-safe; a saved or copied model restarts the average."""
         opts = options.resolve(self._eval_task(), "eval", {}, f"{type(self).__name__}.update")
         examples = self._read(data, self._reading_options(opts, {}), "data")
         if not examples:
@@ -373,9 +334,8 @@ class SequenceTask(modelfile.Stored):
         return wrong / max(1, sum(len(g) for _, _, g in data_))
 
     def _learn_words(self, examples):
-        """Fine-tuning and online training: add the words of ``examples``
-        to the training vocabulary the model keeps (known and unknown
-        words in evaluate, the segmenter's dictionary features)."""
+        """Fine-tuning and online training: add the words of ``examples`` to
+        the vocabulary the model keeps."""
 
     # ------------------------------------------------------------ fine-tuning
 
@@ -385,9 +345,9 @@ class SequenceTask(modelfile.Stored):
                  "clusters", "ambiguity_classes")
 
     def _training_rule(self, given):
-        """Fine-tuning: the algorithm (with MIRA's k and C) this model was
-        trained with, where the call names none: perceptron steps on a
-        MIRA model's small weights would undo it (en-ner: F1 0.91 -> 0.67)."""
+        """Fine-tuning: the algorithm (with MIRA's k and C) the model was
+        trained with, where the call names none: perceptron steps would undo
+        a MIRA model's small weights."""
         info = self.model.training_info or {}
         algorithm = info.get("algorithm")
         if given.get("algorithm") is not None or algorithm not in ("perceptron", "mira"):
@@ -417,13 +377,11 @@ class SequenceTask(modelfile.Stored):
         return type(model).from_bytes(model.to_bytes())
 
     def _gold_tags(self, examples):
-        """The tags (in the model's label space) the gold data of
-        ``examples`` uses; tasks with fixed labels return none."""
+        """The tags the gold ``examples`` use; none for fixed labels."""
         return set()
 
     def _extend_tags(self, examples, allow):
-        """Refuse the tags of ``examples`` the model does not know, or, with
-        ``allow``, add them."""
+        """Refuse the tags the model does not know, or with ``allow`` add them."""
         new = sorted(self._gold_tags(examples) - set(self.model.tags))
         if not new:
             return
@@ -438,10 +396,8 @@ class SequenceTask(modelfile.Stored):
         """Hook: the model's tag set grew (a task may rebuild its masks)."""
 
     def _open_tag_dictionary(self, encoded):
-        """Fine-tuning: a word whose new gold tag lies outside its class in
-        the tag dictionary loses its entry (every tag open to it), or the
-        model could never tag it so (dog/PROPN where the base knew only
-        NOUN)."""
+        """Fine-tuning: a word whose new gold tag lies outside its tag
+        dictionary class loses its entry, or it could never be tagged so."""
         entries, classes = self.model.tagdict, self.model.tagdict_classes
         if not entries:
             return
@@ -452,14 +408,11 @@ class SequenceTask(modelfile.Stored):
                     del entries[token]
 
     def _check_gold(self, examples):
-        """Hook: an InputError when the gold ``examples`` (dev or test data)
-        cannot be scored against this model: no tags, or tags of another
-        tag set (a score near 0 would hide the wrong file or column)."""
+        """Hook: an InputError when gold ``examples`` cannot be scored (no
+        tags, another tag set: a score near 0 would hide the wrong column)."""
 
     def _dev_scorer(self, examples):
-        """``score(predicted id arrays) -> float`` on dev ``examples``: the
-        task's primary score of the decoded output.  Tasks may score tag
-        ids directly when that is faster."""
+        """``score(predicted id arrays) -> float`` on dev ``examples``."""
         def score(ids):
             return self._score(examples, self._decode(examples, ids), {})[self.primary]
         return score
@@ -467,13 +420,9 @@ class SequenceTask(modelfile.Stored):
     # ------------------------------------------------------------ prediction
 
     def _predict(self, examples, n_threads=1, n_best=None, inputs=None):
-        """The one prediction path: the task's output (:meth:`_decode`) for
-        each of ``examples`` (as :meth:`_read` gives them), decoded on
-        ``n_threads`` threads; with ``n_best=k`` per example its ``k`` best
-        outputs as ``(output, score)`` pairs, best first (exact k-best
-        Viterbi, batched by tokens over the threads).  ``inputs``: the
-        model inputs of ``examples`` where the caller built them (a span
-        tagger's given feature columns), else :meth:`_encode`'s."""
+        """The one prediction path: :meth:`_decode`'s output per example, or
+        with ``n_best=k`` its k best as ``(output, score)`` pairs.
+        ``inputs``: the model inputs where the caller built them."""
         inputs = self._inputs(examples) if inputs is None else inputs
         if n_best is None:
             return self._decode(examples, self.model.predict_ids(inputs, n_threads=n_threads))
@@ -499,21 +448,17 @@ class SequenceTask(modelfile.Stored):
         return float(self.meta.get("temperature", 1.0))
 
     def _marginals(self, examples, inputs=None):
-        """Per example an ``n x T`` array of tag probabilities (``inputs``
-        as for :meth:`_predict`)."""
+        """Per example an ``n x T`` array of tag probabilities."""
         inputs = self._inputs(examples) if inputs is None else inputs
         return confidence.marginals(self.model, inputs, self.temperature)
 
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data, n_threads: int = 1, **options_) -> dict:
-        """Scores on gold ``data`` (a path or the task's Python form):
-        fractions, never percentages, plus ``seconds`` and the speed
-        (``tokens_per_second`` or ``chars_per_second``).  ``n_threads``:
-        tag on that many threads (0: every core), with the same output as
-        one thread (:mod:`fasttag.parallel`).  ``options_``: the task's
-        evaluation options (``help(fasttag.model.options)``), such as
-        ``words`` (the words counted as known) or ``scheme``."""
+        """Scores on gold ``data`` (a path or the task's Python form), as
+        fractions, plus ``seconds`` and the speed.  ``n_threads``: tag on
+        that many threads (0: every core).  ``options_``: the task's
+        evaluation options (``help(fasttag.model.options)``)."""
         n_threads = parallel.check_threads(n_threads)
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.evaluate")
         try:
@@ -534,11 +479,9 @@ class SequenceTask(modelfile.Stored):
     report = staticmethod(output.report)
 
     def calibrate(self, data, **options_) -> float:
-        """Fit the temperature of :meth:`marginals` and the confidences to
-        gold ``data`` (read as :meth:`evaluate` reads it) and keep it; the
-        weights and the predictions do not change.  Training with ``dev``
-        does this on the dev set; this serves a model trained without one,
-        or one used on another domain.  Returns the temperature."""
+        """Fit and keep the temperature of :meth:`marginals` on gold ``data``
+        (read as :meth:`evaluate` reads it); predictions do not change.
+        Returns the temperature."""
         opts = options.resolve(self._eval_task(), "eval", options_, f"{type(self).__name__}.calibrate")
         examples = self._read_named(data, self._reading_options(opts, options_), "calibration data",
                                     "the calibration data holds no sentences")
@@ -555,21 +498,17 @@ class SequenceTask(modelfile.Stored):
         return self.meta.get("task") or self.task
 
     def _reading_options(self, opts, given):
-        """Reading options for evaluation (``given``: the caller's
-        keywords): those given, else as trained."""
+        """Reading options for evaluation: those ``given``, else as trained."""
         return opts
 
     # ------------------------------------------------------------ tagging files
 
     def tag_file(self, source, out, *, json=False, nbest=None, n_threads=1, **reading):
-        """Tag a file (a path or binary stream) into the text stream ``out``:
-        read, tagged and written in batches, in bounded memory, batches on
-        ``n_threads`` threads (0: every core) with the same output as one.
-        ``json``: JSON Lines instead of the task's text output
-        (:mod:`fasttag.text.output` describes both), with the ``nbest`` best
-        tag sequences of each sentence when given.  ``reading``: what the
-        task reads (``format``, ``column``, ``tokenizer``, ``entities``;
-        see the task's :meth:`_records`)."""
+        """Tag a file (a path or binary stream) into the text stream ``out``,
+        in batches and bounded memory, on ``n_threads`` threads (0: every
+        core).  ``json``: JSON Lines (:mod:`fasttag.text.output`), with the
+        ``nbest`` best sequences when given.  ``reading``: ``format``,
+        ``column``, ``tokenizer``, ``entities`` as the task reads them."""
         n_threads = parallel.check_threads(n_threads)
         if nbest is not None:
             if not json:
@@ -583,18 +522,16 @@ class SequenceTask(modelfile.Stored):
 
     @staticmethod
     def _tagged(batches, tag, make, n_threads):
-        """``make(sentence, output)`` of each sentence of ``batches`` (lists
-        of the sentences of a file, read lazily), ``tag(batch)`` giving the
-        outputs of a batch, batches on ``n_threads`` threads, in order."""
+        """``make(sentence, output)`` per sentence of ``batches``, each batch
+        tagged by ``tag(batch)`` on ``n_threads`` threads, in order."""
         for batch, outputs in parallel.ordered_map(lambda batch: (batch, tag(batch)), batches, n_threads):
             for sent, out in zip(batch, outputs):
                 yield make(sent, out)
 
     def _text_records(self, lines, fmt, tokenizer, json, n_best, n_threads, make):
-        """``make(sentence, output)`` of each sentence of text ``lines``:
-        raw text cut by ``tokenizer`` (see :func:`tokenizer_of`) and tagged
-        batch by batch, or pretokenized (``fmt`` "text"), where a long
-        line's pieces are joined back in JSON Lines (one record a line)."""
+        """``make(sentence, output)`` per sentence of text ``lines``: raw
+        text cut by ``tokenizer``, or pretokenized (``fmt`` "text"), a long
+        line's pieces joined back in JSON Lines."""
         def tag(sents):
             return self.tag_sents(sents, n_best=n_best)
         if fmt == "text":
@@ -609,9 +546,8 @@ class SequenceTask(modelfile.Stored):
     # ------------------------------------------------------------ storage
 
     def __reduce__(self):
-        # pickle and copy.deepcopy go through the model file's bytes (data,
-        # checked on the way back), never through the compiled internals;
-        # the run-only meta (timings) travels beside them
+        # pickle and deepcopy go through the checked model file's bytes, never
+        # the compiled internals; the run-only meta (timings) travels beside
         run_only = {k: self.meta[k] for k in modelfile.RUN_ONLY_META if k in self.meta}
         return _from_bytes, (type(self), self.to_bytes(), run_only)
 
@@ -627,8 +563,7 @@ class SequenceTask(modelfile.Stored):
         return header, arrays
 
     def _task_parts(self):
-        """``(header, arrays)`` the task adds to the model file; the
-        header's ``featurizer`` entry: what the featurizer was built with."""
+        """``(header, arrays)`` the task adds to the model file."""
         return {}, {}
 
     @classmethod
@@ -662,8 +597,7 @@ class SequenceTask(modelfile.Stored):
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
-        """The featurizer a model file describes (``spec``: its header
-        entry, name and version already checked)."""
+        """The featurizer a model file's ``spec`` describes."""
         raise NotImplementedError
 
     @classmethod
@@ -732,9 +666,8 @@ def _path_of(data):
 
 
 def decode_tags(names, ids):
-    """The tag strings of tag id arrays ``ids`` (one per sentence): one
-    numpy lookup over all of them, which a loop per sentence would cost
-    a tenth of the tagging time."""
+    """The tag strings of tag id arrays ``ids`` (one per sentence), in one
+    numpy lookup: a loop per sentence costs much of the tagging time."""
     if not ids:
         return []
     flat = np.array(names, dtype=object)[np.concatenate(ids)].tolist()
@@ -751,9 +684,8 @@ def closed_after(records, close):
 
 
 def tag_set(examples, missing):
-    """The sorted tags of ``(input, tags)`` training examples whose labels
-    come from the data; ``missing``: the InputError's text when a sentence
-    has no tags."""
+    """The sorted tags of ``(input, tags)`` training examples; ``missing``:
+    the InputError's text when a sentence has no tags."""
     if any(tags is None for _, tags in examples):
         raise InputError(missing)
     tags = {t for _, ts in examples for t in ts}
@@ -769,12 +701,9 @@ def tag_set(examples, missing):
 
 
 def check_fixed_labels(header, arrays, what, tags, classes, allowed):
-    """For tasks whose labels are fixed by the task (segmentation,
-    tokenization): the model file must hold exactly ``tags``, exactly the
-    candidate ``classes`` the featurizer indexes (their order is their
-    meaning) and the ``allowed`` transition mask, decode with Viterbi
-    without pruning, and have no tag dictionary.  ``what`` names the model
-    kind in messages ("segmenter")."""
+    """Tasks with fixed labels: the model file must hold exactly ``tags``,
+    the candidate ``classes`` (in order) and the ``allowed`` mask, use Viterbi
+    without pruning and have no tag dictionary; ``what`` names the kind."""
     if header.get("tags") != list(tags):
         raise ModelFormatError(f"corrupt fasttag model: {what} tags are not {' '.join(tags)}")
     got_classes = header.get("tagdict_classes")

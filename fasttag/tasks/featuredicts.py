@@ -1,13 +1,8 @@
 """Sequence tagging over per-token feature dicts, as sklearn-crfsuite's
 users write them.
 
-An example is ``(features, tags)``: one dict per token, such as
-``{"bias": 1.0, "word.lower()": "the", "-1:postag": "DT"}``.  Every entry
-is a binary feature (``name=value`` for a str, ``name`` for True or 1,
-``name=item`` for each item of a list, nested dicts joined with ``:``);
-any other number is refused, since the weights multiply binary features.
-The model stores only the features' hashes.  The rules in full:
-docs/formats.md.
+An example is ``(features, tags)``: one dict per token, every entry a
+binary feature (rules: docs/formats.md); the model stores only hashes.
 """
 import numpy as np
 
@@ -79,9 +74,8 @@ class DictFeaturizer:
 
 @registry.task("features", title="feature tagger", options=("tag set",))
 class FeatureTagger(SequenceTask):
-    """A structured-perceptron tagger over per-token feature dicts (see the
-    module docstring); :class:`fasttag.sklearn.SequenceTagger` uses it when
-    ``X`` holds dicts."""
+    """A structured-perceptron tagger over per-token feature dicts
+    (docs/formats.md), used by :class:`fasttag.sklearn.SequenceTagger`."""
 
     task = "features"
     kind = "feature-tagger"

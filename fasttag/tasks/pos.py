@@ -1,10 +1,7 @@
 """Part-of-speech tagging: one tag per token, from word features.
 
-Examples are ``(words, tags)`` pairs read from CoNLL-U (the UPOS or XPOS
-column), CoNLL column files or ``word<TAB>tag`` files, or given in
-Python.  A tag dictionary can restrict words seen at least
-``tagdict_min_count`` times to the tags they were seen with.  With many
-tags, open words keep only their ``prune_k`` best tags.
+Examples are ``(words, tags)`` pairs read from CoNLL-U (UPOS or XPOS),
+CoNLL column files or ``word<TAB>tag`` files, or given in Python.
 """
 from __future__ import annotations
 
@@ -34,10 +31,8 @@ def _auto_prune(n_tags):
 
 
 def _auto_tagdict(n_tags):
-    """Default ``tagdict_min_count``.  Measured: on EWT UPOS (17 tags) any
-    tag dictionary costs 0.05-0.15 points, so it is off; on WSJ (44 tags)
-    restricting words seen 30+ times keeps accuracy and halves training
-    time; on Brown (466 tags) words seen 5+ times are restricted (speed)."""
+    """Default ``tagdict_min_count``: off for small tag sets, where a tag
+    dictionary costs accuracy; with more tags it speeds training."""
     if n_tags <= 20:
         return 0
     return 30 if n_tags <= 64 else 5
@@ -45,8 +40,7 @@ def _auto_tagdict(n_tags):
 
 def conllu_tag_column(column):
     """"upos" or "xpos" for a CoNLL-U ``column`` given by name or field
-    number: the columns a tagger reads its tags from and fills.  Any other
-    field (the words, lemmas, heads ...) is an InputError."""
+    number; any other field is an InputError."""
     try:
         field = ftio.CONLLU_FIELDS[ftio.conllu_field(column)]
     except ValueError:
@@ -92,13 +86,8 @@ def read_pairs(data, format=None, column=None, word_column=0, what="data"):
 @registry.task("pos", title="POS tagger", help="part-of-speech tagger from CoNLL-U or column files",
                options=("templates", "tag set", "tag dictionary", "columns", "clusters", "format", "words"))
 class Tagger(SequenceTask):
-    """A trained part-of-speech tagger.  Create with :meth:`train` or
-    :func:`fasttag.load`.
-
-        >>> tagger = fasttag.load()
-        >>> tagger.tag(["I", "saw", "her", "duck", "."])
-        ['PRON', 'VERB', 'PRON', 'NOUN', 'PUNCT']
-    """
+    """A trained part-of-speech tagger: :meth:`train` or :func:`fasttag.load`
+    (docs/python-api.md)."""
 
     task = "pos"
     kind = "tagger"
@@ -233,15 +222,10 @@ class Tagger(SequenceTask):
         return self.tag_sents([one_sentence(tokens, "tag")], n_best=n_best)[0]
 
     def tag_sents(self, sentences: Iterable[list[str]], n_best: int | None = None, n_threads: int = 1) -> list:
-        """Tags of many sentences (lists of token strings); batching them is
-        much faster than calling :meth:`tag` in a loop.  Safe to call from
-        many threads on one tagger.  A token that is not a str is a
-        TypeError saying where it is.  With ``n_best=k``: per sentence the
-        k best tag sequences as ``(tags, score)`` pairs, best first (exact
-        k-best Viterbi; fewer when a sentence has fewer sequences).
-        ``n_threads``: tag chunks of about 50,000 tokens on that many
-        threads (0: every core), with the same output as one thread
-        (:mod:`fasttag.parallel`)."""
+        """Tags of many sentences (lists of token strings), much faster than
+        :meth:`tag` in a loop; thread-safe.  With ``n_best=k``: per sentence
+        the k best ``(tags, score)`` pairs, best first.  ``n_threads``: tag
+        on that many threads (0: every core), with the same output as one."""
         sents = token_lists(sentences)
         n_threads = parallel.check_threads(n_threads)
         try:
@@ -261,25 +245,19 @@ class Tagger(SequenceTask):
 
     def explain(self, tokens, top=5):
         """Why each token of one sentence got its tag: per token a dict with
-        the tag, the runner-up tag, their probabilities, and the ``top``
-        features (readable names, such as ``norm[-1]=the``) whose weights
-        favour the tag over the runner-up most, with the weight difference
-        (see :func:`fasttag.model.inspection.explain`)."""
+        the tag, the runner-up, their probabilities and the ``top`` features
+        favouring the tag (:func:`fasttag.model.inspection.explain`)."""
         return inspection.explain(self.model, list(one_sentence(tokens, "explain")), None, self.temperature, top)
 
     def tag_text(self, text, tokenizer=None):
-        """Tag raw ``text`` (a str): a list of sentences, each a list of
-        :class:`fasttag.text.rawtext.Token` ``(text, tag, start, end)`` with
-        character offsets into ``text``.  Sentences and tokens come from
-        ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model path;
-        default: the bundled English tokenizer)."""
+        """Tag raw ``text``: a list of sentences, each a list of
+        :class:`fasttag.text.rawtext.Token` ``(text, tag, start, end)``, cut
+        by ``tokenizer`` (a model or its path; default: bundled English)."""
         return rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer))
 
     def output_column(self, column=None):
-        """The CoNLL-U column :meth:`tag_file` fills: ``column`` ("upos" or
-        "xpos", or their field numbers 3 and 4), else the column the model
-        was trained on (XPOS for a model trained with ``column="xpos"``),
-        else UPOS."""
+        """The CoNLL-U column :meth:`tag_file` fills: ``column`` ("upos",
+        "xpos" or field 3 or 4), else the one trained on, else UPOS."""
         if column is None:
             trained = self.meta.get("column")
             if self.meta.get("format") == "conllu" and trained is not None:
@@ -292,12 +270,8 @@ class Tagger(SequenceTask):
 
     def _records(self, source, json, n_threads, format=None, column=None, tokenizer=None, nbest=None):
         """The records of :meth:`tag_file`.  ``format``: None reads CoNLL-U
-        when the input is unmistakably CoNLL-U
-        (:func:`fasttag.text.formats.tagging_format`), else raw text cut by
-        ``tokenizer`` (default: the bundled English tokenizer); "text":
-        pretokenized, a sentence a line; "conllu" or "conll".  CoNLL-U gets
-        the tag column (:meth:`output_column`, ``column``) rewritten, column
-        files a tag column appended, text ``word/TAG`` tokens."""
+        when unmistakable, else raw text cut by ``tokenizer``; "text":
+        pretokenized, a sentence a line; "conllu" or "conll"."""
         if format not in (None, "raw", "text", "conllu", "conll"):
             raise InputError(f"unknown input format {format!r}: raw, text, conllu or conll")
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
@@ -347,7 +321,7 @@ class Tagger(SequenceTask):
 
 def cluster_spec(featurizer):
     """The featurizer header entry of a model with clusters (none without,
-    so models without clusters are written as before)."""
+    so such models are written unchanged)."""
     words = getattr(featurizer, "words", featurizer)
     return {"clusters": True} if words.clusters is not None else {}
 
@@ -406,9 +380,8 @@ def _regroup(tags, keep, sentences, n):
 
 
 def foreign_tags(gold, model_tags, what="tag"):
-    """An InputError when most gold tags (``gold``: a Counter of tag ->
-    count) are tags the model does not have: a score near 0 would hide
-    the wrong tag column or tag set (a PTB model on UPOS gold)."""
+    """An InputError when most gold tags (a Counter) are not the model's:
+    a score near 0 would hide the wrong tag column or tag set."""
     known = set(model_tags)
     total = sum(gold.values())
     foreign = sum(c for t, c in gold.items() if t not in known)
