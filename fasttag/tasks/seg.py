@@ -221,7 +221,8 @@ class Segmenter(SequenceTask):
 
     def load_userdict(self, path: str | os.PathLike, mode: str = "force") -> int:
         """Add the words of the dictionary file at ``path`` (a str or
-        os.PathLike), as :meth:`add_words` does; returns how many were read."""
+        os.PathLike), as :meth:`add_words` does in ``mode``; returns how many
+        were read."""
         if not ftio.is_path(path):
             raise TypeError(f"load_userdict() takes a file's path, not {type(path).__name__}")
         return self.add_words(Path(os.fsdecode(os.fspath(path))), mode=mode)

@@ -722,8 +722,8 @@ class Tokenizer(SequenceTask):
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
                        n_threads: int = 1) -> Iterator[list[list]]:
-        """Tokenize texts lazily, yielding what :meth:`tokenize` gives for each:
-        much faster for short texts.  ``n_threads``: batches on that many
+        """Tokenize texts lazily, yielding what :meth:`tokenize` gives for each
+        (with ``offsets`` as there): much faster for short texts.  ``n_threads``: batches on that many
         threads (0: every core), same output (:mod:`fasttag.parallel`)."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
         return self._lines(it, offsets, parallel.check_threads(n_threads))
