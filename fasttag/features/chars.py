@@ -1,15 +1,7 @@
-"""Character hashing shared by the character-level featurizers (the
-segmenter's, :mod:`fasttag.features.segmentation`, and the tokenizer's),
-computed with numpy for whole batches of text without per-character Python
-work: code point tables over the BMP (width folding, character classes,
-whitespace), the splitmix64 mixer, attached marks, and the sets of words
-matched in text.
-
-Words are matched with a polynomial rolling hash over the folded code points
-(see :func:`word_hashes`), through a bitmap pre-filter and a sorted array of
-word hashes: compiled, in one pass over the characters
-(:mod:`fasttag._core.charfeatures`), or with a few vector operations per word
-length (:func:`match_lengths`).
+"""Character hashing shared by the segmenter's and the tokenizer's
+featurizers, with numpy over whole batches: BMP code point tables, the
+splitmix64 mixer, attached marks, and sets of words matched in text by a
+rolling hash (:func:`word_hashes`) through a bitmap pre-filter.
 """
 import unicodedata
 from typing import NamedTuple, Optional
@@ -46,8 +38,7 @@ def bmp_tables():
     if not _TABLES:
         bmp = "".join(map(chr, range(0x10000)))
         cls = np.array(char_classes(bmp), dtype=np.uint8)
-        # the zero of People's Daily years ("二○○一年") is U+25CB, a symbol:
-        # it behaves as a Chinese numeral
+        # the zero of People's Daily years ("二○○一年") is U+25CB, a symbol used as a numeral
         for ch in "○〇零":
             cls[ord(ch)] = NUMERAL
         space = np.array([ch.isspace() for ch in bmp], dtype=bool)
@@ -91,9 +82,7 @@ def hash_step(h, cp):
 
 
 def hash_finish(h, length):
-    # the length's low byte goes into the top byte (words of 256 or more
-    # characters fold their length modulo 256: the hash of the characters
-    # still tells them apart)
+    # the length's low byte goes into the top byte (longer words still differ by their characters)
     return mix(h ^ np.uint64((int(length) & 0xFF) << 56))
 
 
@@ -110,10 +99,8 @@ def powers_of(base, n):
 
 
 def _window_hashes(cp, lengths):
-    """{L: rolling hash of cp[i:i+L] for every i <= len(cp) - L}: the same
-    values as L steps of :func:`hash_step`, in a few passes whatever L is.
-    With S[j] = sum(cp[k] * P**-k for k < j) (all modulo 2**64),
-    hash(cp[i:i+L]) = P**(i+L-1) * (S[i+L] - S[i])."""
+    """{L: rolling hash of cp[i:i+L] for every i}: L steps of :func:`hash_step`
+    in a few passes whatever L is, from prefix sums of cp[k] * P**-k."""
     if not lengths:
         return {}
     n = len(cp)
@@ -156,7 +143,7 @@ class WordSet:
         words = [w for w in set(words) if len(w) >= min_length]
         hashes, lengths = word_hashes(words)
         self._set_hashes(hashes, lengths)
-        # weights (force-mode priorities), aligned with the sorted hashes
+        # force-mode priorities, aligned with the sorted hashes
         if weights:
             first = np.unique(hashes, return_index=True)[1]
             self.weights = np.array([float(weights.get(words[i], 1.0)) for i in first], dtype=np.float64)
@@ -200,23 +187,16 @@ class WordSet:
 
 
 def match_lengths(cp, sent_end, wordset, lengths, groups=None, with_hashes=False):
-    """For every length L in ``lengths``: a bool array over positions, True
-    where the L characters starting there form a word of ``wordset``
-    (never crossing ``sent_end``, the end of each position's sentence).
-
-    ``groups`` (optional): an int array giving each position's dictionary
-    id, with ``wordset`` then a list of WordSets indexed by id.
-    """
+    """{L: bool array over positions, True where the L characters starting
+    there form a word of ``wordset`` within ``sent_end``}.  With ``groups``
+    (each position's dictionary id), ``wordset`` is a list of WordSets."""
     n = len(cp)
     want = sorted(L for L in set(lengths) if 1 <= L <= n)
-    # the dictionary features' short lengths by the rolling hash, one step
-    # per length; longer ones (force words) directly, so that a very long
-    # word costs a few passes, not one per character
+    # short lengths by the rolling hash; longer ones (force words) directly: a few passes, not one per character
     rolled = {L for L in want if L <= MAX_WORD}
     hashes = _window_hashes(cp, [L for L in want if L not in rolled])
     h = np.zeros(n, dtype=np.uint64)
     for L in range(1, max(rolled, default=0) + 1):
-        # h[i] = hash of cp[i:i+L]  (valid for i <= n - L)
         h = hash_step(h[: n - L + 1], cp[L - 1:])
         if L in rolled:
             hashes[L] = h
@@ -239,11 +219,9 @@ def match_lengths(cp, sent_end, wordset, lengths, groups=None, with_hashes=False
 
 
 class Batch(NamedTuple):
-    """Featurized inputs, as a batch featurizer returns them: ``attrs``
-    (uint64[n_positions, n_attributes]), ``bounds`` (input starts and the
-    final end), ``classes`` (per-position candidate class, or None when
-    nothing is constrained) and, for segmentation, ``text`` (the lines
-    without whitespace, concatenated)."""
+    """A batch featurizer's output: ``attrs`` (uint64[positions, attributes]),
+    ``bounds`` (input starts and the end), ``classes`` (candidate class per
+    position, or None) and, for segmentation, ``text`` (without whitespace)."""
     attrs: np.ndarray
     bounds: np.ndarray
     classes: Optional[np.ndarray]
@@ -261,11 +239,9 @@ def _attaches(c):
 
 
 def attached_marks(cp):
-    """Per character of the codepoints ``cp``: whether it belongs to the
-    one before it, so that no word may begin there: a combining mark
-    ("e" + U+0301), a variation selector or skin tone, a zero-width joiner
-    and the character after it (the parts of one emoji), and the second
-    regional indicator of a pair (a flag).  In any script."""
+    """Per code point of ``cp``: whether it belongs to the one before, so no
+    word may begin there: a combining mark, variation selector, skin tone,
+    zero-width joiner or the character after it, a flag's second half."""
     if not _ATTACH_TABLE:
         _ATTACH_TABLE.append(np.array([_attaches(c) for c in range(0x10000)], dtype=bool))
     out = bmp_lookup(_ATTACH_TABLE[0], cp, lambda rest: np.array([_attaches(int(c)) for c in rest], dtype=bool))

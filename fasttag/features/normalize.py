@@ -1,12 +1,6 @@
-"""Character normalisation and character classes for Chinese word segmentation.
-
-People's Daily writes full-width forms (``１９９８``, ``ＡＢＣ``), the SIGHAN
-test sets partly half-width ones (``1998``, ``ABC``): the features should
-not see the difference.  This module folds widths, sorts characters into a
-few classes (ideograph, Chinese numeral, Latin letter, digit, punctuation...)
-and finds the runs (Latin words, numbers, URLs, e-mail addresses) that a
-segmenter must keep whole.  It maps one character to exactly one character,
-so offsets in the normalised text are offsets in the original.
+"""Character normalisation (width folding, one character to one, so
+offsets stay valid), character classes and the runs a segmenter keeps
+whole, for Chinese word segmentation (docs/tasks.md).
 """
 from __future__ import annotations
 
@@ -37,12 +31,8 @@ __all__ = [
 
 # --- normalisation ---------------------------------------------------------------
 
-# Full-width ASCII variants U+FF01..U+FF5E -> U+0021..U+007E, except U+FF0C
-# "，", which is the Chinese comma (folding it would also glue "１，２" into
-# the number "1,2", which People's Daily splits); the ideographic space
-# U+3000 -> " "; and the full-width signs U+FFE0..U+FFE6 to their narrow
-# forms (their Unicode <wide> decompositions: ¢ £ ¬ ¯ ¦ ¥ ₩). Nothing else
-# changes: Chinese punctuation such as ， 。 、 “ ” 《 》 … stays as it is.
+# Full-width ASCII -> ASCII except U+FF0C "，", the Chinese comma (folded, "１，２" would be
+# the number "1,2", which People's Daily splits); U+3000 -> " "; U+FFE0..U+FFE6 -> narrow forms.
 _FOLD = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F) if cp != 0xFF0C}
 _FOLD[0x3000] = 0x20
 _FOLD.update({
@@ -115,7 +105,6 @@ def _in(cp: int, ranges) -> bool:
 
 
 def _classify(c: str) -> int:
-    """The class of one character, computed from scratch (after width folding)."""
     c = normalize_char(c)
     if "0" <= c <= "9":
         return DIGIT
@@ -142,7 +131,6 @@ _BMP_TABLE: Optional[bytes] = None
 
 
 def _bmp_table() -> bytes:
-    """The classes of all BMP characters, built on first use (~0.1 s)."""
     global _BMP_TABLE
     if _BMP_TABLE is None:
         _BMP_TABLE = bytes(
@@ -180,13 +168,8 @@ _EMAIL = re.compile(
 )
 _SPECIAL = re.compile(_URL.pattern + "|" + _EMAIL.pattern)
 _NUMBER = r"[0-9]+(?:[.,:\u2236][0-9]+)*%?"
-# Letters of the alphabets that write words between spaces: Latin (with
-# its accents, Vietnamese's included), Greek, Cyrillic, Armenian, Georgian,
-# Hebrew, Arabic and Hangul, each with the combining marks after it.  A
-# segmenter keeps such a run whole (Zürich, Москва, שָׁלוֹם, 서울 in Chinese
-# text).  Scripts written without spaces (Thai, Lao, Khmer, Myanmar,
-# Tibetan ...), the Indic ones, and those of Chinese and Japanese are what a
-# segmenter splits: they form no runs.
+# Letters of the alphabets that write words between spaces (Latin, Greek, Cyrillic, Armenian,
+# Georgian, Hebrew, Arabic, Hangul): their runs stay whole; scripts without spaces form none.
 _ALPHABET_BLOCKS = ((0x00C0, 0x024F), (0x0250, 0x02AF), (0x0370, 0x03FF), (0x0400, 0x052F), (0x0531, 0x058F),
                     (0x05D0, 0x05F2), (0x0620, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08C9), (0x10A0, 0x10FF),
                     (0x1100, 0x11FF), (0x1C80, 0x1CBF), (0x1E00, 0x1FFF), (0x2C60, 0x2C7F), (0x2D00, 0x2D2F),
@@ -195,7 +178,6 @@ _ALPHABET_BLOCKS = ((0x00C0, 0x024F), (0x0250, 0x02AF), (0x0370, 0x03FF), (0x040
 
 
 def _char_class(code_points):
-    """A regex character class body of ``code_points`` (sorted ints)."""
     parts, start, prev = [], None, None
     for cp in list(code_points) + [None]:
         if start is not None and cp == prev + 1:
@@ -209,9 +191,8 @@ def _char_class(code_points):
 
 @functools.lru_cache(maxsize=None)
 def run_letters():
-    """The code points (besides ASCII letters) that a Latin run (see
-    :func:`atomic_runs`) may hold, as (letters of the spaced alphabets,
-    combining marks): two sorted tuples, found once, on first use."""
+    """(letters of the spaced alphabets, combining marks): the code points
+    besides ASCII letters that a Latin run may hold, as sorted tuples."""
     letters = tuple(cp for a, b in _ALPHABET_BLOCKS for cp in range(a, b + 1)
                     if unicodedata.category(chr(cp)).startswith("L"))
     marks = tuple(cp for cp in range(0x10000) if unicodedata.category(chr(cp)) in ("Mn", "Mc", "Me"))
@@ -220,7 +201,6 @@ def run_letters():
 
 @functools.lru_cache(maxsize=None)
 def _word_patterns():
-    """(Latin runs, numbers, both touching): the patterns of atomic_runs."""
     letters, marks = run_letters()
     run = f"(?:[A-Za-z{_char_class(letters)}][{_char_class(marks)}]*)+"
     return (re.compile(run), re.compile(_NUMBER),
@@ -251,28 +231,13 @@ def atomic_runs(
     urls: bool = True,
     emails: bool = True,
 ) -> List[Tuple[int, int]]:
-    """Spans (start, end exclusive) that a segmenter must not split inside.
-
-    Matching runs on the width-folded text (so full-width forms count), and
-    the spans are sorted and never overlap. In order of precedence:
-
-    - urls: ``http://``, ``https://`` or ``www.`` (any case, not preceded by a
-      letter or digit) followed by URL characters; trailing . , ; : ! ? ' "
-      and unbalanced ) ] are left out.
-    - emails: ``local@domain.tld`` with ASCII local part and dotted domain.
-    - latin and digits, in the rest of the text:
-
-      * a number is a run of digits with single "." "," ":" or "∶" (U+2236,
-        the ratio sign of scores like "３∶０") between digits ("3.14",
-        "1,000", "12:30", "1.2.3"), plus an optional trailing "%" ("50%");
-        a separator not followed by a digit ends it. The Chinese comma "，"
-        is not folded, so it always ends a number;
-      * a Latin run is a run of letters of an alphabet written with spaces
-        between words (Latin with its accents, Greek, Cyrillic, Armenian,
-        Georgian, Hebrew, Arabic, Hangul), combining marks included;
-      * with both enabled, letters and numbers that touch form one run
-        ("iPhone12", "MP3", "G20"); otherwise each kind is found alone.
-    """
+    """Spans (start, end exclusive) that a segmenter must not split inside,
+    sorted, never overlapping, found on the width-folded text.  By precedence:
+    ``urls`` (``http(s)://`` or ``www.``, trailing punctuation and unbalanced
+    ) ] left out), ``emails``, then in the rest ``digits`` (numbers such as
+    "3.14", "1,000", "12:30", "３∶０", "50%") and ``latin`` (runs of letters of
+    alphabets written with spaces, marks included); with both, letters and
+    numbers that touch form one run ("iPhone12")."""
     norm = normalize_text(text)
     special: List[Tuple[int, int]] = []
     if urls or emails:

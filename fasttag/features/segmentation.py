@@ -1,39 +1,20 @@
-"""Character features for Chinese word segmentation, computed with numpy.
+"""Character features for Chinese word segmentation, computed with numpy
+for a whole batch of lines at once; the "tokens" are a line's characters
+without its whitespace.  Attributes, one 64-bit value per character:
 
-A segmenter tags characters, so the "tokens" of its sequence model are the
-characters of a line with its whitespace removed.  Every attribute is a
-64-bit value per character, computed for a whole batch of lines at once
-without any per-character Python work:
-
-``c``      the character after width folding (``１`` and ``1``, ``Ａ`` and
-           ``A`` are the same value), hashed from its code point;
-``t``      its class (Chinese character, Chinese numeral, date unit, Latin
-           letter, digit, punctuation, other; see :mod:`fasttag.features.normalize`);
+``c``      the width-folded character; ``t`` its class
+           (:mod:`fasttag.features.normalize`);
 ``rep``    whether it repeats the previous character (AA) and/or the one
            before that (ABA);
-``db``     length of the longest dictionary word starting at it (0 if none;
-           lengths 2..MAX_WORD);
-``de``     the same for the longest dictionary word ending at it;
-``dm``     the same for the longest dictionary word strictly containing it;
-``cl2`` .. ``cl``  with character clusters only (:class:`CharClusters`,
-           Brown clusters of characters learned from unlabeled text): the
-           prefixes of the character's bit string (0 when it has none);
-``ub``, ``ue``, ``um``  with word candidates only (:func:`word_candidates`,
-           strings of high accessor variety in unlabeled text): the
-           lengths of the longest candidate starting at, ending at and
-           strictly containing the character, as ``db``/``de``/``dm``.
+``db``, ``de``, ``dm``  the length of the longest dictionary word
+           starting at, ending at, strictly containing it (0: none);
+``cl2`` .. ``cl``  with character clusters only (:class:`CharClusters`):
+           the prefixes of its bit string;
+``ub``, ``ue``, ``um``  with word candidates only (:func:`word_candidates`):
+           as ``db``/``de``/``dm``.
 
-Bigram and trigram features are templates over these attributes
-("c[-1]|c[0]"), combined in Cython by :mod:`fasttag._core.features`.
-
-Dictionary words are matched as :class:`fasttag.features.chars.WordSet`
-objects: compiled, or (the per-fold dictionaries of jackknifed training) with
-:func:`fasttag.features.chars.match_lengths`.
-
-The featurizer also works out, per character, which B/M/E/S tags remain
-possible: whitespace in the input is a word boundary; runs of Latin
-letters, digits, URLs and e-mail addresses (:func:`fasttag.features.normalize.atomic_runs`)
-are never split inside; words of a *force* dictionary are kept whole.
+The featurizer also works out which B/M/E/S tags remain possible per
+character: whitespace, protected runs and force words (docs/tasks.md).
 """
 import numpy as np
 
@@ -48,9 +29,8 @@ from .normalize import atomic_runs, normalize_text, run_letters
 TAGS = BMES
 B, M, E, S = range(4)
 
-# boundary before / after a character: 1 = required, -1 = forbidden, 0 = free.
-# Candidate class of a character: index (before + 1) * 3 + (after + 1) into
-# the 3x3 grid below, minus the free/free centre (open: every tag).
+# boundary before / after a character: 1 required, -1 forbidden, 0 free; a character's
+# candidate class is at (before + 1) * 3 + (after + 1) in _GRID (free/free: open, -1)
 _BEGIN = {1: {B, S}, -1: {M, E}, 0: {B, M, E, S}}
 _END = {1: {E, S}, -1: {B, M}, 0: {B, M, E, S}}
 CANDIDATE_CLASSES = []
@@ -78,37 +58,25 @@ SEG_TEMPLATES = (
     "db[0]|c[0]", "de[0]|c[0]", "dm[0]|c[0]",
     "de[-1]", "db[1]",
 )
-"""Default segmentation templates: character uni-, bi- and trigrams in a
-+-2 window, class n-grams, repetition, dictionary-word lengths."""
+"""Default segmentation templates."""
 
 CLUSTER_PREFIXES = (2, 4, 6, 8, 10)
 CLUSTER_ATTRIBUTES = tuple(f"cl{k}" for k in CLUSTER_PREFIXES) + ("cl",)
-"""Attributes of character clusters: bit-string prefixes, then the whole
-string (after :data:`ATTRIBUTES`, only in a featurizer with clusters)."""
+"""Attributes of character clusters: bit-string prefixes, then the whole string."""
 
 CLUSTER_TEMPLATES = tuple(f"{a}[0]" for a in CLUSTER_ATTRIBUTES) + (
     "cl[-1]", "cl[1]", "cl[-1]|cl[0]", "cl[0]|cl[1]")
-"""Templates added to the defaults when a segmenter has character
-clusters: every prefix of the character's cluster, its neighbours'
-clusters and the cluster bigrams.  (On PD 1998 dev, these and the two
-bigrams alone tie (97.65 and 97.66 F1 with candidates, 3-best MIRA); on
-UD Chinese GSD dev, another corpus and standard, these are ahead by 0.11
-F1 and 0.33 OOV recall.  Segmentation takes 1.2 times as long as with
-the two bigrams, 1.7 times as long as without clusters or candidates.)"""
+"""Templates added to the defaults when a segmenter has character clusters."""
 
 
 CANDIDATE_ATTRIBUTES = ("ub", "ue", "um")
-"""Lengths of the longest word candidate (a string of high accessor
-variety in unlabeled text) starting at, ending at and containing each
-character."""
+"""Lengths of the longest word candidate starting at, ending at and containing each character."""
 
 
 def accessor_variety(lines, lengths=range(2, MAX_WORD + 1)):
-    """Accessor variety (Feng et al. 2004) of every character n-gram of
-    ``lines`` (str, width-folded, no whitespace) of each length in
-    ``lengths``: (hashes as :func:`word_hashes` gives them, lengths,
-    AV), AV being the smaller of the numbers of distinct characters seen
-    before and after the n-gram (a line's start or end counts as one)."""
+    """(hashes, lengths, AV) of every character n-gram of ``lines`` (folded,
+    no whitespace) of each length in ``lengths``: AV (Feng et al. 2004) is the
+    fewer of the distinct characters seen before and after (a line end counts)."""
     text = "\n".join(lines)
     cp = codepoints(text)
     n = len(cp)
@@ -145,17 +113,13 @@ MIN_AV = 4
 """Accessor variety a string needs (on both sides) to be a word candidate."""
 
 CANDIDATE_TEMPLATES = ("ub[0]", "ue[0]", "um[0]", "ub[0]|ue[0]|um[0]", "ue[-1]", "ub[1]")
-"""Templates added to the defaults when a segmenter has word candidates:
-the three lengths alone and together, and the candidates ending just
-before and starting just after the character (chosen with the cluster
-templates above)."""
+"""Templates added to the defaults when a segmenter has word candidates."""
 
 
 def word_candidates(lines, min_av=MIN_AV):
-    """The word candidates of unlabeled text (str lines; whitespace is
-    dropped, widths folded): every string of 2 to MAX_WORD characters
-    whose accessor variety is at least ``min_av`` (Feng et al. 2004; as
-    features, Zhao and Kit 2008), as a :class:`WordSet`."""
+    """The word candidates of unlabeled text (str lines) as a
+    :class:`WordSet`: every string of 2 to MAX_WORD characters whose
+    accessor variety is at least ``min_av`` (Zhao and Kit 2008)."""
     folded = ["".join(chars) for chars in character_sentences(lines)]
     hashes, lengths, av = accessor_variety(folded)
     keep = av >= min_av
@@ -163,9 +127,8 @@ def word_candidates(lines, min_av=MIN_AV):
 
 
 def character_sentences(lines):
-    """The characters of each line (a list of str), width-folded and
-    without whitespace: the sentences to learn character clusters from
-    (:func:`fasttag.features.clusters.cluster`)."""
+    """The characters of each line, width-folded, without whitespace: the
+    sentences to learn character clusters from."""
     out = []
     for line in lines:
         chars = list(normalize_text("".join(line.split())))
@@ -176,13 +139,9 @@ def character_sentences(lines):
 
 class CharClusters:
     """Brown clusters of single characters, looked up by folded code point.
-
-    ``clusters``: a :class:`fasttag.features.clusters.Clusters` whose words are all
-    one character (anything else is an InputError; at model load,
-    ``error=ModelFormatError``).  Characters that fold to the same one
-    (``１`` and ``1``) share one entry: the folded character's, else the
-    smallest.  ``attributes(folded)`` gives the uint64 value of every
-    prefix (0: no cluster) of every position."""
+    ``clusters``: a :class:`fasttag.features.clusters.Clusters` of one-character
+    words (else ``error``, InputError by default).  Characters that fold to
+    one share the folded character's entry, else the smallest's."""
 
     def __init__(self, clusters, error=InputError):
         chosen = {}
@@ -211,8 +170,7 @@ class CharClusters:
         return len(self.keys)
 
     def attributes(self, folded):
-        """uint64[len(folded), len(CLUSTER_ATTRIBUTES)]: the prefix values
-        of each folded code point."""
+        """uint64[len(folded), len(CLUSTER_ATTRIBUTES)]: the prefix values."""
         def beyond(cp):
             at = np.searchsorted(self.keys, cp.astype(np.int64))
             found = at < len(self.keys)
@@ -222,18 +180,12 @@ class CharClusters:
 
 
 class CharFeaturizer:
-    """Batch featurizer of a segmenter.
-
-    ``dictionary``: a WordSet for the db/de/dm attributes
-    (``fold_dictionaries``, a list of them, when ``dict_ids`` is given to
-    :meth:`batch`); ``force``: a WordSet
-    whose words are kept whole; ``runs``: keyword options of
-    :func:`fasttag.features.normalize.atomic_runs` (None: no run is protected);
-    ``clusters``: a :class:`CharClusters` for the cluster attributes;
-    ``candidates``: a WordSet of word candidates (:func:`word_candidates`)
-    for the ub/ue/um attributes.  Without either, the attributes are
-    those of :data:`ATTRIBUTES`.
-    """
+    """Batch featurizer of a segmenter.  ``dictionary``: a WordSet for
+    db/de/dm (``fold_dictionaries`` in jackknifed training); ``force``: a
+    WordSet kept whole; ``runs``: options of
+    :func:`fasttag.features.normalize.atomic_runs` (None: none);
+    ``clusters``: :class:`CharClusters`; ``candidates``: a WordSet of
+    :func:`word_candidates`."""
 
     n_columns = 0
 
@@ -254,9 +206,8 @@ class CharFeaturizer:
         return mix(values.astype(np.uint64) ^ self._seeds[i])
 
     def batch(self, lines, contexts=None):
-        """Featurize a list of lines (str, whitespace allowed).  A line's
-        context is its jackknife fold while training (its features then
-        see ``fold_dictionaries[fold]``), or None."""
+        """Featurize a list of lines (str).  A line's context is its
+        jackknife fold while training, or None."""
         dict_ids = None
         if contexts is not None and any(c is not None for c in contexts):
             if any(c is None for c in contexts):
@@ -305,10 +256,7 @@ class CharFeaturizer:
         dm = np.zeros(n, dtype=np.int64)
         dictionary = self.dictionary if dict_ids is None else self.fold_dictionaries
         if dictionary is not None and dict_ids is None:
-            want = np.zeros(MAX_WORD + 1, dtype=np.uint8)
-            want[[L for L in dictionary.lengths if 2 <= L <= MAX_WORD]] = 1
-            dictionary_lengths(np.ascontiguousarray(folded, dtype=np.uint32), sent_end, dictionary.hashes,
-                               dictionary.bits, want, db, de, dm)
+            _longest_words(folded, sent_end, dictionary, db, de, dm)
         elif dictionary is not None:        # training: each line's own fold dictionary
             lengths = sorted({L for ws in dictionary for L in ws.lengths if 2 <= L <= MAX_WORD})
             groups = np.asarray(dict_ids, dtype=np.int64)[kept_line]
@@ -333,12 +281,8 @@ class CharFeaturizer:
                 attrs[:, col] = self._attr(col, values[:, j])
                 col += 1
         if self.candidates is not None:
-            cand = self.candidates
-            want = np.zeros(MAX_WORD + 1, dtype=np.uint8)
-            want[[L for L in cand.lengths if 2 <= L <= MAX_WORD]] = 1
             ub, ue, um = (np.zeros(n, dtype=np.int64) for _ in range(3))
-            dictionary_lengths(np.ascontiguousarray(folded, dtype=np.uint32), sent_end, cand.hashes,
-                               cand.bits, want, ub, ue, um)
+            _longest_words(folded, sent_end, self.candidates, ub, ue, um)
             for values in (ub, ue, um):
                 attrs[:, col] = self._attr(col, values)
                 col += 1
@@ -349,9 +293,7 @@ class CharFeaturizer:
 
     def _constraints(self, joined, keep, kept_pos, idx, sent_start, sent_end, folded):
         n = len(kept_pos)
-        # bnd[i]: the boundary before character i (after character i - 1):
-        # 1 required, -1 forbidden, 0 free
-        bnd = np.zeros(n + 1, dtype=np.int8)
+        bnd = np.zeros(n + 1, dtype=np.int8)     # the boundary before each character (see _GRID)
         # whitespace inside a line: a gap between consecutive kept positions
         gap = np.zeros(n, dtype=bool)
         gap[1:] = (kept_pos[1:] - kept_pos[:-1] > 1) & (idx[1:] > sent_start[1:])
@@ -385,8 +327,7 @@ class CharFeaturizer:
                 found.extend(zip((-ws.weight_of(fin[at])).tolist(), [-int(L)] * len(at), at.tolist()))
         if not found:
             return
-        # overlaps: heavier first, then longer, then leftmost; a word that
-        # overlaps no other is always kept
+        # overlaps: heavier first, then longer, then leftmost; a word that overlaps no other is kept
         found.sort()
         taken = np.zeros(len(folded), dtype=bool)
         for _, L, a in found:
@@ -403,11 +344,9 @@ _RUN_CHARS = None
 
 
 def _runs(joined, options):
-    """atomic_runs(joined, **options) as an int64[n, 2] array, computed on
-    the stretches of the text that can hold a run only (after width
-    folding, every character of a run is printable ASCII, the ratio sign
-    U+2236 or a letter of an alphabet, and the patterns only look at such
-    characters around a run)."""
+    """atomic_runs(joined, **options) as an int64[n, 2] array, computed only
+    on the stretches that can hold a run (folded printable ASCII, U+2236 or
+    run letters: the patterns look at nothing else)."""
     global _RUN_CHARS
     if _RUN_CHARS is None:
         _, _, fold = bmp_tables()
@@ -447,9 +386,16 @@ def _runs(joined, options):
 
 
 def _interior(starts, ends, n):
-    """Positions p with start < p < end for any (start, end) pair: the
-    characters that must not begin a word."""
+    """Positions p with start < p < end for any (start, end) pair."""
     mark = np.zeros(n + 1, dtype=np.int64)
     np.add.at(mark, starts + 1, 1)
     np.add.at(mark, ends, -1)
     return np.flatnonzero(np.cumsum(mark[:n]) > 0)
+
+
+def _longest_words(folded, sent_end, words, starting, ending, containing):
+    """Fill the lengths (2..MAX_WORD) of the longest word of ``words`` at each character, compiled."""
+    want = np.zeros(MAX_WORD + 1, dtype=np.uint8)
+    want[[L for L in words.lengths if 2 <= L <= MAX_WORD]] = 1
+    dictionary_lengths(np.ascontiguousarray(folded, dtype=np.uint32), sent_end, words.hashes,
+                       words.bits, want, starting, ending, containing)

@@ -1,12 +1,8 @@
-"""User dictionaries for the Chinese segmenter.
+"""User dictionaries for the Chinese segmenter (format: docs/formats.md).
 
-One word a line, optionally followed by a positive weight and anything else
-(jieba's ``word freq tag`` lines read as they are); the format is in
-docs/formats.md, what the words do (the "feature" and "force" semantics) in
-:class:`fasttag.Segmenter`.  From Python a str is always one word, never a
-path: a dictionary file is a ``pathlib.Path`` or goes through
-:meth:`fasttag.Segmenter.load_userdict`, since a str naming a file would
-otherwise be read as words or as a path depending on what happens to exist.
+From Python a str is always one word, never a path (a dictionary file is a
+``pathlib.Path``): else a str would be read as a word or a path depending on
+what happens to exist.
 """
 import math
 import os
@@ -16,13 +12,10 @@ from ..text.sources import is_path, read_lines
 
 
 def read_userdict(source, str_is="path"):
-    """{word: weight} from a path (a dictionary file's lines), a dict
-    (weights returned as floats) or an iterable of words (each item one
-    word, checked as a dict's keys are: "充满 希望" is refused, not read as
-    the word 充满 with a tag).  ``str_is``: what a bare str is, "path"
-    or "word" (as for ``add_words``).  Raises InputError for unreadable
-    files, bad weights and words that are empty or hold whitespace,
-    TypeError for anything that is not one of those forms."""
+    """{word: weight} from a path (a dictionary file), a dict or an iterable
+    of words (each item one word: "充满 希望" is refused).  ``str_is``: what a
+    bare str is, "path" or "word".  InputError for unreadable files, bad
+    weights and words empty or holding whitespace; TypeError for other forms."""
     if isinstance(source, dict):
         return {_dict_word(w): _weight(v, None, None) for w, v in source.items()}
     if isinstance(source, str) and str_is == "word":

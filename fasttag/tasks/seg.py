@@ -1,14 +1,7 @@
-"""Chinese word segmentation: B/M/E/S character tagging with a structured
-perceptron (or MIRA).
-
-Each character is tagged B, M, E or S over the character features of
-:mod:`fasttag.features.segmentation` and decoded by Viterbi with the impossible
-transitions forbidden, so every output is a valid segmentation.
-Whitespace is always a boundary; full- and half-width forms are the same to
-the features; Latin/digit runs, URLs and e-mail addresses stay whole.  The
-model learns how far to trust its dictionary (the training vocabulary,
-jackknifed, plus user words); user words can also be forced whole.  Input
-handling, dictionaries and unlabeled-text features: docs/tasks.md.
+"""Chinese word segmentation: B/M/E/S character tagging over the features
+of :mod:`fasttag.features.segmentation`, decoded by Viterbi under the BMES
+transition mask.  Input handling, dictionaries and unlabeled-text
+features: docs/tasks.md.
 """
 from __future__ import annotations
 
@@ -52,10 +45,9 @@ __all__ = ["Segmenter", "read_userdict"]
 # ---------------------------------------------------------------- reading
 
 def read_words(data, format=None, what="training data"):
-    """Word lists (empty ones dropped) of a segmented corpus.  ``data`` is a
-    path or file (one sentence per line, words separated by whitespace;
-    or CoNLL-U, whose words are the gold segmentation), an iterable of
-    such lines, or of word lists.  TypeError for anything else."""
+    """Word lists (empty ones dropped) of a segmented corpus: a path or file
+    (a sentence a line, or CoNLL-U), lines, or word lists.  TypeError for
+    anything else."""
     if isinstance(data, str) and "\n" in data and not os.path.exists(data):
         raise TypeError(f"{what}: a path or lines, not one str of text")
     if ftio.is_source(data):
@@ -99,12 +91,8 @@ _TAGGED_WORD = re.compile(r"[^/]+/[A-Za-z][A-Za-z0-9]{0,5}")     # 迈向/v, 北
 
 def check_segmented(sentences, what="data"):
     """An InputError when ``sentences`` (word lists) are not a word
-    segmentation to learn from or score against: no word boundaries (raw
-    text: no line holds two words, or most characters lie in "words"
-    longer than the longest word the features know, MAX_WORD), or
-    ``word/TAG`` text (most words end in a tag).  Real segmented text
-    (People's Daily, SIGHAN gold) has boundaries on nearly every line,
-    1.6 characters a word, and no tags."""
+    segmentation to learn from or score against: raw text (no boundaries,
+    or mostly "words" longer than MAX_WORD) or ``word/TAG`` text."""
     words = [w for ws in sentences for w in ws]
     if not words:
         return
@@ -130,13 +118,9 @@ def _spaced_letters():
 
 
 def spaced_gold(sentences):
-    """An InputError when most letters of the gold ``sentences`` are
-    letters of alphabets written with spaces (Latin, Greek, Cyrillic,
-    Hangul ...: English text given as Chinese gold).  The segmenter keeps
-    their runs whole (``runs``), so it can never split such words once
-    the spaces are gone: the score would measure nothing.  Chinese gold
-    has about 0.1% of them (People's Daily, SIGHAN), Japanese and Thai
-    none."""
+    """An InputError when most letters of the gold ``sentences`` are of
+    alphabets written with spaces (English given as Chinese gold): the
+    segmenter keeps such runs whole, so the score would measure nothing."""
     spaced = _spaced_letters()
     letters = spaced_count = 0
     for ws in sentences:
@@ -153,7 +137,6 @@ def spaced_gold(sentences):
 
 
 def _gold_ids(sentences):
-    """BMES tag ids per sentence (a list of word lists)."""
     flat = schemes.bmes_ids([len(w) for ws in sentences for w in ws])
     ends = np.cumsum([sum(len(w) for w in ws) for ws in sentences], dtype=np.int64)
     return np.split(flat, ends[:-1]) if len(sentences) else []
@@ -165,13 +148,8 @@ def _gold_ids(sentences):
                defaults={"epochs": 12, "algorithm": "mira", "k": 3},
                help="Chinese word segmenter from segmented text (one sentence per line) or CoNLL-U")
 class Segmenter(SequenceTask):
-    """A trained Chinese word segmenter.  Create with :meth:`train` or
-    :func:`fasttag.load`.
-
-        >>> seg = fasttag.load("zh")
-        >>> seg.segment("迈向充满希望的新世纪")
-        ['迈向', '充满', '希望', '的', '新', '世纪']
-    """
+    """A trained Chinese word segmenter (docs/tasks.md).  Create with
+    :meth:`train` or :func:`fasttag.load`."""
 
     task = "seg"
     kind = "segmenter"
@@ -223,18 +201,12 @@ class Segmenter(SequenceTask):
                   mode: str = "force") -> int:
         """Add user words and return how many were read.
 
-        ``words``: one word (a str: always a word, never a path), an
-        iterable of words, a {word: weight} dict, or a dictionary file
-        given as a ``pathlib.Path`` (one word per line, optional weight;
-        see :mod:`fasttag.features.userdict` and :meth:`load_userdict`).
-        ``mode``: "force" (every occurrence is kept whole) or "feature"
-        (the words join the model's feature dictionary: a hint the model
-        may overrule); see the module documentation.  The words are saved
-        with the model (:meth:`save`, ``to_bytes``, pickle).
-
+        ``words``: one word (a str is never a path), an iterable of words,
+        a {word: weight} dict, or a dictionary file as a ``pathlib.Path``.
+        ``mode``: "force" (every occurrence kept whole) or "feature" (a
+        hint the model may overrule); docs/tasks.md.  Saved with the model.
         Atomic: on any error (TypeError for a non-str word, InputError for
-        an empty word, one holding whitespace or a bad dictionary line)
-        nothing is added and the segmenter works as before."""
+        a bad word or dictionary line) nothing is added."""
         if mode not in ("force", "feature"):
             raise ValueError(f"mode must be 'force' or 'feature', not {mode!r}")
         entries = read_userdict(words, str_is="word")
@@ -249,9 +221,8 @@ class Segmenter(SequenceTask):
 
     def load_userdict(self, path: str | os.PathLike, mode: str = "force") -> int:
         """Add the words of the dictionary file at ``path`` (a str or
-        os.PathLike; UTF-8, one word per line with an optional weight), as
-        :meth:`add_words` does, in ``mode`` "force" or "feature".  Returns
-        the number of words read."""
+        os.PathLike), as :meth:`add_words` does in ``mode``; returns how many
+        were read."""
         if not ftio.is_path(path):
             raise TypeError(f"load_userdict() takes a file's path, not {type(path).__name__}")
         return self.add_words(Path(os.fsdecode(os.fspath(path))), mode=mode)
@@ -271,9 +242,8 @@ class Segmenter(SequenceTask):
                                    self.train_dict, extra))
 
     def _rebuild(self, feature_words=None, force_words=None):
-        """Build the featurizer's word sets for new user words (None: keep
-        those words and their built set; no argument: rebuild both), and only
-        then switch to them, so that an error leaves everything as it was."""
+        """Build the word sets for new user words (None: keep those; no
+        argument: rebuild both), then switch, so an error changes nothing."""
         fz = self.model.featurizer
         everything = feature_words is None and force_words is None
         dictionary, force = fz.dictionary, fz.force
@@ -292,13 +262,8 @@ class Segmenter(SequenceTask):
 
     @classmethod
     def _prepare_options(cls, options_):
-        """``clusters``: Brown clusters of characters (a clusters file,
-        Clusters or a dict, every word one character; see
-        :func:`fasttag.features.chars.character_sentences`), checked before
-        the data is read; ``unlabeled``: raw text (a path or str lines)
-        whose strings of high accessor variety become word candidate
-        features (:func:`fasttag.features.chars.word_candidates`).  Both
-        are stored in the model."""
+        """Check ``clusters`` (of characters) before the data is read, and
+        read ``unlabeled`` raw text into word candidates."""
         if options_.get("clusters") is not None:
             options_["clusters"] = CharClusters(as_clusters(options_["clusters"], "option clusters"))
         unlabeled = options_.get("unlabeled")
@@ -323,8 +288,8 @@ class Segmenter(SequenceTask):
 
     @classmethod
     def _build(cls, examples, opts):
-        """A segmenter over ``examples`` (word lists), with the jackknifed
-        dictionaries of the training folds in place."""
+        """A segmenter over ``examples`` with the jackknifed fold
+        dictionaries in place."""
         dictionary = opts["dictionary"]
         train_dict = sorted(read_userdict(dictionary)) if dictionary is not None else []
         clusters = opts.get("clusters")
@@ -346,8 +311,7 @@ class Segmenter(SequenceTask):
 
     def _encode(self, examples, training=False):
         """Training lines carry their jackknife fold (first training only);
-        other lines are segmented as new text is, with the full
-        dictionary."""
+        other lines see the full dictionary."""
         jackknifed = training and self.model.featurizer.fold_dictionaries is not None
         folds = self.meta.get("folds", 1) if jackknifed else 1      # fine-tuning: the full dictionary
         gold = _gold_ids(examples)
@@ -383,7 +347,6 @@ class Segmenter(SequenceTask):
         self._rebuild()
 
     def _decode(self, examples, ids):
-        """The words of each example's text, by its BMES tag ids."""
         if not ids:
             return []
         bounds = np.concatenate(([0], np.cumsum([len(row) for row in ids])))
@@ -414,9 +377,8 @@ class Segmenter(SequenceTask):
         return next(self._segment_lines([text]))
 
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
-        """The words of ``text`` (a str) with their offsets, as jieba's
-        ``tokenize``: ``(word, start, end)`` tuples with
-        ``text[start:end] == word``; whitespace is skipped."""
+        """``(word, start, end)`` tuples of ``text`` (as jieba's
+        ``tokenize``): ``text[start:end] == word``."""
         words = self.segment(text)
         out, pos = [], 0
         for w in words:
@@ -428,12 +390,9 @@ class Segmenter(SequenceTask):
         return out
 
     def segment_lines(self, lines: Iterable[str], n_threads: int = 1) -> Iterator[list[str]]:
-        """Segment an iterable of lines lazily, yielding one word list per
-        line (empty lines give empty lists).  Batching lines this way is
-        much faster than calling :meth:`segment` per line.  ``n_threads``:
-        segment batches of about 50,000 characters on that many threads
-        (0: every core), a few batches ahead, with the same output as one
-        thread (:mod:`fasttag.parallel`)."""
+        """Segment lines lazily, yielding one word list per line: much
+        faster than :meth:`segment` per line.  ``n_threads``: batches on that
+        many threads (0: every core), same output (:mod:`fasttag.parallel`)."""
         lines = ftio.iter_texts(lines, "segment_lines()", "segment()")
         return self._segment_lines(lines, parallel.check_threads(n_threads))
 
@@ -446,9 +405,8 @@ class Segmenter(SequenceTask):
                 words = []
 
     def _segment_pieces(self, lines, n_threads=1):
-        """(words, last piece of its line?) of the pieces of ``lines``: a
-        line longer than LONG_LINE is segmented in pieces, so that memory
-        does not grow with a line's length."""
+        """(words, last piece of its line?) of the pieces of ``lines``:
+        pieces keep memory bounded on long lines."""
         line_ends = deque()
 
         def pieces():
@@ -466,10 +424,8 @@ class Segmenter(SequenceTask):
                 yield piece_words, line_ends.popleft()
 
     def _cut_is_safe(self, line, at):
-        """Whether a long line may be cut before ``at``: its pieces are
-        segmented alone, so the cut is a word boundary, and it must not
-        fall inside a protected run (a number, Latin run, URL, e-mail
-        address) or a word of the force dictionary."""
+        """Whether a long line may be cut before ``at``: a cut is a word
+        boundary, so not inside a protected run or a force word."""
         force = self._force_words
         cached = self._folded_force
         if cached is None or cached[0] is not force:
@@ -489,12 +445,8 @@ class Segmenter(SequenceTask):
         return True
 
     def _records(self, source, json, n_threads):
-        """The output records of :meth:`tag_file` (the base class's): a
-        text file segmented one line in, one line of space-separated words
-        out (long lines in pieces, in bounded memory); in JSON Lines one
-        object per non-blank line, with character offsets.  CoNLL-U input
-        (told as ``fasttag tag`` tells it) gives the text of each sentence,
-        one a line (:func:`fasttag.text.formats.read_raw_text`)."""
+        """Records of :meth:`tag_file`: a line of words per input line (long
+        lines in pieces); in JSON Lines an object per non-blank line."""
         if not json:
             lines = ftio.iter_texts(ftio.read_raw_text(source), "segment_lines()", "segment()")
             return (output.Record(words, ends_line=last) for words, last in self._segment_pieces(lines, n_threads)), \
@@ -528,16 +480,15 @@ class Segmenter(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _task_parts(self):
-        # "clusters" only with clusters: models without them are written as before
         fz = self.model.featurizer
-        extra = {"clusters": True} if fz.clusters is not None else {}
+        extra = {}          # keys only with clusters or candidates: other models are written as before
+        arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
+        if fz.clusters is not None:
+            extra["clusters"] = True
+            arrays["clusters"] = fz.clusters.clusters.to_array()
         if fz.candidates is not None:
             extra["candidate_lengths"] = list(fz.candidates.lengths)
-        arrays = {"vocab": _pack_words(self.vocab), "train_dict": _pack_words(self.train_dict)}
-        if self.model.featurizer.clusters is not None:     # the model carries its character clusters
-            arrays["clusters"] = self.model.featurizer.clusters.clusters.to_array()
-        if self.model.featurizer.candidates is not None:   # and its word candidates
-            arrays["candidates"] = self.model.featurizer.candidates.hashes
+            arrays["candidates"] = fz.candidates.hashes
         for mode, words in (("force", self._force_words), ("feature", self._feature_words)):
             if words:          # user words (add_words) are saved with the model
                 arrays[f"user_{mode}_words"] = _pack_words(list(words))
@@ -570,13 +521,11 @@ _ALLOWED = schemes.bmes_allowed()
 
 
 def _split_words(text, tags, bounds):
-    """The words of each line of ``text`` (lines without whitespace,
-    concatenated; line ``i`` is ``text[bounds[i]:bounds[i + 1]]``) by the
-    BMES tag ids ``tags`` of its characters."""
+    """The words of each line ``text[bounds[i]:bounds[i + 1]]`` by the BMES
+    tag ids of its characters."""
     if int(bounds[-1]) == 0:
         return [[] for _ in range(len(bounds) - 1)]
-    # the output as one string: " " after every word, "\n" after every
-    # line, split by C code rather than sliced word by word
+    # one string, " " after every word and "\n" after every line: split in C, not sliced per word
     is_end = np.asarray(tags) >= 2
     is_end[bounds[1:][bounds[1:] > bounds[:-1]] - 1] = False    # line ends: "\n" instead
     at = np.concatenate((np.flatnonzero(is_end) + 1, bounds[1:-1]))
@@ -589,8 +538,7 @@ def _split_words(text, tags, bounds):
 
 
 def _stored_candidates(spec, arrays):
-    """The word candidates a model file holds (sorted distinct hashes and
-    the list of their lengths), checked, or None."""
+    """The word candidates a model file holds, checked, or None."""
     lengths = spec.get("candidate_lengths")
     hashes = arrays.get("candidates")
     if lengths is None and hashes is None:
@@ -608,7 +556,6 @@ def _corrupt(message):
 
 
 def _stored_runs(runs):
-    """The run options of a model file: null or {kind: bool}."""
     if runs is None:
         return None
     if not isinstance(runs, dict) or set(runs) - set(DEFAULT_RUNS) \
@@ -632,15 +579,14 @@ def _stored_user_words(arrays, mode):
 
 
 def _surface_tokens(sentence):
-    """The words a segmenter learns from a CoNLL-U sentence: its tokens as
-    written (a multiword token's form, "zum", not its words "zu dem"),
-    whitespace inside a form removed (a word never holds any)."""
+    """The tokens of a CoNLL-U sentence as written (a multiword token's
+    form, not its words), whitespace inside a form removed."""
     return [t for t in ("".join(form.split()) for form, _ in ftio.surface_tokens(sentence)) if t]
 
 
 def _fold_ids(shards, folds):
-    """The jackknife fold of each sentence of ``shards`` (lists of
-    sentences), counted from each shard's start: round robin."""
+    """The jackknife fold of each sentence of ``shards``: round robin from
+    each shard's start."""
     return [i % folds for shard in shards for i in range(len(shard))]
 
 
@@ -673,9 +619,8 @@ def _pack_words(words):
 
 
 def _unpack_words(arr, name):
-    """The words of a :func:`_pack_words` array: UTF-8 bytes, one word a
-    line, no word empty or holding whitespace (none of those ever comes
-    out of training or a user dictionary)."""
+    """The words of a :func:`_pack_words` array, checked (no word is ever
+    empty or holds whitespace)."""
     if arr is None:
         return []
     if arr.dtype != np.uint8 or arr.ndim != 1:
@@ -694,11 +639,9 @@ def _unpack_words(arr, name):
 
 
 def _pieces(line, safe=None):
-    """(piece, last piece of the line?) of one line: the line itself when it
-    has at most LONG_LINE characters, else pieces cut after a sentence end,
-    comma or whitespace where ``safe(line, cut)`` allows (a cut is a word
-    boundary: it must not split a number, a URL or a force word): the last
-    such break of each piece's second half, or else the first one after it."""
+    """(piece, last piece of the line?) of one line: lines over LONG_LINE
+    are cut after a break where ``safe(line, cut)`` allows, the last one in
+    each piece's second half, else the first after it."""
     start = 0
     while len(line) - start > LONG_LINE:
         cut = None

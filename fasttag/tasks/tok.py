@@ -1,14 +1,7 @@
 """Tokenization and sentence splitting: a character tagger trained from
-CoNLL-U.
-
-A CoNLL-U file with ``SpaceAfter=No`` marks gives back its raw text
-(:func:`read_conllu_text`) and, for every character, whether a token, a
-word (inside a multiword token) or a sentence begins there.  A
-:class:`fasttag.model.sequence.SequenceModel` learns these nine labels from
-language-neutral character features and decodes them under a transition
-mask, so every output is a well-formed tokenization: the UDPipe approach,
-with a structured perceptron in place of its GRU; scores follow CoNLL 2018.
-Labels, features and how the text is rebuilt: docs/tasks.md.
+the raw text of CoNLL-U (:func:`read_conllu_text`), decoded under a
+transition mask so every output is a well-formed tokenization.  Labels,
+features and how the text is rebuilt: docs/tasks.md.
 """
 from __future__ import annotations
 
@@ -80,7 +73,6 @@ _TABLES = {}
 
 
 def _char_tables():
-    """(class, is-space, is-newline) of every BMP code point, built once."""
     if not _TABLES:
         bmp = [chr(i) for i in range(0x10000)]
         cls = np.array([_CAT_INDEX[unicodedata.category(ch)] for ch in bmp], dtype=np.uint8)
@@ -95,23 +87,20 @@ def _char_tables():
 
 
 def _lowered(cp):
-    """Lowercased code points (one for one; outside the BMP unchanged)."""
     _char_tables()
     return bmp_lookup(_TABLES["lower"], cp, lambda rest: rest)
 
 
 def _classes(cp):
-    """(class, is-space, is-newline) arrays for code points (no whitespace
-    lies outside the BMP)."""
+    """(class, is-space, is-newline) arrays (no whitespace lies outside the BMP)."""
     cls_t, space_t, nl_t = _char_tables()
     return (bmp_lookup(cls_t, cp, lambda rest: [_CAT_INDEX[unicodedata.category(chr(int(c)))] for c in rest]),
             bmp_lookup(space_t, cp, lambda rest: False), bmp_lookup(nl_t, cp, lambda rest: False))
 
 
 class _Segments:
-    """Hashes of arbitrary slices ``values[a:b]`` of a uint64 array, in a
-    few vector passes: with S[j] = sum(values[k] * P**-k for k < j),
-    hash(a, b) = P**b * (S[b] - S[a]) (modulo 2**64), mixed with b - a."""
+    """Hashes of arbitrary slices ``values[a:b]`` in a few vector passes,
+    from prefix sums of values[k] * P**-k (modulo 2**64)."""
 
     def __init__(self, values):
         n = len(values)
@@ -150,9 +139,7 @@ TOK_TEMPLATES = (
     "cpre[0]|k[-1]|k[0]", "clen[0]|k[-1]|k[0]", "cpre[0]|c[0]",
     "pc[0]|nc[0]|gap[0]", "pshape[0]|shape[0]",
 )
-"""Default templates: character and class n-grams in a +-3 window, the
-chunk and its split at the character, its shape, and the neighbouring
-chunks and whitespace."""
+"""Default templates (docs/tasks.md, Features)."""
 
 
 _NONE = np.uint64(0x6E6F6E65)          # "no such chunk" before hashing
@@ -164,9 +151,8 @@ MAX_PART = 8                           # the parts of a chunk around a character
 
 
 class TokFeaturizer:
-    """The tokenizer's batch featurizer: whole texts in, per-character
-    attributes out (see the module documentation).  No state: one
-    featurizer serves any number of threads."""
+    """The tokenizer's batch featurizer: texts in, per-character attributes
+    out.  No state: one featurizer serves any number of threads."""
 
     attribute_names = list(ATTRIBUTES)
     n_columns = 0
@@ -209,14 +195,11 @@ class TokFeaturizer:
 
         cp64 = cp.astype(np.uint64)
         seg = _Segments(cp64)
-        # long chunks (URLs, text without spaces) are "long" to the chunk
-        # features: a feature unique to one place in the training text
-        # teaches nothing
+        # long chunks are all one "long": a feature unique to one place in training teaches nothing
         chunk_hash = seg(starts, ends)
         long_chunk = ends - starts > MAX_CHUNK
         chunk_hash[long_chunk] = _LONG
-        # shapes: letters, marks and digits by class, anything else as
-        # itself, runs collapsed
+        # shapes: letters, marks and digits by class, anything else as itself, runs collapsed
         sym = np.where(cls < _WORDLIKE, cls.astype(np.uint64), cp64 + np.uint64(256))
         keep = ns & (cstart | np.concatenate(([True], sym[1:] != sym[:-1])))
         ck = np.zeros(n + 1, dtype=np.int64)
@@ -225,8 +208,7 @@ class TokFeaturizer:
         shape_hash[ck[ends] - ck[starts] > MAX_SHAPE] = _LONG
         nl_count = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(newline, out=nl_count[1:])
-        # the whitespace before each chunk: 0 text start, 1 spaces, 2 one
-        # line break, 3 more; after it the same with 0 for the text end
+        # whitespace before each chunk: 0 text start, 1 spaces, 2 a line break, 3 more; after: 0 text end
         before = np.zeros(m, dtype=np.int64)
         j = np.flatnonzero(has_prev_chunk)
         before[j] = 1 + np.minimum(nl_count[starts[j]] - nl_count[ends[j - 1]], 2)
@@ -234,7 +216,6 @@ class TokFeaturizer:
         after[j - 1] = before[j]
 
         def nb(values, which, ok):
-            """values[which] where ok, else _NONE."""
             out = np.full(len(which), _NONE, dtype=np.uint64)
             out[ok] = values[which[ok]]
             return out
@@ -261,9 +242,7 @@ class TokFeaturizer:
         w_next = wc + 1
         w_next_ok = w_next < m
         w_next_ok[w_next_ok] = chunk_doc[w_next[w_next_ok]] == doc[w_at[w_next_ok]]
-        # the whitespace run of each whitespace character: its line breaks
-        # and whether chunks lie on both sides
-        # (padded: a text may have no chunk at all)
+        # each whitespace run's line breaks and whether chunks lie on both sides (padded: a text may have none)
         run_lo = np.where(w_prev_ok, np.append(ends, 0)[np.clip(wc, 0, m)], bounds[doc[w_at]])
         run_hi = np.where(w_next_ok, np.append(starts, n)[np.clip(w_next, 0, m)], bounds[doc[w_at] + 1])
         run_kind = (np.uint64(1 << 20) + (w_prev_ok * 2 + w_next_ok) * 3
@@ -284,8 +263,7 @@ class TokFeaturizer:
                             16 + first_in_run * 2 + last_in_run))
         put("shape", per_char(shape_hash[cc], np.full(len(w_at), _NONE)))
         put("gap", per_char(before[cc] * 4 + after[cc], run_kind))
-        # the neighbouring chunks: of a chunk character, the chunks before
-        # and after its own; of whitespace, the chunks around its run
+        # neighbouring chunks: of a chunk character, around its own; of whitespace, around its run
         c_prev, c_prev_ok = cc - 1, has_prev_chunk[cc]
         c_next, c_next_ok = cc + 1, has_next_chunk[cc]
         prev_i = per_char(c_prev, wc)
@@ -300,10 +278,7 @@ class TokFeaturizer:
         put("nk", nb(first_k, next_i, next_ok))
         put("pshape", nb(shape_hash, prev_i, prev_ok))
         put("nshape", nb(shape_hash, next_i, next_ok))
-        # the letter-and-digit runs of a chunk (lowercased): of each
-        # character, the last run that ends at or before it and the first
-        # run that starts at or after it ("news" and "cycle" for both the
-        # hyphen and the "c" of "news-cycle")
+        # the letter-and-digit runs (lowercased) ending at or before and starting at or after each character
         wordlike = ns & (cls < _WORDLIKE)
         rstart = wordlike & ~np.concatenate(([False], wordlike[:-1]) ) | (wordlike & cstart)
         rend = wordlike & ~np.concatenate((wordlike[1:], [False])) | (wordlike & cend)
@@ -335,9 +310,8 @@ class TokFeaturizer:
 # ---------------------------------------------------------------- reading
 
 class Token(NamedTuple):
-    """A token: character offsets ``start``/``end`` into its text, its
-    ``form`` (``text[start:end]``) and its ``words`` (one, or the words of
-    a multiword token)."""
+    """A token: offsets ``start``/``end`` into its text, ``form`` and
+    ``words`` (one, or those of a multiword token)."""
     start: int
     end: int
     form: str
@@ -345,15 +319,11 @@ class Token(NamedTuple):
 
 
 class GoldText:
-    """The raw text of a CoNLL-U file and its gold segmentation.
-
-    ``text``: the raw text (see the module documentation); ``tokens``: a
-    list of :class:`Token` in text order; ``sentence_starts``: the index of
-    each sentence's first token, and the number of tokens at the end;
-    ``paragraph_starts``: the indices of the sentences that open a
-    paragraph or a document; ``mismatches``: line numbers of ``# text``
-    comments that disagree with the tokens; ``path``: the file's name.
-    """
+    """The raw text of a CoNLL-U file and its gold segmentation: ``text``,
+    ``tokens`` (:class:`Token` in text order), ``sentence_starts`` (each
+    sentence's first token index, then the token count),
+    ``paragraph_starts`` (sentence indices), ``mismatches`` (line numbers of
+    ``# text`` comments that disagree with the tokens) and ``path``."""
 
     def __init__(self, text, tokens, sentence_starts, paragraph_starts, mismatches, path):
         self.text = text
@@ -390,7 +360,6 @@ _SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
 
 
 def _spaces_after(value, name, lineno):
-    """The whitespace a ``SpacesAfter=`` value stands for."""
     def sub(m):
         e = m.group(1)
         if len(e) == 5:
@@ -405,7 +374,6 @@ def _spaces_after(value, name, lineno):
 
 
 def _space_after(misc, name, lineno):
-    """The whitespace after a token from its MISC field."""
     if misc == "_":
         return " "
     out = None
@@ -427,13 +395,8 @@ def _space_after(misc, name, lineno):
 
 def read_conllu_text(source):
     """Read a CoNLL-U file (a path or a file object) as a :class:`GoldText`.
-
-    Strict: a malformed line raises :class:`fasttag.InputError` naming the
-    file and the line (the wrong number of fields, word IDs out of order,
-    a multiword range that its words do not fill, a comment between word
-    lines, a bad ``SpaceAfter``, undecodable UTF-8).  A BOM and CRLF line
-    ends are accepted.
-    """
+    A malformed line raises :class:`fasttag.InputError` naming the file and
+    the line."""
     name, lines, close = open_lines(source)
     try:
         return _parse(lines, name)
@@ -474,10 +437,9 @@ def _parse(lines, name):
 
 
 def _sentence_tokens(sentence, name):
-    """(whether it opens a paragraph, its ``# text`` comment as (line
-    number, text) or None, its tokens as (form, words, spacing after)) of
-    a sentence of :func:`fasttag.text.formats.read_conllu`, which checked its fields
-    and IDs; what the raw text needs beyond that is checked here."""
+    """(opens a paragraph?, (line, ``# text``) or None, [(form, words,
+    spacing after)]) of a parsed sentence, checking what the raw text needs
+    beyond the parser's checks."""
     newpar = False
     text_comment = None
     out = []
@@ -485,8 +447,7 @@ def _sentence_tokens(sentence, name):
     mwt = None                # (first id, last id, form, after, words, line number)
     for lineno, line in enumerate(sentence.lines, sentence.start_line):
         if not line or line.isspace():
-            # comments without a sentence (a file header) end here: only a
-            # paragraph or document mark carries on
+            # comments without a sentence (a file header) end here: only a paragraph mark carries on
             text_comment = None
             continue
         if line.startswith("#"):
@@ -536,7 +497,6 @@ def _sentence_tokens(sentence, name):
 # ---------------------------------------------------------------- gold labels
 
 def _gold_labels(gold):
-    """int32 labels of every character of ``gold.text``."""
     text = gold.text
     n = len(text)
     _, space, _ = _classes(codepoints(text))
@@ -560,19 +520,16 @@ def _gold_labels(gold):
     sb = np.asarray(gold.sentence_starts, dtype=np.int64)
     first = starts[sb[:-1]]
     lab[first] = SB
-    # whitespace between sentences
     last_end = ends[sb[1:-1] - 1]
     gaps = np.zeros(n + 1, dtype=np.int64)
     np.add.at(gaps, last_end, 1)
     np.add.at(gaps, first[1:], -1)
     lab[(np.cumsum(gaps[:n]) > 0) & space] = X
-    # whitespace inside a gold token is still whitespace, and what follows
-    # it begins a token
+    # whitespace inside a gold token is still whitespace, and what follows it begins a token
     lab[space & in_token] = O
     after_space = np.zeros(n, dtype=bool)
     after_space[1:] = space[:-1] & in_token[:-1]
     lab[after_space & ~space & ((lab == I) | (lab == W))] = B
-    # single characters and last characters of tokens
     begin = (lab == B) | (lab == SB)
     last = ~space & np.concatenate((space[1:] | begin[1:], [True]))
     lab[begin & last & (lab == B)] = U
@@ -600,7 +557,7 @@ def _train_pieces(gold, labels):
 # ---------------------------------------------------------------- decoding
 
 def _decode(labels):
-    """(token starts, token ends, sentence-start flags per token, word split
+    """(token starts, token ends, sentence-start flags, word split
     positions) of a label array."""
     labels = np.asarray(labels)
     n = len(labels)
@@ -621,10 +578,8 @@ _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")     # str
 
 
 def _lines_end_sentences(text, starts, ends, sent):
-    """Set ``sent`` (sentence-start flags per token) for each token after
-    a line break, whatever the model says: a line is a paragraph (see the
-    module documentation), and the command line reads text a line at a
-    time, so a sentence never crosses a line break in Python either."""
+    """Flag every token after a line break as a sentence start: a line is a
+    paragraph, as the command line (a line at a time) reads it."""
     if len(starts) < 2:
         return
     breaks = np.fromiter((m.start() for m in _LINE_BREAK.finditer(text)), dtype=np.int64)
@@ -639,10 +594,8 @@ _GOES_ON = {U: E, SU: E, B: I, SB: I}                            # a start label
 
 
 def _attach_marks(text, labels):
-    """``labels`` with no token starting at a combining mark, variation
-    selector, skin tone or zero-width joiner (or the character after a
-    joiner) that follows a token character: it belongs to the character
-    before it (:func:`fasttag.features.chars.attached_marks`), whatever the
+    """``labels`` with no token starting at an attached mark after a token
+    character (:func:`fasttag.features.chars.attached_marks`), whatever the
     model says of a mark it rarely saw in training."""
     labels = np.asarray(labels)
     if not len(labels):
@@ -666,16 +619,8 @@ def _attach_marks(text, labels):
                options=("templates", "tokenization"), defaults={"epochs": 20})
 class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
-    :meth:`train` or :func:`fasttag.load`.
-
-        >>> tok = Tokenizer.train("en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu")
-        >>> tok.tokenize("I don't know. Do you?")
-        [['I', 'do', "n't", 'know', '.'], ['Do', 'you', '?']]
-
-    Training and dev data are CoNLL-U files (paths or file objects); the
-    dev score is the mean of token F1 and sentence F1 (``mean_f1``).
-    Tokenizing changes no state, so one tokenizer may be shared by threads.
-    """
+    :meth:`train` (CoNLL-U data; dev score ``mean_f1``, the mean of token
+    and sentence F1) or :func:`fasttag.load`.  Safe to share by threads."""
 
     task = "tok"
     kind = "tokenizer"
@@ -712,9 +657,8 @@ class Tokenizer(SequenceTask):
         return tok
 
     def _encode(self, examples, training=False):
-        """Training texts in pieces with their gold labels; other texts (and
-        str texts) in the pieces they are decoded in, with their gold labels
-        when they have tokens (dev data: the temperature is fitted on them)."""
+        """Training texts in pieces with gold labels; others in their decoding
+        pieces, with gold labels when they have tokens (for the temperature)."""
         out = []
         for gold in examples:
             if isinstance(gold, str):
@@ -727,8 +671,7 @@ class Tokenizer(SequenceTask):
         return out
 
     def _decode(self, examples, ids):
-        """Sentences of :class:`Token` of each text (a str or a
-        :class:`GoldText`), from the labels of its pieces."""
+        """Sentences of :class:`Token` of each text, from its pieces' labels."""
         outputs, at = [], 0
         for example in examples:
             text = getattr(example, "text", example)
@@ -751,13 +694,9 @@ class Tokenizer(SequenceTask):
         return out
 
     def _records(self, source, json, n_threads):
-        """The output records of :meth:`tag_file` (the base class's): a text
-        file tokenized, each line a paragraph, one sentence a line, words
-        separated by spaces, a blank line after each paragraph; in JSON
-        Lines one object per sentence, with its line and character offsets.
-        CoNLL-U input (told as ``fasttag tag`` tells it) gives the text of
-        each sentence, a paragraph each (:func:`fasttag.text.formats.read_raw_text`).
-        Long lines are read in bounded memory (:mod:`fasttag.text.rawtext`)."""
+        """Records of :meth:`tag_file`: each line a paragraph, a sentence of
+        words a line; in JSON Lines an object per sentence.  Long lines in
+        bounded memory (:mod:`fasttag.text.rawtext`)."""
         sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads)
         return (output.Record(s.words, line=s.line, offsets=s.offsets) for s in sentences), \
             {"style": "json" if json else "paragraphs"}
@@ -765,15 +704,11 @@ class Tokenizer(SequenceTask):
     # ------------------------------------------------------------ tokenizing
 
     def tokenize(self, text: str, offsets: bool = False) -> list[list]:
-        """Split ``text`` (a str) into sentences of words: a list of
-        sentences, each a list of word strings, the words of multiword
-        tokens split ("don't" -> "do", "n't").  An empty or all-whitespace
-        text gives [].
-
-        With ``offsets=True`` each word is a ``(word, start, end)`` triple
-        of character offsets into ``text``: ``text[start:end] == word``,
-        except for the words of a multiword token expanded from the
-        expansion table, which all carry the token's span."""
+        """Split ``text`` (a str) into sentences of words, multiword tokens
+        split ("don't" -> "do", "n't"); [] for blank text.  With
+        ``offsets=True`` each word is ``(word, start, end)`` with
+        ``text[start:end] == word``, except that the words of an expanded
+        multiword token all carry the token's span."""
         if not isinstance(text, str):
             raise ftio.not_str("tokenize()", text, _SEVERAL)
         return self._words(self._predict([text])[0], offsets)
@@ -787,12 +722,9 @@ class Tokenizer(SequenceTask):
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
                        n_threads: int = 1) -> Iterator[list[list]]:
-        """Tokenize an iterable of texts lazily, yielding for each what
-        :meth:`tokenize` gives (with ``offsets`` as there).  Much faster than one :meth:`tokenize` call
-        per text when the texts are short.  ``n_threads``: tokenize
-        batches of about 50,000 characters on that many threads (0: every
-        core), a few batches ahead, with the same output as one thread
-        (:mod:`fasttag.parallel`)."""
+        """Tokenize texts lazily, yielding what :meth:`tokenize` gives for each
+        (with ``offsets`` as there): much faster for short texts.  ``n_threads``: batches on that many
+        threads (0: every core), same output (:mod:`fasttag.parallel`)."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
         return self._lines(it, offsets, parallel.check_threads(n_threads))
 
@@ -824,9 +756,8 @@ class Tokenizer(SequenceTask):
         return out
 
     def _sentences(self, text, pred):
-        """Sentences of :class:`Token` from the labels of the pieces of a
-        text."""
-        # each piece is decoded alone, and its first token begins a sentence
+        """Sentences of :class:`Token` from the labels of a text's pieces
+        (each decoded alone: its first token begins a sentence)."""
         labels = np.concatenate([np.asarray(p) for p in pred]) if len(pred) != 1 else np.asarray(pred[0])
         starts, ends, sent, splits = _decode(_attach_marks(text, labels))
         if not len(starts):
@@ -864,10 +795,8 @@ class Tokenizer(SequenceTask):
         return (form,)
 
     def to_conllu(self, text):
-        """The tokenization of ``text`` as CoNLL-U: ``# text`` comments,
-        multiword-token ranges, ``SpaceAfter=No``, ``# newpar`` before a
-        sentence that follows a line break; every column but ID and FORM
-        left empty (``_``)."""
+        """The tokenization of ``text`` as CoNLL-U (``# text``, ``# newpar``,
+        multiword ranges, ``SpaceAfter=No``; columns but ID and FORM ``_``)."""
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text, _SEVERAL)
         lines = []
@@ -877,7 +806,7 @@ class Tokenizer(SequenceTask):
         prev_end = 0
         for s in sentences:
             gap = text[prev_end:s[0].start]
-            if lines and any(ch in gap for ch in "\n\r\u2028\u2029\x0b\x0c\x1c\x1d\x1e\x85"):
+            if lines and _LINE_BREAK.search(gap):
                 lines.append("# newpar")
             lines.append("# text = " + " ".join(text[s[0].start:s[-1].end].split()))
             wid = 1
@@ -920,7 +849,6 @@ class Tokenizer(SequenceTask):
 
 
 def _recase(form, words):
-    """``words`` (lowercase) with the capitalisation of ``form``."""
     if len(form) > 1 and form.isupper():
         return tuple(w.upper() for w in words)
     if form[:1].isupper():
@@ -929,9 +857,8 @@ def _recase(form, words):
 
 
 def _expansions(tokens):
-    """Forms whose words do not concatenate to them, and that were
-    multiword tokens in most of their training occurrences: form -> its most
-    frequent words."""
+    """form -> most frequent words, of forms whose words do not concatenate
+    to them and that were multiword tokens in most occurrences."""
     multi = defaultdict(Counter)
     plain = Counter()
     for t in tokens:
