@@ -1,13 +1,6 @@
-"""Ambiguity classes: the set of labels each word took in the training data.
-
-A span tagger's feature ``amb`` is, per token, the sorted set of span types
-(and ``O``) its word form was tagged with in training, such as
-``"LOC|ORG"``, or ``"-"`` for an unseen word: shared by every word with the
-same labels, its weights are learned from many words at once.  On the
-training data the classes are jackknifed by document (``doc % FOLDS``), so
-that the model meets unknown words as often as on new text and does not
-learn to trust a feature that always holds the answer; new text sees the
-classes of the whole training set, stored in the model file.
+"""Ambiguity classes: the set of labels each word took in the training data,
+a span tagger's ``amb`` feature, jackknifed by document on the training data
+itself (docs/tasks.md, ambiguity classes).
 """
 from __future__ import annotations
 
