@@ -35,10 +35,9 @@ class AmbiguityClasses:
 
     @classmethod
     def collect(cls, sentences, documents):
-        """The classes of ``sentences`` (``(words, span types)`` pairs, a
-        type being ``"O"`` outside spans) and, per fold, those of the other
-        folds: ``(classes, fold tables)``; ``documents[i]`` is sentence i's
-        document number."""
+        """``(classes, fold tables)`` of ``sentences``, ``(words, span types)``
+        pairs ("O" outside spans), a fold's table from the other folds;
+        ``documents[i]``: sentence i's document number."""
         sentences = list(sentences)
         full = cls(_classes(sentences))
         folds = [cls(_classes(s for s, d in zip(sentences, documents) if d % FOLDS != f))

@@ -83,10 +83,9 @@ class Clusters(Mapping):
 
 
 def read_clusters(source) -> Clusters:
-    """Clusters from a file (a path or file object) or str lines in the
-    ``bitstring<TAB>word<TAB>count`` format (the count may be left out;
-    blank lines are skipped).  A malformed line is an InputError naming
-    the file and the line."""
+    """Clusters from a file (a path or file object) or str lines of
+    ``bitstring<TAB>word[<TAB>count]``; a malformed line is an InputError
+    naming the file and the line."""
     name = os.fsdecode(source) if ftio.is_path(source) else None
     bits, counts = {}, {}
     for n, line in enumerate(ftio.read_lines(source, "the clusters file"), start=1):

@@ -26,9 +26,8 @@ class Templates:
     """A parsed list of templates, as the arrays the Cython extractor reads."""
 
     def split(self, n_type_attributes):
-        """(type-only templates, the others): a template is type-only when
-        every part reads offset 0 of one of the first ``n_type_attributes``
-        attributes (those that depend on the word type alone); its features
+        """(type-only templates, the others): type-only templates read offset 0
+        of the first ``n_type_attributes`` attributes alone, so their features
         can be scored once per word type."""
         type_only, rest = [], []
         for t, name in enumerate(self.names):
@@ -252,9 +251,8 @@ class WordFeaturizer:
             self._seeds[-1] = 0             # hashed as the column value "name=class" (see word_classes)
 
     def attribute_values(self, word):
-        """The string value of every word-type attribute of this
-        featurizer (:meth:`word_attributes`, the cluster prefixes, the
-        word's class)."""
+        """The string value of every word-type attribute: :meth:`word_attributes`,
+        the cluster prefixes, the word's class."""
         values = self.word_attributes(word)
         if self.clusters is not None:
             values += prefix_values(self.cluster_of(word))
@@ -367,9 +365,8 @@ class WordFeaturizer:
         return np.ascontiguousarray((self._table.rows if rows is None else rows)[ids])
 
     def attributes(self, words, columns=None, ids=None, rows=None):
-        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
-        ``columns`` is a list of per-token column lists (n_columns each);
-        ``ids``, ``rows``: the words' :meth:`lookup`, when already known."""
+        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens, with
+        per-token ``columns`` (``ids``, ``rows``: the words' :meth:`lookup`, if known)."""
         if ids is None:
             ids, rows = self.lookup(words)
         elif rows is None:

@@ -28,6 +28,7 @@ from ..features.spans import EXTRAS_LAYOUTS as _EXTRAS_LAYOUTS
 from ..features.spans import document_extras as _document_extras
 from ..features.spans import resolve_columns as _resolve_columns
 from ..features.words import bad_token, one_sentence, token_lists
+from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel, tag_fault
 from ..model import registry
 from .base import SequenceTask, closed_after, tokenizer_of
@@ -58,17 +59,8 @@ def _read_sentences(data, word_column=0, tag_column=-1):
         if not all(isinstance(s, ftio.Sentence) for s in sents):
             sents = [ftio.Sentence(w, t, [[x] if t is None else [x, y] for x, y in zip(w, t or w)], [], [], 0)
                      for w, t in read_pairs(sents)]
-    doc_ids = []
-    doc = 0
     starts = [any(map(_IS_DOCSTART, s.lines)) for s in sents]
-    seen_docstart = any(starts)
-    for i, s in enumerate(sents):
-        if seen_docstart:
-            if starts[i]:
-                doc += 1
-        else:
-            doc = i
-        doc_ids.append(doc)
+    doc_ids = list(itertools.accumulate(map(int, starts))) if any(starts) else list(range(len(sents)))
     return sents, doc_ids
 
 
@@ -81,13 +73,10 @@ def _check_stored_columns(meta):
     """A ModelFormatError unless the stored columns are distinct and within
     ``n_columns`` (new files are read by them)."""
     n = meta.get("n_columns")
-
-    def index(v):
-        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n
-    if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 100_000):
+    if not header_int(n, 1, 100_000):
         raise ModelFormatError(f"corrupt fasttag model: n_columns {n!r}")
     used = [meta.get("word_column", 0), meta.get("tag_column", n - 1)] + list(meta.get("feature_columns", []))
-    if not all(index(v) for v in used) or len(set(used)) != len(used):
+    if not all(header_int(v, 0, n - 1) for v in used) or len(set(used)) != len(used):
         raise ModelFormatError("corrupt fasttag model: the word, tag and feature columns do not add up")
 
 
@@ -211,8 +200,7 @@ class SpanTagger(SequenceTask):
         clusters = None if opts["clusters"] is None else as_clusters(opts["clusters"], "option clusters")
         templates = opts["templates"] or default_templates(opts["task"], len(feats), extras, clusters is not None,
                                                           opts["algorithm"])
-        # a cluster for words in capitals too, beside the document features (which
-        # know headlines): +0.1 on CoNLL-2003 testa; none on CoNLL-2000 (no headlines)
+        # a cluster for words in capitals too, beside the document features (which know headlines)
         fallback = bool(opts["document_features"])
         model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=fallback,
                                                    ambiguity=ambiguity),
@@ -448,17 +436,15 @@ class SpanTagger(SequenceTask):
                               n_best=n_best)[0]
 
     def marginals(self, sentences, columns=None, documents=None):
-        """Per sentence an ``n x T`` array of tag probabilities at each
-        token, columns in the order of ``self.model.tags`` (the internal
-        scheme's tags), with the calibrated :attr:`temperature`."""
+        """Per sentence an ``n x T`` array of tag probabilities (columns: the
+        internal scheme's ``self.model.tags``), calibrated by :attr:`temperature`."""
         T = len(self.model.tags)
         pred = self._for_sentences(sentences, columns, documents,
                                    lambda sents, inputs: self._marginals(sents, inputs))
         return [np.zeros((0, T)) if p is None else p for p in pred]
 
     def explain(self, tokens, columns=None, top=5):
-        """Why each token of one sentence got its (internal-scheme) tag: as
-        :meth:`fasttag.Tagger.explain`."""
+        """Why each token got its (internal-scheme) tag: as :meth:`fasttag.Tagger.explain`."""
         tokens = one_sentence(tokens, "explain")
         context = self._columns([tokens], None, None if columns is None else [columns])[0]
         return inspection.explain(self.model, list(tokens), context, self.temperature, top)
@@ -500,9 +486,8 @@ class SpanTagger(SequenceTask):
         return rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer))
 
     def entities(self, text, tokenizer=None):
-        """The spans found in raw ``text`` (a str), in text order: a list
-        of :class:`fasttag.text.rawtext.Span` ``(label, text, start, end)``
-        with character offsets into ``text``."""
+        """The spans found in raw ``text``, in order: :class:`fasttag.text.rawtext.Span`
+        ``(label, text, start, end)`` with character offsets into ``text``."""
         out = []
         for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer), "entities"):
             for label, i, j in schemes.spans([t.tag for t in tokens], self.scheme):
@@ -596,7 +581,7 @@ class SpanTagger(SequenceTask):
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
         n_in = spec.get("n_input_columns")
-        if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
+        if not header_int(n_in, 0, 64):
             raise ModelFormatError(f"corrupt fasttag model: bad span tagger header (n_input_columns {n_in!r})")
         extras = spec.get("extras", [])
         if not isinstance(meta.get("feature_columns", []), list):

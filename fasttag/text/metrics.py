@@ -163,10 +163,6 @@ def _word_spans(words: Sequence[str]) -> List[Tuple[int, int]]:
     return out
 
 
-def _ratio(num: int, den: int) -> float:
-    return num / den if den else 0.0
-
-
 def score_segmentation(
     gold: Iterable[Sequence[str]],
     pred: Iterable[Sequence[str]],
@@ -219,7 +215,7 @@ def score_segmentation(
         "lines": n_lines,
     }
     if words is not None:
-        result["oov_rate"] = _ratio(oov, gold_words)
+        result["oov_rate"] = oov / gold_words if gold_words else 0.0
         result["oov_recall"] = oov_correct / oov if oov else None
         result["iv_recall"] = (correct - oov_correct) / (gold_words - oov) if gold_words > oov else None
     return result

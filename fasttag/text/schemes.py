@@ -113,10 +113,8 @@ def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
 
 
 def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[str]:
-    """The tag sequence of `length` tokens encoding the given chunks in `scheme`.
-
-    Chunks must be non-empty, inside [0, length) and must not overlap.
-    """
+    """The tag sequence of `length` tokens encoding the given chunks in
+    `scheme`; chunks must be non-empty, inside [0, length) and not overlap."""
     _check_scheme(scheme)
     tags = ["O"] * length
     prev_end, prev_type = -1, None
@@ -268,8 +266,7 @@ def from_bioes(tags: Sequence[str], scheme: str) -> List[str]:
 
 
 def to_scheme(tags: Sequence[str], internal: str, scheme: str) -> List[str]:
-    """A valid ``internal`` sequence (as the constrained decoder produces)
-    in ``scheme``."""
+    """A valid ``internal`` sequence (as the decoder produces) in ``scheme``."""
     if internal == "bioes":
         return from_bioes(tags, scheme)
     if internal == scheme:
