@@ -450,9 +450,10 @@ class SpanTagger(SequenceTask):
         return inspection.explain(self.model, list(tokens), context, self.temperature, top)
 
     def spans(self, tokens: list[str], columns: list | None = None, with_confidence: bool = False) -> list:
-        """The predicted spans of one sentence (arguments as for :meth:`tag`):
-        (type, start, end) with end exclusive; ``with_confidence`` adds the
-        calibrated probability of this span exactly, over every tag sequence."""
+        """The predicted spans of one sentence (``tokens`` and ``columns`` as
+        for :meth:`tag`): (type, start, end) with end exclusive;
+        ``with_confidence`` adds the calibrated probability of this span
+        exactly, over every tag sequence."""
         tokens = one_sentence(tokens, "spans")
         if not with_confidence:
             return schemes.spans(self.tag(tokens, columns), self.scheme)
