@@ -42,8 +42,7 @@ class SpanFeaturizer:
         given = self.column_names + (["amb"] if classes else [])    # a training token's columns
         self._caches = [{} for _ in given]
         self._seeds = [f"{name}=" for name in given]
-        # the word attributes come first and depend on the word type alone:
-        # the sequence model scores their offset-0 templates once per type
+        # the word attributes depend on the word type alone: scored once per type
         self.n_type_attributes = self.words.n_type_attributes
 
     def lookup(self, words):

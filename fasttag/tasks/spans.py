@@ -22,11 +22,8 @@ from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
 from ..errors import InputError, ModelFormatError
 from ..features.clusters import as_clusters
 from ..features.gazetteers import Gazetteer, read_gazetteer
-# imported under the names the tagger's methods use
-from ..features.spans import DOCUMENT_EXTRAS, SpanFeaturizer, default_templates
-from ..features.spans import EXTRAS_LAYOUTS as _EXTRAS_LAYOUTS
-from ..features.spans import document_extras as _document_extras
-from ..features.spans import resolve_columns as _resolve_columns
+from ..features.spans import (DOCUMENT_EXTRAS, EXTRAS_LAYOUTS, SpanFeaturizer, default_templates, document_extras,
+                              resolve_columns)
 from ..features.words import bad_token, one_sentence, token_lists
 from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel, tag_fault
@@ -173,7 +170,7 @@ class SpanTagger(SequenceTask):
         n_cols = len(sents[0].rows[0])
         word_column = opts["word_column"]
         tag_column = -1 if opts["column"] is None else opts["column"]
-        feats = _resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
+        feats = resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
         if opts["scheme"]:
             _check_declared_scheme([s.tags for s in sents], opts["scheme"])
         scheme = opts["scheme"] or schemes.detect_scheme(s.tags for s in sents)
@@ -361,7 +358,7 @@ class SpanTagger(SequenceTask):
                     else [folds[d % FOLDS].classes.get for d in doc_ids]
         doc_extras = [e for e in extras if e in DOCUMENT_EXTRAS]
         if doc_extras:
-            derived = _document_extras(words, doc_ids, doc_extras)
+            derived = document_extras(words, doc_ids, doc_extras)
             if gets is not None and "gaz" not in extras:    # the classes too, in the same pass
                 return [[(*c, *d, get(w, UNKNOWN)) for c, d, w in zip(cs, ds, ws)]
                         for cs, ds, ws, get in zip(columns, derived, words, gets)]
@@ -589,7 +586,7 @@ class SpanTagger(SequenceTask):
             raise ModelFormatError("corrupt fasttag model: feature_columns is not a list")
         # train() writes the extras in one of these orders, once in the
         # featurizer and once in meta (which the column code reads)
-        if extras not in _EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
+        if extras not in EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
             raise ModelFormatError("corrupt fasttag model: span tagger extras do not add up")
         if len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in schemes.SCHEMES \
                 or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2") \

@@ -196,7 +196,6 @@ def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
         return cur_prefix != "B" or inside_same
     if scheme == "iob2":
         return cur_prefix != "I" or inside_same
-    # bioes
     if prev_prefix in ("B", "I"):
         return cur_prefix in ("I", "E") and prev_type == cur_type
     return cur_prefix in ("O", "B", "S")
