@@ -1,13 +1,6 @@
-"""Ambiguity classes: the set of labels each word took in the training data.
-
-A span tagger's feature ``amb`` is, per token, the sorted set of span types
-(and ``O``) its word form was tagged with in training, such as
-``"LOC|ORG"``, or ``"-"`` for an unseen word: shared by every word with the
-same labels, its weights are learned from many words at once.  On the
-training data the classes are jackknifed by document (``doc % FOLDS``), so
-that the model meets unknown words as often as on new text and does not
-learn to trust a feature that always holds the answer; new text sees the
-classes of the whole training set, stored in the model file.
+"""Ambiguity classes: the set of labels each word took in the training data,
+a span tagger's ``amb`` feature, jackknifed by document on the training data
+itself (docs/tasks.md, ambiguity classes).
 """
 from __future__ import annotations
 
@@ -42,10 +35,9 @@ class AmbiguityClasses:
 
     @classmethod
     def collect(cls, sentences, documents):
-        """The classes of ``sentences`` (``(words, span types)`` pairs, a
-        type being ``"O"`` outside spans) and, per fold, those of the other
-        folds: ``(classes, fold tables)``; ``documents[i]`` is sentence i's
-        document number."""
+        """``(classes, fold tables)`` of ``sentences``, ``(words, span types)``
+        pairs ("O" outside spans), a fold's table from the other folds;
+        ``documents[i]``: sentence i's document number."""
         sentences = list(sentences)
         full = cls(_classes(sentences))
         folds = [cls(_classes(s for s, d in zip(sentences, documents) if d % FOLDS != f))

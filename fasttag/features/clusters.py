@@ -1,14 +1,8 @@
 """Brown word clusters: learned from raw text, read and written as text.
 
-A word's cluster is a bit string (a path in a binary tree) whose prefixes
-are coarser clusters, so features can use several granularities at once.
+A word's cluster is a bit string whose prefixes are coarser clusters.
 Files are ``bitstring<TAB>word<TAB>count`` lines, as Liang's ``wcluster``
-writes them.  :func:`cluster` finds flat classes with the exchange
-algorithm, then merges them with Brown's criterion into the tree: the
-classic merge alone costs O(V x C^2), hours on millions of tokens.  Both
-steps maximise the class-bigram likelihood in compiled code
-(:mod:`fasttag._core.brown`); the result depends only on the text and the
-seed.  The algorithm in full: docs/training.md.
+writes them.  The algorithm (exchange, then Brown's merges): docs/training.md.
 """
 from __future__ import annotations
 
@@ -89,10 +83,9 @@ class Clusters(Mapping):
 
 
 def read_clusters(source) -> Clusters:
-    """Clusters from a file (a path or file object) or str lines in the
-    ``bitstring<TAB>word<TAB>count`` format (the count may be left out;
-    blank lines are skipped).  A malformed line is an InputError naming
-    the file and the line."""
+    """Clusters from a file (a path or file object) or str lines of
+    ``bitstring<TAB>word[<TAB>count]``; a malformed line is an InputError
+    naming the file and the line."""
     name = os.fsdecode(source) if ftio.is_path(source) else None
     bits, counts = {}, {}
     for n, line in enumerate(ftio.read_lines(source, "the clusters file"), start=1):

@@ -1,30 +1,6 @@
 """The features of a span tagger (:class:`fasttag.tasks.spans.SpanTagger`):
-its featurizer, its default templates and its document features.
-
-Features (per token, hashed templates, see :func:`span_templates`):
-
-* the POS tagger's word features: word, lowercase, digit-normalised form,
-  prefixes and suffixes, word shape and orthographic flags, a +-2 window;
-* every extra input column (POS tags, chunk tags, ...) as ``c1 .. cN`` over
-  a +-2 window, with n-grams and word conjunctions for the first one;
-* document-level features (off by default for NER and chunking: raw
-  text has no documents; on for a span tagger trained with no task): how
-  the word's lowercase form is written elsewhere in its document (``doc``: lowercase,
-  capitalised away from a sentence start, all capitals), whether the
-  sentence is written in capitals (``headline``), and the roles the word
-  takes elsewhere in runs of capitalised words (``docrun``: alone, first,
-  middle, last: "Clinton" after "Bill Clinton") with its own role here
-  (``caprole``).  Documents are delimited by ``-DOCSTART-`` lines; without
-  them each sentence is its own document;
-* optional gazetteers (``gaz``): the longest entry of each type that covers
-  the token, as a BIOES tag of the type (``B-LOC``);
-* with ``clusters``, the POS tagger's cluster features; with the document
-  features, a word in capitals with no cluster of its own takes that of
-  its capitalised form (``capitals_fallback``, stored in the featurizer
-  entry of the model);
-* ambiguity classes (``amb``, on by default for NER): the span types the word took
-  in the training data, jackknifed on the training data itself
-  (:mod:`fasttag.features.ambiguity`), over a +-1 window with its bigrams.
+its featurizer, its default templates and its document features.  The
+features are listed in docs/tasks.md (span tagger).
 """
 from __future__ import annotations
 
@@ -43,17 +19,11 @@ EXTRAS_LAYOUTS = [base + amb for amb in ([], ["amb"])     # the extras a model f
 
 class SpanFeaturizer:
     """Word attributes (cached per word type, as the POS tagger's) plus
-    per-token attributes handed over as columns: the input's feature
-    columns ``c1 .. cN``, then the derived ``extras`` (``doc``, ``headline``,
-    ``docrun``, ``caprole``, ``gaz``), in that order.
-
-    The ambiguity class ``amb`` (``ambiguity``) depends on the word alone
-    once trained, so it is a word-type attribute, the last of them: looked
-    up once per type, and its offset-0 templates scored once per type.
-    In training, where a sentence sees the classes of the other folds
-    (jackknifing), each token's class comes as one more column, the last,
-    and takes the type's place.  Either way it hashes as the column value
-    ``amb=CLASS``, so the keys do not depend on the route."""
+    per-token columns: the input's feature columns ``c1 .. cN``, then the
+    derived ``extras`` (``doc``, ``headline``, ``docrun``, ``caprole``, ``gaz``).
+    The ambiguity class ``amb`` is the last word-type attribute; in training
+    (jackknifed) it comes as one more column and takes the type's place,
+    hashed alike (``amb=CLASS``) either way."""
 
     MAX_CACHE = 100_000        # values per column cache before it starts over
     takes_columns = True       # a training token's class comes as a column, even with no others
@@ -72,8 +42,7 @@ class SpanFeaturizer:
         given = self.column_names + (["amb"] if classes else [])    # a training token's columns
         self._caches = [{} for _ in given]
         self._seeds = [f"{name}=" for name in given]
-        # the word attributes come first and depend on the word type alone:
-        # the sequence model scores their offset-0 templates once per type
+        # the word attributes depend on the word type alone: scored once per type
         self.n_type_attributes = self.words.n_type_attributes
 
     def lookup(self, words):
@@ -179,8 +148,7 @@ def span_templates(n_input_columns=0, extras=()):
     if "gaz" in extras:
         out += ["gaz[0]", "gaz[-1]", "gaz[1]", "gaz[0]|short_shape[0]", "gaz[-1]|gaz[0]|gaz[1]"]
     if "amb" in extras:
-        # a +-1 window and its bigrams: as good on CoNLL-2003 testa as the 18
-        # templates of a feature column (93.33 and 93.39), and cheaper to tag
+        # a +-1 window and its bigrams: as good as a feature column's 18, cheaper (docs/lab-notes.md)
         out += ["amb[-1]", "amb[0]", "amb[1]", "amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[0]|short_shape[0]"]
     return out
 
@@ -205,11 +173,8 @@ and its neighbours (a tag refined by the kind of word it is on)."""
 def default_templates(task, n_input_columns, extras, clusters, algorithm):
     """The templates of a span tagger trained without ``templates``: those
     of :func:`span_templates`, the cluster templates with ``clusters``, and
-    for the chunk task learned by MIRA with a POS column, its own.  They
-    were chosen with 3-best MIRA, the chunk default, on held-out CoNLL-2000
-    training sentences over three seeds: 95.26 F1 against 95.04 for the
-    perceptron without them.  The perceptron gains nothing from them there
-    (94.77 against 94.81 without clusters), so it goes without."""
+    for the chunk task learned by MIRA with a POS column, its own (the
+    perceptron gains nothing from them: docs/lab-notes.md)."""
     out = span_templates(n_input_columns, extras) + (list(CLUSTER_TEMPLATES) if clusters else [])
     if task == "chunk" and algorithm == "mira" and n_input_columns:
         out += (list(CHUNK_CLUSTER_TEMPLATES) if clusters else []) + list(CHUNK_TEMPLATES)
@@ -231,18 +196,11 @@ _ROLE_NAMES = ("", "A", "F", "M", "L")
 
 
 def document_extras(sentences, doc_ids, extras):
-    """Per sentence, per token: a tuple of the document-level ``extras``.
-
-    ``doc``: how the word's lowercase form appears elsewhere in the
-    document: written in lowercase (l), capitalised away from a sentence
-    start (t), all capitals (a), each flag a letter or "-"; plus whether
-    the token itself is at a sentence start.  ``headline``: whether most of
-    the sentence's letters are capitals (H or -).  ``docrun``: the roles
-    (A, F, M, L: see ``cap_runs``) the word takes in runs of capitalised
-    words elsewhere in the document; ``caprole``: the token's own role (or
-    "-"; always with ``docrun``).  Headline sentences are not counted as
-    "elsewhere".  Computed by :func:`fasttag._core.documents.document_codes`.
-    """
+    """Per sentence, per token: a tuple of the document-level ``extras``
+    (docs/tasks.md): ``doc`` as flags l, t, a or "-" (plus "0" at a sentence
+    start), ``headline`` H or -, ``docrun`` the roles A, F, M, L (see
+    ``cap_runs``) found elsewhere (not in headlines), ``caprole`` the token's
+    own (or "-")."""
     want = tuple(e in extras for e in ("doc", "headline", "docrun"))
     if want[2] != ("caprole" in extras):
         raise ValueError("docrun and caprole go together")

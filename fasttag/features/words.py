@@ -1,13 +1,6 @@
-"""Feature templates over token attributes, evaluated as hashes.
-
-A featurizer turns a batch of sentences into a matrix ``attrs[token,
-attribute]`` of uint64 hashes.  Word-level attributes depend only on the
-word type, so each type's row is hashed once, cached and gathered by index
-(one dict lookup per token); per-token attributes (extra columns,
-dictionary matches) are further columns.  A template such as
-``"lower[-1]|lower[0]"`` names up to four (attribute, offset) parts whose
-hashes are combined in Cython (:mod:`fasttag._core.features`), so no Python
-string is built per feature per token.
+"""Feature templates over token attributes, evaluated as hashes, and the
+word featurizer that caches each word type's hashed attributes
+(docs/architecture.md, features).
 """
 import re
 import threading
@@ -22,11 +15,9 @@ from ..display import quote
 
 MAX_PARTS = 4
 MAX_OFFSET = 1024          # context offsets are small; the bound keeps them int32
-# Every token gets one uint64 key per template (a batch of 50,000 tokens
-# holds 400 KB per template), so the count bounds the memory of tagging.
-# The default sets have 20 to 70 templates and hand-written ones rarely
-# more than a few hundred; 1024 is far above them and keeps a model file
-# (where a template costs a dozen bytes) from needing gigabytes to tag.
+# Every token gets one uint64 key per template, so the count bounds the
+# memory of tagging: far above any real set, it keeps a small model file
+# from needing gigabytes to tag.
 MAX_TEMPLATES = 1024
 TEMPLATE_PART = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[(-?\d+)\]$")
 
@@ -35,9 +26,8 @@ class Templates:
     """A parsed list of templates, as the arrays the Cython extractor reads."""
 
     def split(self, n_type_attributes):
-        """(type-only templates, the others): a template is type-only when
-        every part reads offset 0 of one of the first ``n_type_attributes``
-        attributes (those that depend on the word type alone); its features
+        """(type-only templates, the others): type-only templates read offset 0
+        of the first ``n_type_attributes`` attributes alone, so their features
         can be scored once per word type."""
         type_only, rest = [], []
         for t, name in enumerate(self.names):
@@ -149,10 +139,9 @@ def _not_a_token(token):
 
 def token_lists(sentences, keep_sentences=False):
     """The sentences as lists, with a TypeError where a str stands for a
-    sentence or for the list of sentences (a str would otherwise be tagged
-    character by character).  With ``keep_sentences``, objects with a
-    ``words`` attribute (:class:`fasttag.text.formats.Sentence`) are kept as they
-    are.  One check per sentence, none per token."""
+    sentence or for the list of sentences (else tagged character by
+    character).  With ``keep_sentences``, objects with a ``words`` attribute
+    (:class:`fasttag.text.formats.Sentence`) are kept as they are."""
     if isinstance(sentences, (str, bytes)):
         raise TypeError(f"expected a list of sentences (each a list of token strings), got "
                         f"{type(sentences).__name__}; split the text into tokens first")
@@ -191,9 +180,8 @@ def one_sentence(tokens, method):
 
 
 def bad_token(sentences):
-    """A TypeError naming the first token that is not a str (sentence i,
-    token j) and its type, or None.  The slow check, for after tagging has
-    failed."""
+    """A TypeError naming the first token that is not a str, or None: the
+    slow check, for after tagging has failed."""
     for i, tokens in enumerate(sentences):
         for j, t in enumerate(tokens):
             if not isinstance(t, str):
@@ -203,15 +191,9 @@ def bad_token(sentences):
 
 
 class _TypeTable:
-    """One generation of the word-type cache: ``index`` (word -> type id)
-    and ``rows`` (row id = the word's hashed attributes).
-
-    Readers take no lock, so a table only ever changes in ways a reader
-    cannot see: rows are appended and never overwritten, ``rows`` is only
-    replaced by a larger copy, and an id is published in ``index`` after its
-    row is in ``rows``.  Ids read from ``index`` therefore stay valid in any
-    later ``rows`` of the same table.  Clearing the cache starts a new table
-    instead (a reader may still hold the old one)."""
+    """One generation of the word-type cache: ``index`` (word -> row id) and
+    ``rows``.  Readers take no lock: rows are only appended (``rows`` replaced
+    by a larger copy), ids published after their rows; clearing starts a new table."""
 
     __slots__ = ("index", "rows")
 
@@ -233,24 +215,16 @@ finest cluster of its neighbours."""
 
 
 class WordFeaturizer:
-    """Word-level attributes, hashed once per word type and cached.
+    """Word-level attributes, hashed once per word type and cached; safe to
+    share between threads (new types are added under a lock).
 
-    One featurizer may serve many threads: known words are read without a
-    lock; new types are added under one (see :class:`_TypeTable`).
-
-    ``n_columns`` extra per-token columns (POS tags, chunk tags, ...) become
-    attributes ``col1 .. colN``.
-
-    With ``clusters`` (:class:`fasttag.features.clusters.Clusters`), the word's
-    Brown cluster prefixes are further word-type attributes
-    (:data:`CLUSTER_ATTRIBUTES`, after :attr:`ATTRIBUTES`): the cluster of
-    the word as written, else of its lowercase form, else "" (none).  With
-    ``capitals_fallback``, a word in capitals that has neither takes the
-    cluster of its capitalised form ("JAPAN" that of "Japan"): headlines
-    are written in capitals, the clustered text mostly is not.
-
-    ``word_classes`` (name, {word: class}, class of other words) adds the
-    word's class as the last word-type attribute.
+    ``n_columns`` extra per-token columns become attributes ``col1 .. colN``.
+    With ``clusters`` (:class:`fasttag.features.clusters.Clusters`), the
+    word's cluster prefixes (:data:`CLUSTER_ATTRIBUTES`) follow
+    :attr:`ATTRIBUTES`; with ``capitals_fallback``, a word in capitals with no
+    cluster takes that of its capitalised form (headlines are in capitals,
+    clustered text mostly is not).  ``word_classes`` (name, {word: class},
+    class of other words) adds the word's class as the last attribute.
     """
 
     ATTRIBUTES = ("word", "lower", "norm",
@@ -277,9 +251,8 @@ class WordFeaturizer:
             self._seeds[-1] = 0             # hashed as the column value "name=class" (see word_classes)
 
     def attribute_values(self, word):
-        """The string value of every word-type attribute of this
-        featurizer (:meth:`word_attributes`, the cluster prefixes, the
-        word's class)."""
+        """The string value of every word-type attribute: :meth:`word_attributes`,
+        the cluster prefixes, the word's class."""
         values = self.word_attributes(word)
         if self.clusters is not None:
             values += prefix_values(self.cluster_of(word))
@@ -289,10 +262,8 @@ class WordFeaturizer:
         return values
 
     def _hashed_values(self, word):
-        """:meth:`attribute_values` as they are hashed: the word's class as
-        ``name=class``, the hash of the same value as a feature column
-        (``word_classes``: a span tagger's ambiguity classes, handed over
-        as a column in training, where they are jackknifed)."""
+        """:meth:`attribute_values` as hashed: the word's class as ``name=class``,
+        as the same value handed over as a (jackknifed) training column hashes."""
         values = self.attribute_values(word)
         if self.word_classes is not None:
             values = values[:-1] + (f"{self.word_classes[0]}={values[-1]}",)
@@ -319,10 +290,9 @@ class WordFeaturizer:
                 first if rest else "", last)
 
     def lookup(self, words):
-        """(ids, rows): each word's type id (adding new types) and an array
-        whose row ``id`` holds that type's hashed attributes.  Take both from
-        one call: ``rows`` stays right for these ids even if another thread
-        clears the cache meanwhile.  Known words take no lock."""
+        """(ids, rows): each word's type id (adding new types) and the array
+        of hashed attributes they index.  Take both from one call: ``rows``
+        stays right for these ids even if another thread clears the cache."""
         table = self._table
         if type(words) is not list:
             words = list(words)
@@ -368,8 +338,7 @@ class WordFeaturizer:
         for w in words:
             values.extend(self._hashed_values(w))
         hashed = hash_texts(values).reshape(len(words), -1)
-        # attribute name is part of the hash, so "s" as suffix1 and as
-        # prefix1 are different values
+        # "s" as suffix1 and as prefix1 are different values
         for a, seed in enumerate(self._seeds):
             hashed[:, a] ^= np.uint64(seed)
         start = len(table.index)
@@ -386,9 +355,8 @@ class WordFeaturizer:
             index[w] = start + i
 
     def type_ids(self, words):
-        """Row index of each word's cached attributes (adding new types).
-        Concurrent callers should use :meth:`lookup`, which also returns
-        the rows these ids index."""
+        """Row index of each word's cached attributes (adding new types);
+        concurrent callers use :meth:`lookup`."""
         return self.lookup(words)[0]
 
     def type_rows(self, ids, rows=None):
@@ -397,9 +365,8 @@ class WordFeaturizer:
         return np.ascontiguousarray((self._table.rows if rows is None else rows)[ids])
 
     def attributes(self, words, columns=None, ids=None, rows=None):
-        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens;
-        ``columns`` is a list of per-token column lists (n_columns each);
-        ``ids``, ``rows``: the words' :meth:`lookup`, when already known."""
+        """``attrs[n_tokens, n_attributes]`` for a flat list of tokens, with
+        per-token ``columns`` (``ids``, ``rows``: the words' :meth:`lookup`, if known)."""
         if ids is None:
             ids, rows = self.lookup(words)
         elif rows is None:

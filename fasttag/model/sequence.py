@@ -1,12 +1,6 @@
-"""The sequence model every fasttag task decodes with.
-
-``SequenceModel`` holds what a trained tagger is: tags, a featurizer and
-templates that turn inputs into hashed feature keys, an emission
-``WeightTable`` and a dense transition vector, and the constraints of
-:class:`fasttag._core.sequence.Search`.  Those are forbidden transitions, a tag
-dictionary or per-position candidate classes, and pruning of open
-positions to their best ``prune_k`` tags.  Decoding is Viterbi or greedy.
-Training lives in :mod:`fasttag.model.training`.
+"""The sequence model every fasttag task decodes with: tags, featurizer,
+templates, weights and the decoder's constraints.  Training lives in
+:mod:`fasttag.model.training`.
 """
 import unicodedata
 from itertools import chain
@@ -28,26 +22,17 @@ BATCH_TOKENS = 50_000
 class SequenceModel:
     """Tags, templates, weights and constraints of one sequence task.
 
-    A model decodes *examples*: ``(input, context)`` pairs.  The featurizer
-    decides what they are.  A token featurizer (``attribute_names`` and
-    ``attributes(tokens, contexts)``) reads token lists, and ``context`` is
-    the example's per-token feature columns or None.  A featurizer with
-    ``batch(inputs, contexts) -> Batch`` reads whole inputs itself (the
-    characters of a line, say), and returns per-position attributes,
-    bounds, and optionally per-position candidate classes.  Batch
-    featurizers use ``context`` for per-example side data, such as the
-    jackknife fold of a training line.  A featurizer with
-    ``feature_keys(inputs) -> (keys, bounds)`` hashes whole features itself
-    (per-token feature dicts): its rows are padded with key 0, which
-    training never stores.
+    A model decodes *examples*, ``(input, context)`` pairs, as its featurizer
+    reads them: a token featurizer (``attributes(tokens, columns)``) takes
+    token lists with per-token columns or None; a batch featurizer
+    (``batch(inputs, contexts) -> Batch``) whole inputs, with per-example
+    side data and optionally candidate classes; one with ``feature_keys(inputs)
+    -> (keys, bounds)`` hashes whole features itself (padded with key 0,
+    which training never stores).  A token featurizer with
+    ``n_type_attributes`` also provides ``lookup(tokens) -> (type ids, rows)``.
 
-    ``allowed`` is a transition mask (see ``_sequence``).  ``tagdict_classes``
-    are tuples of tag ids.  ``tagdict`` maps a token to a class index.
-    Candidate classes from a batch featurizer take the tag dictionary's
-    place.  A token featurizer with ``n_type_attributes`` (a per-word-type
-    cache) also provides ``lookup(tokens) -> (type ids, their rows)``.
-    The ids and rows come in one step, so threads sharing the model never
-    read rows that another thread is replacing.
+    ``allowed``: a transition mask; ``tagdict`` maps a token to an index
+    into ``tagdict_classes`` (tuples of tag ids).
     """
 
     def __init__(self, tags, featurizer, templates, allowed=None, tagdict=None,
@@ -78,17 +63,14 @@ class SequenceModel:
         self.emit = WeightTable()          # averaged weights used to predict
         self.trans = np.zeros(transition_size(len(self.tags)))
         self.training_info = {}
-        # Prediction scores the type-only templates once per word type
-        # (featurizers with a per-type cache say how many attributes are
-        # type-level); training scores every template per token.
+        # prediction scores the type-only templates once per word type
         n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
         self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
 
     def add_tags(self, new_tags):
-        """Append ``new_tags`` to the tag set (fine-tuning on data with new
-        tags): existing tag ids, weights and transitions stay as they are;
-        the new tags start with no weights.  A transition mask grows with
-        the new tags forbidden everywhere: the task rebuilds it."""
+        """Append ``new_tags`` to the tag set (fine-tuning): existing ids,
+        weights and transitions stay; a transition mask grows with the new
+        tags forbidden everywhere (the task rebuilds it)."""
         old = len(self.tags)
         tags = self.tags + [t for t in new_tags if t not in self.tag_index]
         T = check_n_tags(len(tags))
@@ -163,9 +145,8 @@ class SequenceModel:
                       candidates=candidates, prune_k=self.prune_k)
 
     def _featurize_split(self, examples, emit):
-        """Like :meth:`featurize`, but the type-only templates are scored
-        once per distinct word type: (context keys, bounds, candidates,
-        per-type base scores, type index per token)."""
+        """:meth:`featurize` with the type-only templates scored once per word
+        type: (context keys, bounds, candidates, per-type scores, type index)."""
         type_templates, context_templates = self._split
         bounds, tokens, columns = self._flatten(examples)
         # ids and the rows they index come from one lookup: another thread
@@ -184,21 +165,19 @@ class SequenceModel:
                 index.astype(np.int64))
 
     def predict_chunks(self, examples, emit=None, trans=None, n_threads=1):
-        """The one prediction path: ``(tag ids, bounds, batch)`` for
-        successive chunks of the examples (``batch`` as in
-        :meth:`featurize`), in order.  Uses the model's averaged weights
-        unless ``emit``/``trans`` are given.  ``n_threads`` (0: every
-        core) featurizes and decodes chunks on that many threads, each
-        with its own decoder (:mod:`fasttag.parallel`); the examples are
-        read lazily, a few chunks ahead."""
+        """The one prediction path: ``(tag ids, bounds, batch)`` per chunk of
+        the examples, in order, with the averaged weights unless
+        ``emit``/``trans`` are given.  ``n_threads`` (0: every core) runs
+        chunks on that many threads (:mod:`fasttag.parallel`), reading the
+        examples lazily."""
         emit = self.emit if emit is None else emit
         trans = self.trans if trans is None else trans
         return parallel.ordered_map(lambda chunk: self._predict_chunk(chunk, emit, trans),
                                     example_batches(examples, BATCH_TOKENS), n_threads)
 
     def _predict_chunk(self, chunk, emit, trans):
-        """``(tag ids, bounds, batch)`` of one chunk: its own decoder (the
-        scratch buffers), so chunks may run on different threads."""
+        """``(tag ids, bounds, batch)`` of one chunk, with a decoder of its
+        own (the scratch buffers) so chunks may run on different threads."""
         greedy = self.decoder == "greedy"
         if self._split is not None:
             keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
@@ -305,12 +284,9 @@ class SequenceModel:
 
 
 def tag_fault(tag):
-    """What is wrong with ``tag`` as a tag name, or None.  A tag is written
-    as a field of tagged text, column files and CoNLL-U, and as a spaCy
-    label: it must be a non-empty str without whitespace (a field
-    separator), control characters (a NUL, an escape code) or lone
-    surrogates (no UTF-8 form).  Training refuses such tags, and loading
-    refuses a model file that has one."""
+    """What is wrong with ``tag`` as a tag name, or None: a tag is written as
+    a field of text and column files, so it must be a non-empty str without
+    whitespace, control characters or lone surrogates."""
     if not isinstance(tag, str):
         return f"a {type(tag).__name__}, not a str"
     if not tag:

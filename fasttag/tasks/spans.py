@@ -1,13 +1,8 @@
 """Span tagging: chunking (CoNLL-2000) and named entities (CoNLL-2003).
 
-A :class:`SpanTagger` is a sequence model whose tags encode spans.  It
-reads IOB1, IOB2 or BIOES, learns BIOES (E- and S- tags tell the model
-where a span ends), decodes with Viterbi constrained to valid BIOES, and
-writes the training files' scheme back.  Features: the POS tagger's word
-features, extra input columns, document features, gazetteers, clusters and
-ambiguity classes (:mod:`fasttag.features.spans`,
-:mod:`fasttag.features.gazetteers`; docs/tasks.md).  NER reads no column
-unless told, so that its model tags raw text.
+A :class:`SpanTagger` reads IOB1, IOB2 or BIOES, learns BIOES, decodes
+with Viterbi constrained to valid sequences and writes the training files'
+scheme back (docs/tasks.md; features: :mod:`fasttag.features.spans`).
 """
 from __future__ import annotations
 
@@ -27,12 +22,10 @@ from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
 from ..errors import InputError, ModelFormatError
 from ..features.clusters import as_clusters
 from ..features.gazetteers import Gazetteer, read_gazetteer
-# imported under the names the tagger's methods use
-from ..features.spans import DOCUMENT_EXTRAS, SpanFeaturizer, default_templates
-from ..features.spans import EXTRAS_LAYOUTS as _EXTRAS_LAYOUTS
-from ..features.spans import document_extras as _document_extras
-from ..features.spans import resolve_columns as _resolve_columns
+from ..features.spans import (DOCUMENT_EXTRAS, EXTRAS_LAYOUTS, SpanFeaturizer, default_templates, document_extras,
+                              resolve_columns)
 from ..features.words import bad_token, one_sentence, token_lists
+from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel, tag_fault
 from ..model import registry
 from .base import SequenceTask, closed_after, tokenizer_of
@@ -49,9 +42,8 @@ _IS_DOCSTART = methodcaller("startswith", "-DOCSTART-")
 
 
 def _read_sentences(data, word_column=0, tag_column=-1):
-    """(Sentence list, document id per sentence) from a path or file, from
-    an iterable of Sentence objects, or from (words, tags) pairs or NLTK
-    tagged sentences (each then a document of its own)."""
+    """(Sentence list, document id per sentence) from a path or file,
+    Sentence objects, or (words, tags) pairs (each a document of its own)."""
     if ftio.is_source(data):
         if ftio.is_path(data):
             name = os.fsdecode(os.fspath(data))
@@ -64,46 +56,30 @@ def _read_sentences(data, word_column=0, tag_column=-1):
         if not all(isinstance(s, ftio.Sentence) for s in sents):
             sents = [ftio.Sentence(w, t, [[x] if t is None else [x, y] for x, y in zip(w, t or w)], [], [], 0)
                      for w, t in read_pairs(sents)]
-    doc_ids = []
-    doc = 0
     starts = [any(map(_IS_DOCSTART, s.lines)) for s in sents]
-    seen_docstart = any(starts)
-    for i, s in enumerate(sents):
-        if seen_docstart:
-            if starts[i]:
-                doc += 1
-        else:
-            doc = i
-        doc_ids.append(doc)
+    doc_ids = list(itertools.accumulate(map(int, starts))) if any(starts) else list(range(len(sents)))
     return sents, doc_ids
 
 
 def _typed_words(sents):
-    """(words, span type or "O" per token) of tagged sentences: what
-    ambiguity classes are collected from."""
+    """(words, span type or "O" per token): what ambiguity classes are collected from."""
     return [(s.words, [schemes.split_tag(t)[1] or "O" for t in s.tags]) for s in sents]
 
 
 def _check_stored_columns(meta):
-    """A ModelFormatError unless the stored column layout is one training
-    writes: 0-based word, tag and feature columns of ``n_columns``, all
-    distinct (new files are read by it)."""
+    """A ModelFormatError unless the stored columns are distinct and within
+    ``n_columns`` (new files are read by them)."""
     n = meta.get("n_columns")
-
-    def index(v):
-        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n
-    if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 100_000):
+    if not header_int(n, 1, 100_000):
         raise ModelFormatError(f"corrupt fasttag model: n_columns {n!r}")
     used = [meta.get("word_column", 0), meta.get("tag_column", n - 1)] + list(meta.get("feature_columns", []))
-    if not all(index(v) for v in used) or len(set(used)) != len(used):
+    if not all(header_int(v, 0, n - 1) for v in used) or len(set(used)) != len(used):
         raise ModelFormatError("corrupt fasttag model: the word, tag and feature columns do not add up")
-
 
 
 def _bad_input(sentences, columns=None):
     """A TypeError naming the first token or feature column value that is
-    not a str (sentence i, token j) and its type, or None.  The slow check,
-    for after tagging has failed."""
+    not a str, or None: the slow check, for after tagging has failed."""
     words = [s.words if hasattr(s, "words") else s for s in sentences]
     err = bad_token(words)
     if err is not None or columns is None:
@@ -118,7 +94,6 @@ def _bad_input(sentences, columns=None):
         except TypeError:
             return None
     return None
-
 
 
 #: The option groups of span tasks (chunk, ner, and "spans": one trained with no task named).
@@ -169,9 +144,6 @@ class SpanTagger(SequenceTask):
     def feature_columns(self):
         return list(self.meta.get("feature_columns", []))
 
-    # ------------------------------------------------------------ training
-
-
     # ------------------------------------------------------------ task hooks
 
     @classmethod
@@ -198,7 +170,7 @@ class SpanTagger(SequenceTask):
         n_cols = len(sents[0].rows[0])
         word_column = opts["word_column"]
         tag_column = -1 if opts["column"] is None else opts["column"]
-        feats = _resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
+        feats = resolve_columns(n_cols, word_column, tag_column, opts["feature_columns"])
         if opts["scheme"]:
             _check_declared_scheme([s.tags for s in sents], opts["scheme"])
         scheme = opts["scheme"] or schemes.detect_scheme(s.tags for s in sents)
@@ -225,8 +197,7 @@ class SpanTagger(SequenceTask):
         clusters = None if opts["clusters"] is None else as_clusters(opts["clusters"], "option clusters")
         templates = opts["templates"] or default_templates(opts["task"], len(feats), extras, clusters is not None,
                                                           opts["algorithm"])
-        # a cluster for words in capitals too, beside the document features (which
-        # know headlines): +0.1 on CoNLL-2003 testa; none on CoNLL-2000 (no headlines)
+        # a cluster for words in capitals too, beside the document features (which know headlines)
         fallback = bool(opts["document_features"])
         model = SequenceModel(tags, SpanFeaturizer(len(feats), extras, clusters, capitals_fallback=fallback,
                                                    ambiguity=ambiguity),
@@ -345,8 +316,8 @@ class SpanTagger(SequenceTask):
 
     def _columns(self, sents, doc_ids=None, columns=None, jackknifed=False):
         """Per sentence, per token: the featurizer's column values
-        (``jackknifed``: the ambiguity classes of the training folds, as a
-        last column); None per sentence when the model takes none."""
+        (``jackknifed``: the training folds' ambiguity classes as a last
+        column); None per sentence when the model takes none."""
         extras = self.meta.get("extras", [])
         feats = self.feature_columns
         if columns is None and not feats and (not extras or (extras == ["amb"] and not jackknifed)):
@@ -387,7 +358,7 @@ class SpanTagger(SequenceTask):
                     else [folds[d % FOLDS].classes.get for d in doc_ids]
         doc_extras = [e for e in extras if e in DOCUMENT_EXTRAS]
         if doc_extras:
-            derived = _document_extras(words, doc_ids, doc_extras)
+            derived = document_extras(words, doc_ids, doc_extras)
             if gets is not None and "gaz" not in extras:    # the classes too, in the same pass
                 return [[(*c, *d, get(w, UNKNOWN)) for c, d, w in zip(cs, ds, ws)]
                         for cs, ds, ws, get in zip(columns, derived, words, gets)]
@@ -410,8 +381,7 @@ class SpanTagger(SequenceTask):
 
     def _for_sentences(self, sentences, columns, documents, predict):
         """``predict(sentences, their model inputs)`` of the non-empty
-        sentences, in place in a list with None for empty ones; inputs are
-        checked here."""
+        sentences, in place in a list with None for empty ones."""
         sentences = token_lists(sentences, keep_sentences=True)
         for name, per_sentence in (("columns", columns), ("documents", documents)):
             if per_sentence is not None and len(per_sentence) != len(sentences):
@@ -442,15 +412,12 @@ class SpanTagger(SequenceTask):
                   documents: list | None = None, n_best: int | None = None, n_threads: int = 1) -> list:
         """Tags (in :attr:`scheme`) of many sentences: lists of tokens or
         Sentence objects (whose rows give the feature columns).
-        ``columns``: per sentence, per token, the feature column values
-        (when the sentences are token lists and the model has feature
-        columns).  ``documents``: a document id per sentence (default: each
-        sentence alone, or ``-DOCSTART-`` lines of Sentence objects).  With
-        ``n_best=k``: per sentence the k best tag sequences as ``(tags,
-        score)`` pairs, best first.  ``n_threads``: tag chunks of about
-        50,000 tokens on that many threads (0: every core), with the same
-        output as one thread (:mod:`fasttag.parallel`); the document and
-        column features are computed first, in the calling thread."""
+        ``columns``: per sentence, per token, the feature column values (for
+        token lists, when the model has feature columns).  ``documents``: a
+        document id per sentence (default: each sentence alone, or the
+        ``-DOCSTART-`` lines of Sentence objects).  ``n_best=k``: per
+        sentence the k best ``(tags, score)`` pairs, best first.
+        ``n_threads``: as :meth:`fasttag.Tagger.tag_sents` (0: every core)."""
         n_threads = parallel.check_threads(n_threads)
         pred = self._for_sentences(sentences, columns, documents,
                                    lambda sents, inputs: self._predict(sents, n_threads, n_best, inputs))
@@ -459,35 +426,31 @@ class SpanTagger(SequenceTask):
         return [[([], 0.0)] if p is None else p for p in pred]
 
     def tag(self, tokens: list[str], columns: list | None = None, n_best: int | None = None) -> list:
-        """Tags of one sentence (in :attr:`scheme`), ``tokens``: a list of
-        token strings (a str is a TypeError) or a Sentence object;
-        ``columns``: per token, its feature column values, and ``n_best``,
-        as in :meth:`tag_sents`."""
+        """Tags of one sentence (in :attr:`scheme`): ``tokens`` a list of
+        token strings or a Sentence object; ``columns`` (per token) and
+        ``n_best`` as in :meth:`tag_sents`."""
         return self.tag_sents([one_sentence(tokens, "tag")], None if columns is None else [columns],
                               n_best=n_best)[0]
 
     def marginals(self, sentences, columns=None, documents=None):
-        """Per sentence an ``n x T`` array of tag probabilities at each
-        token, columns in the order of ``self.model.tags`` (the internal
-        scheme's tags), with the calibrated :attr:`temperature`."""
+        """Per sentence an ``n x T`` array of tag probabilities (columns: the
+        internal scheme's ``self.model.tags``), calibrated by :attr:`temperature`."""
         T = len(self.model.tags)
         pred = self._for_sentences(sentences, columns, documents,
                                    lambda sents, inputs: self._marginals(sents, inputs))
         return [np.zeros((0, T)) if p is None else p for p in pred]
 
     def explain(self, tokens, columns=None, top=5):
-        """Why each token of one sentence got its (internal-scheme) tag: as
-        :meth:`fasttag.Tagger.explain`."""
+        """Why each token got its (internal-scheme) tag: as :meth:`fasttag.Tagger.explain`."""
         tokens = one_sentence(tokens, "explain")
         context = self._columns([tokens], None, None if columns is None else [columns])[0]
         return inspection.explain(self.model, list(tokens), context, self.temperature, top)
 
     def spans(self, tokens: list[str], columns: list | None = None, with_confidence: bool = False) -> list:
-        """The predicted spans of one sentence, ``tokens`` (and ``columns``
-        as for :meth:`tag`): (type, start, end) with end exclusive.
-        ``with_confidence``: (type, start, end, probability),
-        the probability that the model gives this span exactly, over
-        every tag sequence (calibrated by :attr:`temperature`)."""
+        """The predicted spans of one sentence (``tokens`` and ``columns`` as
+        for :meth:`tag`): (type, start, end) with end exclusive;
+        ``with_confidence`` adds the calibrated probability of this span
+        exactly, over every tag sequence."""
         tokens = one_sentence(tokens, "spans")
         if not with_confidence:
             return schemes.spans(self.tag(tokens, columns), self.scheme)
@@ -515,16 +478,14 @@ class SpanTagger(SequenceTask):
     def tag_text(self, text, tokenizer=None):
         """Tag raw ``text`` (a str): a list of sentences, each a list of
         :class:`fasttag.text.rawtext.Token` ``(text, tag, start, end)``, tags
-        in :attr:`scheme`, offsets into ``text``.  Sentences and tokens
-        come from ``tokenizer`` (a :class:`fasttag.Tokenizer` or a model
-        path; default: the bundled English tokenizer).  Each sentence is
-        tagged as a document of its own."""
+        in :attr:`scheme`, offsets into ``text``.  ``tokenizer``: a
+        :class:`fasttag.Tokenizer` or model path (default: the bundled
+        English one).  Each sentence is a document of its own."""
         return rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer))
 
     def entities(self, text, tokenizer=None):
-        """The spans found in raw ``text`` (a str), in text order: a list
-        of :class:`fasttag.text.rawtext.Span` ``(label, text, start, end)``
-        with character offsets into ``text``."""
+        """The spans found in raw ``text``, in order: :class:`fasttag.text.rawtext.Span`
+        ``(label, text, start, end)`` with character offsets into ``text``."""
         out = []
         for tokens in rawtext.tag_text(self.tag_sents, text, tokenizer_of(tokenizer), "entities"):
             for label, i, j in schemes.spans([t.tag for t in tokens], self.scheme):
@@ -533,14 +494,9 @@ class SpanTagger(SequenceTask):
         return out
 
     def _records(self, source, json, n_threads, format=None, tokenizer=None, entities=False, nbest=None):
-        """The records of :meth:`tag_file`.  ``format``: None (or "raw")
-        reads raw text cut by ``tokenizer`` (default: the bundled English
-        tokenizer); "text": pretokenized, a sentence a line; "conll": a
-        column file, written back with the predicted tag appended
-        (documents, ``-DOCSTART-``, tagged whole).  Text gives ``word/TAG``
-        tokens, or with ``entities`` a line per span.  JSON Lines have tags
-        in IOB2, ``"scheme": "iob2"``, whatever :attr:`scheme` is;
-        ``nbest`` applies to text input."""
+        """The records of :meth:`tag_file`: raw text (``format`` None or "raw"),
+        pretokenized ("text") or a column file ("conll", documents tagged
+        whole); JSON records have IOB2 tags whatever :attr:`scheme` is."""
         if format not in (None, "raw", "text", "conll"):
             raise InputError(f"a span tagger reads raw text, pretokenized text or column files "
                              f"(option format conll), not {format}")
@@ -586,9 +542,8 @@ class SpanTagger(SequenceTask):
         return closed_after(records, close), {"style": style}
 
     def _json_tags(self, tags, found=None):
-        """``tags`` (in :attr:`scheme`, their spans ``found``) in the scheme
-        of JSON records, IOB2: what spaCy and most readers expect, where
-        the training files may have been IOB1 or BIOES."""
+        """``tags`` (in :attr:`scheme`, their spans ``found``) in IOB2, the
+        scheme of JSON records: what spaCy and most readers expect."""
         if found is None:
             found = schemes.spans(tags, self.scheme)
         return schemes.encode(found, len(tags), output.SPAN_SCHEME)
@@ -598,7 +553,7 @@ class SpanTagger(SequenceTask):
         document starts so that document features see whole documents."""
         batch, documents = [], False
         for sent in sentences:
-            starts_doc = any(line.startswith("-DOCSTART-") for line in sent.lines)
+            starts_doc = any(map(_IS_DOCSTART, sent.lines))
             if batch and ((starts_doc and len(batch) >= self.DOCUMENT_BATCH)
                           or (not documents and len(batch) >= self.SENTENCES_PER_BATCH)):
                 yield batch
@@ -624,14 +579,14 @@ class SpanTagger(SequenceTask):
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
         n_in = spec.get("n_input_columns")
-        if not isinstance(n_in, int) or isinstance(n_in, bool) or not 0 <= n_in <= 64:
+        if not header_int(n_in, 0, 64):
             raise ModelFormatError(f"corrupt fasttag model: bad span tagger header (n_input_columns {n_in!r})")
         extras = spec.get("extras", [])
         if not isinstance(meta.get("feature_columns", []), list):
             raise ModelFormatError("corrupt fasttag model: feature_columns is not a list")
         # train() writes the extras in one of these orders, once in the
         # featurizer and once in meta (which the column code reads)
-        if extras not in _EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
+        if extras not in EXTRAS_LAYOUTS or meta.get("extras", []) != extras:
             raise ModelFormatError("corrupt fasttag model: span tagger extras do not add up")
         if len(meta.get("feature_columns", [])) != n_in or meta.get("scheme") not in schemes.SCHEMES \
                 or meta.get("internal_scheme", INTERNAL_SCHEME) not in ("bioes", "iob2") \
@@ -669,8 +624,7 @@ def _span_set(sequences, scheme):
 
 
 def _id_span_set(pred_ids, tags):
-    """The spans of valid BIOES tag-id sequences as ``_span_set`` gives them
-    (None when a sequence is not valid), computed with numpy."""
+    """``_span_set`` of valid BIOES tag-id sequences in numpy (None when one is not valid)."""
     if not pred_ids:
         return set()
     prefix = np.array([t[0] for t in tags])
@@ -712,10 +666,8 @@ def _check_declared_scheme(gold, scheme):
 
 
 def _scoring_scheme(gold, trained):
-    """The scheme to read gold tags in: the one they are written in, or,
-    for gold without a chunk to tell IOB1 from IOB2 by, the one the model
-    was trained on.  (Span F1 is the same either way; the token accuracy
-    compares tags in this scheme.)"""
+    """The scheme gold tags are written in, or, where no chunk tells IOB1
+    from IOB2, the model's (the token accuracy compares tags in it)."""
     detected = schemes.detect_scheme(gold)
     if detected != "iob2" or any(t != "O" for ts in gold for t in ts):
         return detected

@@ -1,11 +1,6 @@
-"""Every score fasttag reports, in one place, as fractions in [0, 1].
-
-Tagging accuracy (known and unknown words, per-tag P/R/F1), conlleval's
-span P/R/F1, the SIGHAN bakeoffs' segmentation P/R/F1 with OOV and IV
-recall, and the CoNLL 2018 tokenization scores.  Human-readable output
-prints percentages; the API and ``--json`` never do.  The fast dev scorers
-used while training (:func:`bmes_word_f1`, :func:`span_f1`) give exactly
-the scores of the full functions.
+"""Every score fasttag reports, in one place, as fractions in [0, 1]
+(docs/python-api.md).  The fast dev scorers used while training
+(:func:`bmes_word_f1`, :func:`span_f1`) give exactly the full functions' scores.
 """
 import itertools
 from collections import Counter
@@ -81,17 +76,11 @@ def score_spans(
     pred_sequences: Iterable[Sequence[str]],
     scheme: str = "iob2",
 ) -> dict:
-    """conlleval's scores of predicted against gold tag sequences.
-
-    A predicted chunk is correct when its type, start and end all equal a gold
-    chunk's. Precision, recall and F1 (overall and per type) and token
-    accuracy are fractions (conlleval prints them as percentages); any
-    division by zero gives 0.0. Returns a dict with keys precision, recall, f1,
+    """conlleval's scores of predicted against gold tag sequences (a chunk is
+    correct when type, start and end match): a dict of precision, recall, f1,
     accuracy, tokens, gold_chunks, pred_chunks, correct_chunks and per_type
-    ({type: {precision, recall, f1, gold, pred, correct}}).
-
-    Raises InputError when the two sides have different numbers of sequences
-    or a pair of sequences differs in length.
+    ({type: {precision, recall, f1, gold, pred, correct}}); 0.0 where a ratio
+    is undefined.  InputError when the sides differ in sequences or lengths.
     """
     schemes._check_scheme(scheme)
     tokens = correct_tags = 0
@@ -174,31 +163,17 @@ def _word_spans(words: Sequence[str]) -> List[Tuple[int, int]]:
     return out
 
 
-def _ratio(num: int, den: int) -> float:
-    return num / den if den else 0.0
-
-
 def score_segmentation(
     gold: Iterable[Sequence[str]],
     pred: Iterable[Sequence[str]],
     words: Optional[Iterable[str]] = None,
 ) -> dict:
-    """Score a predicted segmentation against the gold one, line by line.
-
-    `gold` and `pred` give one list of words per line. `words` is the training
-    word list for the OOV measures; when it is None, oov_rate, oov_recall and
-    iv_recall are None.
-
-    Returns a dict of fractions in [0, 1] (not percent): precision, recall,
-    f1, oov_rate (share of gold word tokens not in `words`), oov_recall (share
-    of OOV gold tokens predicted exactly), iv_recall (the same for the other
-    gold tokens); and counts: gold_words, pred_words, correct_words, lines.
-    A division by zero gives 0.0, except that a recall over no OOV (or no
-    IV) token is None: undefined, not a failure.
-
-    Raises InputError (naming the 1-based line number) when a line's words do
-    not concatenate to the same characters on both sides (whitespace
-    ignored), or when the two sides have different numbers of lines.
+    """Score a predicted segmentation against the gold one (a list of words
+    per line).  `words`: the training word list for oov_rate, oov_recall and
+    iv_recall (else None).  Returns precision, recall, f1, those three, and
+    gold_words, pred_words, correct_words, lines; a recall over no OOV (or IV)
+    token is None, another undefined ratio 0.0.  InputError (naming the line) when a line's words spell
+    different text on the two sides, or the sides differ in lines.
     """
     if words is not None and not isinstance(words, (set, frozenset, dict)):
         words = set(words)
@@ -240,7 +215,7 @@ def score_segmentation(
         "lines": n_lines,
     }
     if words is not None:
-        result["oov_rate"] = _ratio(oov, gold_words)
+        result["oov_rate"] = oov / gold_words if gold_words else 0.0
         result["oov_recall"] = oov_correct / oov if oov else None
         result["iv_recall"] = (correct - oov_correct) / (gold_words - oov) if gold_words > oov else None
     return result
@@ -273,17 +248,11 @@ def bmes_word_f1(pred: List[np.ndarray], gold: List[np.ndarray]) -> float:
 
 def score_tokenization(gold, system):
     """Scores of a tokenization against the gold one, as the CoNLL 2018
-    evaluation script computes them.  ``gold`` and ``system``: lists of
-    sentences, each a list of :class:`fasttag.tasks.tok.Token` (spans in
-    the same text).
-
-    Returns a dict of fractions and counts: ``token_precision``,
-    ``token_recall``, ``token_f1``, the same for ``sentence_`` and
-    ``word_``, and ``gold_tokens``, ``system_tokens``, ``correct_tokens``
-    (and for sentences and words).  Tokens and sentences are correct when
-    their spans are equal; words are aligned as in the script (by span,
-    and by the longest common subsequence of lowercased forms inside
-    multiword tokens)."""
+    script computes them (docs/tasks.md, scores).  ``gold`` and ``system``:
+    lists of sentences of :class:`fasttag.tasks.tok.Token` over the same
+    text.  Returns ``token_precision``, ``token_recall``, ``token_f1``, the
+    same for ``sentence_`` and ``word_``, and ``gold_tokens``,
+    ``system_tokens``, ``correct_tokens`` (and for sentences and words)."""
     def spans(sents):
         toks = [(t.start, t.end) for s in sents for t in s]
         sent = [(s[0].start, s[-1].end) for s in sents if s]

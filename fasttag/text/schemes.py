@@ -1,13 +1,6 @@
-"""Label schemes: IOB1, IOB2 and BIOES for spans, BMES for words.
-
-Chunkers and NER taggers predict one tag per token but are judged on the
-spans the tags encode.  This module turns tag sequences into spans as
-CoNLL's ``conlleval.pl`` does (ill-formed sequences included), converts
-between schemes, and builds the masks of valid transitions for constrained
-Viterbi; BMES is BIOES with one span type and no O, so it shares them.  A
-tag splits on its first hyphen (``"B-ADVP-TMP"``: prefix ``"B"``, type
-``"ADVP-TMP"``); spans are ``(type, start, end)``, end exclusive.  The
-schemes: docs/formats.md.
+"""Label schemes: IOB1, IOB2 and BIOES for spans, BMES for words
+(docs/formats.md, label schemes): spans read as ``conlleval.pl`` reads
+them, conversions, and the masks of valid transitions for constrained Viterbi.
 """
 from __future__ import annotations
 
@@ -52,12 +45,6 @@ def split_tag(tag: str) -> Tuple[str, str]:
 
 
 # --- conlleval's chunk boundaries -------------------------------------------------
-#
-# _end_iob/_start_iob are conlleval.pl's endOfChunk/startOfChunk, rule for rule
-# (B, I, O, E, "[", "]" and "." tags). _end_bioes/_start_bioes are the usual
-# extension to S- and E- tags (as in the Python ports of conlleval): a chunk
-# always ends after E-/S- and always starts at B-/S-.
-
 
 # conlleval.pl's (previous prefix, current prefix) pairs that end or start a chunk
 _IOB_ENDS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
@@ -98,10 +85,8 @@ def _start_bioes(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
 def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
     """The chunks of one tag sequence as sorted (type, start, end_exclusive).
 
-    Ill-formed sequences are read as conlleval reads them: for "iob1" and
-    "iob2" exactly conlleval.pl's rules (the two schemes decode alike), for
-    "bioes" those rules extended to S- and E-. A chunk still open at the end of
-    the sequence ends there.
+    Ill-formed sequences are read as conlleval.pl reads them ("iob1" and
+    "iob2" decode alike; "bioes" extends its rules to S- and E-).
     """
     _check_scheme(scheme)
     if scheme == "bioes":
@@ -128,10 +113,8 @@ def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
 
 
 def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[str]:
-    """The tag sequence of `length` tokens encoding the given chunks in `scheme`.
-
-    Chunks must be non-empty, inside [0, length) and must not overlap.
-    """
+    """The tag sequence of `length` tokens encoding the given chunks in
+    `scheme`; chunks must be non-empty, inside [0, length) and not overlap."""
     _check_scheme(scheme)
     tags = ["O"] * length
     prev_end, prev_type = -1, None
@@ -159,30 +142,17 @@ def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[st
 
 
 def convert(tags: Sequence[str], source: str, target: str) -> List[str]:
-    """Re-encode a tag sequence from scheme `source` into scheme `target`.
-
-    Goes through `spans`, so ill-formed input is first read as conlleval
-    would read it; the output is always a valid `target` sequence.
-    """
+    """Re-encode a tag sequence from scheme `source` into scheme `target`:
+    ill-formed input is read as conlleval reads it; the output is valid."""
     _check_scheme(target)
     return encode(spans(tags, source), len(tags), target)
 
 
 def detect_scheme(tag_sequences: Iterable[Sequence[str]]) -> str:
-    """Guess the scheme of a corpus of tag sequences.
-
-    1. Any E- or S- tag: "bioes".
-    2. Otherwise count the chunk starts that only one scheme writes: B-X not
-       preceded by a non-O tag of type X (IOB2 evidence, impossible in IOB1)
-       and I-X at a chunk start, i.e. at the sequence start, after O or after
-       a tag of another type (IOB1 evidence, ill-formed in IOB2). "iob1" if
-       there is more IOB1 evidence than IOB2 evidence, else "iob2" (also when
-       there are no chunks at all).
-
-    Counting rather than stopping at the first B-X makes the guess survive
-    annotation slips: the IOB1 CoNLL-2003 training file has two B-MISC
-    tags directly after O among some 23,000 IOB1 chunk starts.
-    """
+    """Guess the scheme of a corpus of tag sequences: "bioes" at any E- or
+    S- tag; else "iob1" when more chunks open with I-X than with B-X (after
+    O or another type), else "iob2".  Counting, not stopping at the first
+    B-X, survives annotation slips (CoNLL-2003's IOB1 file has a few)."""
     b_starts = i_starts = 0
     for seq in tag_sequences:
         prev_prefix, prev_type = "O", ""
@@ -209,16 +179,8 @@ def _valid_tag(prefix: str, scheme: str) -> bool:
 
 
 def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
-    """May tag `cur` follow tag `prev` in a valid `scheme` sequence?
-
-    `prev` None means `cur` is the first tag of the sequence. Tags whose
-    prefix the scheme does not use (E- in IOB2, say) are never allowed.
-
-    - iob1: O and I-X may follow anything; B-X only B-X or I-X (same type).
-    - iob2: O and B-X may follow anything; I-X only B-X or I-X (same type).
-    - bioes: after the start, O, E-* or S-*: O, B-X or S-X; after B-X or
-      I-X: only I-X or E-X of the same type.
-    """
+    """May tag `cur` follow tag `prev` (None: the start) in a valid `scheme`
+    sequence?  Tags whose prefix the scheme does not use are never allowed."""
     _check_scheme(scheme)
     cur_prefix, cur_type = split_tag(cur)
     if not _valid_tag(cur_prefix, scheme):
@@ -234,18 +196,14 @@ def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
         return cur_prefix != "B" or inside_same
     if scheme == "iob2":
         return cur_prefix != "I" or inside_same
-    # bioes
     if prev_prefix in ("B", "I"):
         return cur_prefix in ("I", "E") and prev_type == cur_type
     return cur_prefix in ("O", "B", "S")
 
 
 def is_allowed_end(last: Optional[str], scheme: str) -> bool:
-    """May a valid `scheme` sequence end with tag `last`? (None: empty sequence.)
-
-    In BIOES a sequence cannot end inside a chunk (on B- or I-); IOB1 and IOB2
-    sequences may end on any tag the scheme uses.
-    """
+    """May a valid `scheme` sequence end with tag `last` (None: empty)?
+    Not in BIOES inside a chunk (on B- or I-)."""
     _check_scheme(scheme)
     if last is None:
         return True
@@ -267,8 +225,6 @@ def allowed_transitions(labels: Iterable[str], scheme: str) -> Set[Tuple[Optiona
             if is_allowed(prev, cur, scheme):
                 out.add((prev, cur))
     return out
-
-
 
 
 def allowed_mask(tags: Sequence[str], scheme: str) -> np.ndarray:
@@ -309,8 +265,7 @@ def from_bioes(tags: Sequence[str], scheme: str) -> List[str]:
 
 
 def to_scheme(tags: Sequence[str], internal: str, scheme: str) -> List[str]:
-    """A valid ``internal`` sequence (as the constrained decoder produces)
-    in ``scheme``."""
+    """A valid ``internal`` sequence (as the decoder produces) in ``scheme``."""
     if internal == "bioes":
         return from_bioes(tags, scheme)
     if internal == scheme:
@@ -320,9 +275,8 @@ def to_scheme(tags: Sequence[str], internal: str, scheme: str) -> List[str]:
 
 class DecodedTags:
     """Tag ids of valid ``internal`` sequences (as the constrained decoder
-    produces them) to tag strings in ``scheme``, many sentences at once:
-    :func:`to_scheme` in numpy over a whole chunk, where a Python loop per
-    token would cost a tenth of a span tagger's tagging time."""
+    produces them) to tag strings in ``scheme``: :func:`to_scheme` in numpy
+    over many sentences at once, where a loop per token is slow."""
 
     def __init__(self, tags: Sequence[str], internal: str, scheme: str):
         self.tags, self.internal, self.scheme = list(tags), internal, scheme
