@@ -27,14 +27,10 @@ COMMANDS = {"cluster": ("cluster", "seed")}
 @dataclass(frozen=True)
 class Option:
     """One option.  ``group``: the tasks that declare it or its group take
-    it (:func:`fasttag.model.registry.task`): "training" (every task),
-    "templates", "tag set", "tag dictionary", "format", "columns", "spans",
-    "segmentation", "tokenization", "clusters", "words" or "cluster".
-    ``default``: its default, unless the task declares its own.
-    ``parse`` turns a command-line string into a value (None: the option
-    has no flag).  ``check(value)`` returns an error text or None.
-    ``reads``: the value names a file the command reads (``TYPE=FILE``:
-    the part after ``=``), which no output of the command may replace."""
+    it ("training": every task).  ``default``: unless the task declares its
+    own.  ``parse`` turns a command-line string into a value (None: no
+    flag).  ``check(value)`` returns an error text or None.  ``reads``: the
+    value names a file the command reads, which no output may replace."""
     name: str
     help: str
     default: object = None
