@@ -29,9 +29,8 @@ MAX_HEADER = 16 * 1024 * 1024
 # Lists and objects are the costliest JSON to parse; a header holds a few
 # thousand, and a million bounds the parse to about a second.
 MAX_HEADER_CONTAINERS = 1 << 20
-# An empty array's other dimensions hold nothing, so they need no payload:
-# they may exceed the payload's size up to this, never more (a lying
-# [0, 2**62] would reach code that allocates by the shape).
+# An empty array's other dimensions need no payload: they may exceed its size
+# up to this, never more (a lying [0, 2**62] would reach code that allocates).
 _MAX_EMPTY_DIM = 1 << 16
 _MAX_NDIM = 8                       # fasttag stores vectors and matrices
 _MAX_DIM = 1 << 62

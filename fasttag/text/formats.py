@@ -141,9 +141,8 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
 
 
 def read_all(source, format=None, column=None, word_column=0):
-    """``(format, sentences)``: the list of :func:`read`'s sentences and
-    the format they were read in, given or guessed (a model trained on a
-    pipe reads later input, and fills CoNLL-U columns, as it was trained)."""
+    """``(format, sentences)``: the list of :func:`read`'s sentences and the
+    format they were read in, given or guessed (a model keeps it for later input)."""
     _check_reading(source, format, column, word_column)
     name, lines, close = open_lines(source)
     try:

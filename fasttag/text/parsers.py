@@ -35,15 +35,12 @@ CONLLU_EMPTY = re.compile(r"(?:0|[1-9][0-9]*)\.[1-9][0-9]*")
 class Sentence:
     """One sentence as read, with what a writer needs to reproduce it.
 
-    ``words``: the tokens to tag (for CoNLL-U only the syntactic words, not
-    multiword-token ranges nor empty nodes).  ``tags``: the chosen tag column
-    per word, or None when the input has no tags.  ``rows``: per word, all of
-    its fields as read.  ``lines``: the sentence's original lines, without
-    line terminators, in order (comments, ``-DOCSTART-``, multiword and
-    empty-node lines included; blank lines only between carried-over
-    non-word lines and the sentence).  ``word_lines``: for each word the
-    index into ``lines`` of its line.  ``start_line``: the 1-based line number
-    of ``lines[0]`` in the file.
+    ``words``: the tokens to tag (for CoNLL-U only the syntactic words).
+    ``tags``: the chosen tag column per word, or None.  ``rows``: per word,
+    all of its fields as read.  ``lines``: the sentence's original lines,
+    without terminators, non-word lines included.  ``word_lines``: for each
+    word the index into ``lines`` of its line.  ``start_line``: the 1-based
+    line number of ``lines[0]`` in the file.
     """
 
     words: list[str]
