@@ -1,12 +1,7 @@
-"""The ``fasttag`` command: a thin shell over the task classes.
+"""The ``fasttag`` command: a thin shell over the task classes (docs/cli.md).
 
-Subcommands: ``train TASK``, ``tag``, ``ner``, ``segment``, ``tokenize``,
-``eval``, ``inspect``, ``plot`` and ``cluster`` (docs/cli.md).  The tasks of
-``train`` are those declared (:mod:`fasttag.model.registry`); a tagging
-command reads the models whose class names it (``commands``); their options
-come from the option table (:mod:`fasttag.model.options`).  The work is done
-by the models' own methods; this module translates their errors into one
-line naming the flag.
+The work is done by the models' own methods; this module translates their
+errors into one line naming the flag.
 """
 import argparse
 import contextlib
@@ -47,11 +42,9 @@ MODEL_HELP = (f"model file, or a bundled model's name ({', '.join(BUNDLED)}); a 
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (what is wrong, and where to
-    read more: the help of the command at fault), exit status 2.  Each
-    (sub)command's parser knows its ``flags``, and the parsed arguments
-    name the parser of the command chosen (``command_parser``), so errors
-    name only options that command has."""
+    """argparse with usage errors on one line, exit status 2.  Each parser
+    knows its ``flags`` and the parsed arguments name the chosen command's
+    parser (``command_parser``), so errors name only options that command has."""
 
     def __init__(self, *args, **kwargs):
         self.flags = {}                 # flag -> its choices (None: any value)
@@ -120,15 +113,13 @@ def _add_option(parser, opt, task=None):
 
 
 def _reads(parser, **names):
-    """Record that the arguments ``names`` (dest=how the user names it) of
-    ``parser`` name files the command reads: no output may replace one
-    (:func:`_refuse_outputs_on_inputs`)."""
+    """Record that the arguments ``names`` (dest=how the user names it) name
+    files the command reads: no output may replace one."""
     parser.set_defaults(reads={**(parser.get_default("reads") or {}), **names})
 
 
 def _writes(parser, **names):
-    """Record that the arguments ``names`` of ``parser`` name files the
-    command writes."""
+    """Record that the arguments ``names`` name files the command writes."""
     parser.set_defaults(writes={**(parser.get_default("writes") or {}), **names})
 
 
@@ -155,7 +146,6 @@ def build_parser(tasks=True):
             p.add_argument("--nbest", type=int, metavar="K",
                            help=f"with --json: the K best tag sequences of each sentence, with their scores "
                                 f"(K from 1 to {MAX_NBEST})")
-        if command in ("tag", "ner"):
             p.add_argument("--pretokenized", action="store_true",
                            help="one sentence per line, tokens separated by whitespace")
             p.add_argument("--tokenizer", metavar="MODEL",
@@ -353,9 +343,7 @@ def _dask_client(args, given):
 
 def _input_path(path, what, stdin_ok=False, opener=None):
     """``path`` of an input file the user named (``what``: its argument),
-    checked before any work: it exists, is not a folder and can be read
-    (opened by ``opener``, by default ``open(path, "rb")``).  "-" is
-    standard input where ``stdin_ok``."""
+    checked before any work by opening it.  "-" is standard input where ``stdin_ok``."""
     if path == "-":
         if stdin_ok:
             return sys.stdin.buffer
@@ -377,10 +365,8 @@ def _input_path(path, what, stdin_ok=False, opener=None):
 
 
 def _model_path(path, what):
-    """A model the user named: a bundled name ("en", "en-tok", "en-ner",
-    "zh"; always the bundled model) or a file, checked as
-    :func:`_input_path` checks files, and opened as models are (a named
-    pipe is refused, never waited on)."""
+    """A model the user named: a bundled name (always the bundled model) or a
+    file, checked by opening it as models are (a named pipe is refused)."""
     if is_bundled_name(path):
         return default_model_path(path)
     if is_plain_name(path) and not os.path.exists(path):
@@ -389,10 +375,8 @@ def _model_path(path, what):
 
 
 def _check_output(path, what):
-    """Refuse, before any work, an output ``path`` that cannot be written:
-    a folder, in a folder that does not exist or cannot be written to.  A
-    symbolic link is checked where the save writes: its target's folder
-    (:func:`fasttag.files.replaced_file`)."""
+    """Refuse, before any work, an output ``path`` that cannot be written.  A
+    symbolic link is checked where the save writes: its target's folder."""
     if path == "-":
         raise InputError(f"{what}: the model is written to a file, not to standard output")
     if path == "":
@@ -418,11 +402,9 @@ def _check_output(path, what):
 
 
 def _refuse_outputs_on_inputs(args):
-    """Before any work: no output of the command may be a file it reads
-    (the same file, through links too: writing it would destroy that
-    input), nor another of its outputs.  The inputs are the arguments the
-    parser records as read (:func:`_reads`; the option table's ``reads``),
-    so a new input option is protected by being declared one."""
+    """Before any work: no output may be a file the command reads (through
+    links too), nor another of its outputs.  The inputs are those recorded
+    by :func:`_reads`, so a new input option is protected by being declared one."""
     inputs = [(name, path) for dest, name in (getattr(args, "reads", None) or {}).items()
               for path in _paths_named(getattr(args, dest, None))]
     written = []
@@ -704,9 +686,8 @@ def _error(message):
     print(f"fasttag: error: {_one_line(message)}", file=sys.stderr)
 
 
-#: The longest error or warning line: what a message quotes is capped
-#: where it is written (:func:`fasttag.display.quote`); this keeps any
-#: message it missed to a line a terminal can show.
+#: The longest error or warning line, for any message whose quotes were not
+#: capped where it was written (:func:`fasttag.display.quote`).
 MAX_MESSAGE = 2000
 
 
@@ -717,8 +698,7 @@ def _one_line(message):
 
 
 def _say(text):
-    """A line of human-readable text on standard error (progress,
-    summaries), its characters printable."""
+    """A line of human-readable text on standard error, its characters printable."""
     print(printable(text), file=sys.stderr)
 
 

@@ -1,13 +1,8 @@
 """Text from a model file or an input shown to a person: escaped and capped.
 
-A model file may come from anyone, and its strings (tag names, templates,
-corpus, licence, training info) reach the terminal.  A control character
-there could set the window title or clear the screen, a bidirectional
-override could reorder what is shown, and a 2 MB template name would make
-a 2 MB error line.  So every human-readable output passes what it quotes
-through :func:`printable`, and every error message quoting such a string
-through :func:`quote`.  Machine output (JSON, tagged files) is left as is,
-except where a model's string would break its line format.
+A model's strings may hold control characters or be huge; every
+human-readable output passes what it quotes through :func:`printable`, and
+every error message through :func:`quote`.  Machine output is left as is.
 """
 
 #: The most characters :func:`quote` shows of one quoted value.
@@ -24,11 +19,8 @@ def _escape(ch):
 
 
 def printable(text, keep=""):
-    """``text`` with every character that is not printable (control
-    characters, escape sequences' ESC, format characters such as
-    bidirectional overrides, lone surrogates) written as a Python-style
-    escape (``\\x1b``, ``\\u202e``); characters in ``keep`` (``"\\n"`` for
-    text of several lines) are left as they are."""
+    """``text`` with every character that is not printable written as a
+    Python-style escape (``\\x1b``); characters in ``keep`` are left as they are."""
     text = str(text)
     if text.isprintable():
         return text
@@ -44,7 +36,6 @@ def cut(text, limit):
 
 
 def quote(value, limit=QUOTE_LIMIT):
-    """``repr(value)`` made printable and cut to about ``limit``
-    characters: what an error message shows of a string it did not write
-    itself (a model's template, tag or kind)."""
+    """``repr(value)`` made printable and cut to about ``limit`` characters:
+    what an error message shows of a string it did not write itself."""
     return cut(printable(repr(value)), limit)

@@ -10,11 +10,7 @@ class FasttagError(Exception):
 
 
 class ModelFormatError(FasttagError, ValueError):
-    """A model file or byte string is not a valid fasttag model.
-
-    Raised for empty, truncated, corrupted, foreign (wrong magic) and
-    future-version files, and for headers whose sizes do not add up.
-    """
+    """A model file or byte string is not a valid fasttag model."""
 
 
 class InputError(FasttagError, ValueError):
@@ -32,13 +28,9 @@ class InputError(FasttagError, ValueError):
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C (KeyboardInterrupt) during training, with what was kept.
-
-    A subclass of KeyboardInterrupt, so code that lets Ctrl-C through still
-    does.  ``epoch`` is the epoch that was running; ``model`` is the trained
-    model of the best completed epoch (its ``model.training_info`` records
-    ``interrupted_at_epoch``), or None when no epoch was completed.  The
-    command line saves ``model`` to ``-o``, so a long training is not lost.
+    """Ctrl-C during training, with what was kept (a KeyboardInterrupt, so
+    code that lets Ctrl-C through still does): ``epoch`` is the epoch that was
+    running; ``model`` the best completed epoch's model, or None.
     """
 
     def __init__(self, epoch, model=None):
@@ -50,11 +42,7 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 class WorkersLost(TrainingInterrupted):
     """Training on a Dask cluster stopped because the cluster lost its
-    workers for good (none for a while, or the workers running a shard
-    kept dying); kept like Ctrl-C (a :class:`TrainingInterrupted`):
-    ``model`` is the best completed epoch's model or None, and
-    ``reason`` says what happened (also recorded as
-    ``training_info["interrupted_by"]``)."""
+    workers for good; kept like Ctrl-C, and ``reason`` says what happened."""
 
     def __init__(self, epoch, reason, model=None):
         super().__init__(epoch, model)

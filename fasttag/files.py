@@ -18,19 +18,11 @@ _TMP_SUFFIX = ".tmp"
 def atomic_file(path, mode="wb", **open_kwargs):
     """A file for ``path`` that appears only when the ``with`` block ends
     without an error: a temporary file in the same folder, fsynced, then
-    renamed; removed on any error.  Every output fasttag writes (models,
-    tagged text, figures, clusters) goes through here.
+    renamed; removed on any error (SIGTERM included).
 
-    An existing file keeps its permissions, and a symbolic link its target
-    (which is what gets replaced).  What is not a regular file (a device,
-    a pipe, ``/dev/stdout``) is written directly: replacing it would put a
-    file in its place.
-
-    SIGTERM during the block removes the temporary file as SIGINT does
-    (when no handler of the program's own is installed).  A kill -9 cannot
-    be caught: the temporary files it leaves (named with the writer's
-    process id and machine, see :func:`_remove_stale_temporaries`) are
-    removed by the next write into the same folder on the same machine.
+    An existing file keeps its permissions, and a symbolic link its target.
+    What is not a regular file (a device, a pipe) is written directly:
+    replacing it would put a file in its place.
     """
     given = checked_path(path)
     path = replaced_file(given)
@@ -81,18 +73,16 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 def _naming_output(exc, given, tmp):
     """``exc``, naming the output ``given`` where it names the temporary
-    file, or no file for a failed write (a full disk): the user's file is
-    the one at fault."""
+    file or no file (a full disk): the user's file is the one at fault."""
     if (tmp is not None and exc.filename == tmp) or (exc.filename is None and exc.errno in _WRITE_ERRORS):
         return type(exc)(exc.errno, exc.strerror, os.fsdecode(given))
     return exc
 
 
 def replaced_file(path):
-    """The file a save to ``path`` replaces, as an absolute path: through
-    symbolic links, their target (whose folder must exist and be writable
-    for the save); None where the save writes ``path`` in place (a device,
-    a pipe, ``/dev/stdout``).  Commands check it before any work."""
+    """The file a save to ``path`` replaces, as an absolute path (a symbolic
+    link's target); None where the save writes ``path`` in place (a device,
+    a pipe, ``/dev/stdout``)."""
     given = checked_path(path)
     if _not_a_regular_file(given):
         return None
@@ -103,10 +93,8 @@ _DESCRIPTOR_NAMES = re.compile(r"/dev/(std(in|out|err)|fd/\d+)|/proc/(self|\d+)/
 
 
 def _not_a_regular_file(path):
-    """Whether ``path`` names a file descriptor (``/dev/stdout``,
-    ``/dev/fd/3``: whatever it is open on) or is an existing device, pipe
-    or socket: written in place.  A regular file anywhere, ``/dev/shm``
-    included, is replaced atomically."""
+    """Whether ``path`` names a file descriptor (``/dev/fd/3``: whatever it
+    is open on) or is an existing device, pipe or socket: written in place."""
     name = os.fsdecode(path)
     if _DESCRIPTOR_NAMES.fullmatch(name):
         return True
@@ -118,13 +106,9 @@ def _not_a_regular_file(path):
 
 
 def _remove_stale_temporaries(folder):
-    """Remove temporary files of fasttag's own naming whose writer process
-    is provably gone (left by a kill -9 or a power cut in the middle of a
-    save): written on this machine, in this boot and process-id space
-    (:func:`_machine`), by a process id that is not alive.  The folder may
-    be shared (a volume of several containers, NFS): a file of another
-    machine, or of the old name format that names no machine, is never
-    removed, since its writer may be at work."""
+    """Remove temporary files whose writer is provably gone (a kill -9): of
+    this machine (:func:`_machine`) and a dead process id.  The folder may be
+    shared, so another machine's files, or files naming none, are kept."""
     machine = _machine()
     if machine is None:
         return
@@ -146,10 +130,8 @@ def _remove_stale_temporaries(folder):
 
 
 def _machine():
-    """Who may judge a temporary file's process id: a digest of this
-    host's name, its boot (Linux's boot id) and the process-id namespace.
-    None where there is no boot id to read (not Linux): then nothing is
-    ever removed."""
+    """Who may judge a temporary file's process id: a digest of host name,
+    boot id and process-id namespace; None without a boot id (not Linux)."""
     try:
         with open("/proc/sys/kernel/random/boot_id", "rb") as f:
             boot = f.read().strip()
@@ -173,10 +155,9 @@ def _process_alive(pid):
 
 
 class _terminate_as_exception:
-    """While saving, turn SIGTERM into SystemExit (exit status 143) so the
-    temporary file is cleaned up like on Ctrl-C; the old handler is restored
-    after.  Only in the main thread, and only where SIGTERM has its default
-    action (a program's own handler is left alone)."""
+    """While saving, turn SIGTERM into SystemExit so the temporary file is
+    cleaned up like on Ctrl-C; only in the main thread, and only where
+    SIGTERM has its default action."""
 
     def __enter__(self):
         self.old = None

@@ -1,11 +1,6 @@
-"""fasttag as an NLTK tagger.
-
-:class:`PerceptronTagger` implements NLTK's ``TaggerI`` and has the
-methods of ``nltk.tag.perceptron.PerceptronTagger`` that code calls
-(``tag``, ``tag_sents``, ``train``, ``accuracy``, ``confusion``), so it can
-replace it; :func:`pos_tag` has NLTK's signature.  The bundled model tags
-Universal POS tags, not NLTK's Penn Treebank tags: write ``RegexpParser``
-grammars with them, or train on PTB-tagged data.
+"""fasttag as an NLTK tagger: :class:`PerceptronTagger` can replace
+``nltk.tag.perceptron.PerceptronTagger``; :func:`pos_tag` has NLTK's
+signature.  The bundled model tags Universal POS tags, not Penn Treebank's.
 """
 try:
     from nltk.tag.api import TaggerI
@@ -79,8 +74,7 @@ class PerceptronTagger(TaggerI):
 
 def _pairs(sentence, i):
     """The ``(word, tag)`` tuples of one NLTK sentence, whose pairs may be
-    lists (as JSON gives them): a two-word sentence of lists would
-    otherwise read as one (words, tags) pair."""
+    lists: a two-word sentence of lists would otherwise read as one pair."""
     out = []
     for j, pair in enumerate(sentence):
         if isinstance(pair, str) or not isinstance(pair, (tuple, list)) or len(pair) != 2:

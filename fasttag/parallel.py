@@ -1,12 +1,7 @@
 """Work on many threads, results in input order, in bounded memory.
 
-Tagging is a map over chunks of input (~50k tokens each).  The compiled
-steps release the GIL over a whole chunk; each chunk gets its own decoder
-and shares only the model's read-only weights and the word-type cache, so
-there is no lock on the hot path.  :func:`ordered_map` keeps at most a few
-chunks per thread in flight.  ``n_threads``: 1 to :data:`MAX_THREADS`, or 0
-for every core this process may run on (:func:`available_cores`); one
-thread works in the calling thread, without a pool.
+The compiled steps release the GIL over a whole chunk and share only
+read-only state, so there is no lock on the hot path.
 """
 import os
 from collections import deque
@@ -44,11 +39,9 @@ def check_threads(n_threads, what="n_threads"):
 
 
 def ordered_map(fn, items, n_threads=1, ahead=None):
-    """``fn(item)`` for each of ``items`` (read lazily), in input order,
-    computed on ``n_threads`` threads (see :func:`check_threads`) with at
-    most ``ahead`` items in flight (default: ``AHEAD_PER_THREAD`` per
-    thread).  An exception of ``fn`` is raised where its item's result
-    would have come; the items after it are not waited for."""
+    """``fn(item)`` for each of ``items`` (read lazily), in input order, on
+    ``n_threads`` threads with at most ``ahead`` items in flight.  An
+    exception of ``fn`` is raised where its item's result would have come."""
     n_threads = check_threads(n_threads)
     if n_threads == 1:
         return map(fn, items)

@@ -1,11 +1,6 @@
-"""Learning curves people can look at: the objective and the accuracy of
-trained learners against epochs or updates, drawn with matplotlib.
-
-Every learner records its history (the linear estimators' ``loss_curve_``
-and ``validation_scores_``, the sequence tasks' ``training_info``);
-:func:`learning_curves` draws any mix of them on one figure.  matplotlib is
-optional (``pip install "fasttag-nlp[plot]"``); figures are drawn without
-pyplot, so no window opens and no global state changes.
+"""Learning curves of trained learners against epochs or updates, drawn
+with matplotlib (optional) without pyplot, so no window opens and no global
+state changes.
 """
 import math
 import os
@@ -69,14 +64,10 @@ def history(model, name="model"):
 
 
 def learning_curves(*models, labels=None, x="epochs", log_objective=False, title=None, path=None):
-    """One figure of the learning curves of ``models`` (trained estimators
-    of :mod:`fasttag.linear` or sequence models, in any mix): the objective
-    per epoch on the left, training and dev/validation accuracy on the
-    right.  ``x``: "epochs" or "updates" (epochs times the updates of one
-    epoch: samples for the online learners, sentences for the sequence
-    trainer, mini-batches for the multi-layer perceptron).  Returns the
-    matplotlib Figure; with ``path``, also writes it there (PNG, SVG or PDF
-    by the suffix).
+    """One figure of the learning curves of ``models`` (linear estimators or
+    sequence models, in any mix): the objective on the left, training and dev
+    accuracy on the right.  ``x``: "epochs" or "updates".  Returns the
+    matplotlib Figure; with ``path``, also writes it there (PNG, SVG or PDF).
     """
     if not models:
         raise FasttagError("learning_curves needs at least one model")
@@ -148,8 +139,7 @@ def figure_format(path):
 
 
 def save_figure(fig, path):
-    """Write ``fig`` atomically (a temporary file renamed at the end): a
-    failed save never leaves a half-written image."""
+    """Write ``fig`` atomically: a failed save never leaves a half-written image."""
     path = os.fspath(path)
     fmt = figure_format(path)
     try:

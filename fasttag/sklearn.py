@@ -1,12 +1,6 @@
 """A scikit-learn sequence estimator, in the manner of sklearn-crfsuite's
-``CRF``: ``X`` is a list of sentences, each a list of tokens (str: fasttag's
-own word features) or of per-token feature dicts (see
-:mod:`fasttag.tasks.featuredicts`); ``y`` a list of tag lists.
-
-It is a real estimator: ``get_params``/``set_params``, ``clone``,
-``GridSearchCV`` and ``cross_validate`` work (they fail with
-sklearn-crfsuite), and it pickles, for ``joblib`` and process pools,
-through the model file's bytes, never through its internals.
+``CRF``: ``X`` is a list of sentences, each a list of tokens or of per-token
+feature dicts; ``y`` a list of tag lists.  It pickles through the model file.
 """
 import numbers
 
@@ -84,14 +78,9 @@ class SequenceTagger(BaseEstimator):
         return self
 
     def partial_fit(self, X, y, classes=None):
-        """One online pass over a batch (for data that does not fit in
-        memory, or dask-ml's ``Incremental``): the first call builds the
-        model from its batch (``classes``: every tag the later batches may
-        use, when the first batch lacks some), later calls continue its
-        weights and average.  ``epochs``, ``ensemble`` and ``calibrate`` do
-        not apply.
-        A pickled estimator keeps its model; the next call then starts a
-        new average from it."""
+        """One online pass over a batch: the first call builds the model from
+        it (``classes``: every tag later batches may use), later calls continue
+        its weights and average.  ``epochs``, ``ensemble`` and ``calibrate`` do not apply."""
         pairs = _pairs(X, y, "X", "y")
         if isinstance(classes, str) or (classes is not None and not all(isinstance(c, str) for c in classes)):
             raise ValueError(f"classes must be a list of tags (strings), not {classes!r}")

@@ -1,12 +1,6 @@
-"""fasttag models as spaCy v3 pipeline components.
-
-Registered through entry points, so an installed fasttag needs no import:
-``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans`` and the
-``fasttag.zh_segmenter.v1`` tokenizer.  ``model`` is a bundled name or a
-path; ``None`` makes an untrained component that ``initialize`` builds.
-The components train from spaCy (each ``update`` is one online pass over
-the batch), and ``nlp.to_disk``, ``spacy.load`` and ``to_bytes`` carry the
-model file itself.
+"""fasttag models as spaCy v3 pipeline components, registered through
+entry points: ``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans`` and the
+``fasttag.zh_segmenter.v1`` tokenizer.  Serialization carries the model file.
 """
 from pathlib import Path
 from typing import Optional
@@ -26,9 +20,8 @@ UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT 
 
 
 class _Serialized:
-    """A fasttag model loaded on first use from ``source`` (a bundled name
-    or a path), with spaCy's serialization methods over the model file:
-    the bytes of ``to_bytes``, a ``model.ftm`` in the folder of ``to_disk``."""
+    """A fasttag model loaded on first use from ``source``, with spaCy's
+    serialization methods over the model file."""
 
     def __init__(self, source):
         self._source = source
@@ -65,14 +58,12 @@ class _Serialized:
         return self
 
     def _untrained_allowed(self):
-        """Whether the component may have no model yet (spaCy saves a
-        pipeline before ``initialize``)."""
+        """Whether the component may have no model yet (spaCy saves before ``initialize``)."""
         return False
 
 
 class _Component(_Serialized, Pipe):
-    """What the fasttag components share: a lazily loaded model, batches
-    through the models' batch paths, online training, serialization."""
+    """What the fasttag components share."""
 
     kind = None           # the model class the component needs
     trainable_name = None
@@ -132,8 +123,7 @@ class _Component(_Serialized, Pipe):
 
     @staticmethod
     def _words(doc):
-        """(positions, texts) of the tokens the model reads: every token
-        but spaCy's whitespace tokens, which are no words to a tagger."""
+        """(positions, texts) of the tokens the model reads: all but whitespace tokens."""
         at = [t.i for t in doc if not t.is_space]
         return at, [doc[i].text for i in at]
 
@@ -175,7 +165,6 @@ class _Component(_Serialized, Pipe):
         return losses
 
 
-
 class FasttagTagger(_Component):
     """Sets ``token.pos_`` (a model whose tags are all Universal POS
     tags) or ``token.tag_`` (any other), or the attribute ``attr`` names."""
@@ -205,8 +194,7 @@ class FasttagTagger(_Component):
 
     def initialize(self, get_examples=None, *, nlp=None):
         """As the other components; an untrained tagger with no ``attr``
-        learns the attribute its examples annotate (``pos`` when they have
-        UPOS and no fine-grained tags) and keeps to it."""
+        learns the attribute its examples annotate and keeps to it."""
         if self._attr is None and self._source is None and self._model is None and get_examples is not None:
             docs = [eg.reference for eg in get_examples()]
             pos = any(t.pos_ for d in docs for t in d)
@@ -286,9 +274,7 @@ class FasttagSpans(_Component):
 
     def _gold(self, doc):
         """(words, IOB2 tags) of a reference doc; None when it does not
-        annotate the spans (a missing span group, entities missing on some
-        tokens): no gold, not a doc without spans.  Overlapping spans are
-        an error: one tag per token cannot hold them."""
+        annotate the spans.  Overlapping spans are an error."""
         if self.spans_key:
             if self.spans_key not in doc.spans:
                 return None
@@ -332,12 +318,9 @@ def make_tagger(nlp, name, model: Optional[str], attr: Optional[str], batch_size
 @Language.factory("fasttag_ner", default_config={"model": "en-ner", "spans_key": None, "batch_size": 1000},
                   assigns=["doc.ents"], default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0})
 def make_spans(nlp, name, model: Optional[str], spans_key: Optional[str], batch_size: int):
-    """A fasttag span tagger: ``model`` a bundled name ("en-ner", the
-    default: English CoNLL-2003 entities, research use only) or the path of
-    a model trained on words alone (None: untrained, built by
-    ``initialize``);
-    ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents`` (the
-    ``fasttag_spans`` component does, and declares its score weights)."""
+    """A fasttag span tagger: ``model`` a bundled name or the path of a model
+    trained on words alone (None: untrained, built by ``initialize``);
+    ``spans_key``: set ``doc.spans[key]`` instead of ``doc.ents``."""
     return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)
 
 
@@ -345,10 +328,8 @@ def make_spans(nlp, name, model: Optional[str], spans_key: Optional[str], batch_
                   assigns=["doc.spans"],
                   default_score_weights={"spans_sc_f": 1.0, "spans_sc_p": 0.0, "spans_sc_r": 0.0})
 def make_span_group(nlp, name, model: Optional[str], spans_key: Optional[str], batch_size: int):
-    """``fasttag_ner`` setting ``doc.spans[spans_key]`` (default "sc"),
-    with the score weights of spaCy's ``spancat``: like spancat's, they
-    name the key "sc"; with another key, set ``[training.score_weights]``
-    to ``spans_KEY_f``."""
+    """``fasttag_ner`` setting ``doc.spans[spans_key]`` (default "sc"); with
+    another key, set ``[training.score_weights]`` to ``spans_KEY_f``."""
     if not spans_key:
         raise ValueError("fasttag_spans sets doc.spans[spans_key]: give a spans_key (fasttag_ner sets doc.ents)")
     return FasttagSpans(nlp.vocab, name, model, spans_key, batch_size)

@@ -1,12 +1,6 @@
-"""The model store: ``fasttag.load`` opens any fasttag model file.
-
-Every model kind is one container (:mod:`fasttag.model.modelfile`) whose
-header's ``kind`` says which class reads it; loading never runs code from
-the file.  A model is only as good as the feature hashes it was trained on,
-so a header records the hash function and the featurizer's name and
-version, and a model made with others raises :class:`ModelFormatError`
-rather than silently degrading.  Bump a featurizer's version whenever its
-output for the same input changes.
+"""The model store: ``fasttag.load`` opens any fasttag model file, whose
+header's ``kind`` says which class reads it.  Bump a featurizer's version
+whenever its output for the same input changes (:func:`check_stamp`).
 """
 from __future__ import annotations
 
@@ -23,10 +17,8 @@ __all__ = ["load", "loads", "model_class", "BUNDLED", "default_model_path", "is_
 
 
 def model_class(kind):
-    """The class that reads models of ``kind``, as the package's tasks and
-    estimators declare it when imported (:mod:`fasttag.model.registry`);
-    the estimators, which import scikit-learn, are imported only for a
-    kind no task reads."""
+    """The class that reads models of ``kind``; the estimators, which import
+    scikit-learn, are imported only for a kind no task reads."""
     from . import tasks  # noqa: F401  (declares the task kinds)
     try:
         return registry.model_class(kind)
@@ -39,17 +31,12 @@ def load(path: str | os.PathLike | None = None):
     """Load a model file; without ``path``, the bundled English POS tagger.
 
     ``path`` is a model file, or the name of a bundled model ("en",
-    "en-tok", "en-ner", "zh"; see :func:`default_model_path`).  A bundled
-    name always means the bundled model, even where the working directory
-    holds a file of that name: write ``./en`` for that file.  A name with a
-    path separator or an extension, or a ``pathlib.Path``, is a path.  Only
-    a regular file is read: a named pipe, a device or a folder is refused
-    (:func:`fasttag.model.modelfile.open_model`).
+    "en-tok", "en-ner", "zh"), which always means the bundled model: write
+    ``./en`` for a file of that name.  Only a regular file is read.
 
-    Returns a :class:`fasttag.Tagger`, :class:`fasttag.Segmenter`,
-    :class:`fasttag.SpanTagger` or a :mod:`fasttag.linear` estimator, as the
-    file's header says.  Raises
-    :class:`fasttag.ModelFormatError` for anything that is not a valid model.
+    Returns the task model or :mod:`fasttag.linear` estimator the file's
+    header names.  Raises :class:`fasttag.ModelFormatError` for anything
+    that is not a valid model.
     """
     header, arrays, path = loading.read(path)
     model_class(header.get("kind"))                 # declares the class of the kind

@@ -19,12 +19,8 @@ BUNDLED = {
 
 
 def default_model_path(lang: str = "en") -> Path:
-    """Path of the model bundled with the package under the name ``lang``:
-    "en" (English UPOS tagger, trained on UD English EWT), "en-tok"
-    (English tokenizer and sentence splitter, UD English EWT), "en-ner"
-    (English named entities, CoNLL-2003, research use only) or "zh"
-    (Chinese segmenter, People's Daily, research use).  See
-    ``fasttag/models/MODELS.md``."""
+    """Path of the model bundled under the name ``lang``: "en", "en-tok",
+    "en-ner" or "zh" (``fasttag/models/MODELS.md``)."""
     try:
         name = BUNDLED[lang]
     except KeyError:
@@ -36,11 +32,8 @@ def default_model_path(lang: str = "en") -> Path:
 
 
 def is_bundled_name(path) -> bool:
-    """Whether ``path`` names a bundled model ("en", "en-tok", "en-ner",
-    "zh", given as a str).  A bundled name always means the bundled model,
-    whatever files the working directory holds: a file named ``en`` there
-    is ``./en``.  A name with a path separator or an extension, or a
-    ``pathlib.Path``, is a path."""
+    """Whether ``path`` is a str naming a bundled model, which it always
+    means, whatever files the working directory holds (write ``./en``)."""
     return isinstance(path, str) and path in BUNDLED
 
 

@@ -1,13 +1,8 @@
 """The one container format of every fasttag model: data, never code.
 
-Magic, version, a JSON header listing the arrays (dtype, shape, offset,
-size, CRC-32), the arrays' little-endian bytes, and a trailing CRC-32; the
-layout is in docs/formats.md.  Loading checks everything before trusting
-anything (magic, version, sizes, dtypes, shapes, checksums), so a lying
-header cannot make it allocate more than the file's size, and the header is
-bounded (``MAX_HEADER`` bytes, ``MAX_HEADER_CONTAINERS`` lists and
-objects).  Pickle is never used.  Saves are atomic: a temporary file in the
-same folder, fsync, then rename.
+The layout is in docs/formats.md.  Loading checks everything before
+trusting anything, so a lying header cannot make it allocate more than the
+file's size.  Pickle is never used.  Saves are atomic.
 """
 import errno
 import gc
@@ -28,20 +23,14 @@ MAGIC = b"FASTTAG\x00"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sIQ")
 _TRAILER = struct.Struct("<I")
-# The header holds the tags, templates, tag dictionary words, gazetteers
-# and settings: a few KB for the bundled models, a few MB for a tag
-# dictionary of a million-word corpus or large gazetteers.  16 MiB is far
-# above that, and bounds what parsing it may take (up to ~12 bytes per
-# byte of JSON: about 200 MB; 64 MiB took 1.7 GB).  Saving refuses more.
+# Far above the largest real header (a few MB), and bounds the memory
+# parsing it may take.  Saving refuses more.
 MAX_HEADER = 16 * 1024 * 1024
-# Lists and objects are the costliest JSON to parse (about 60 bytes and a
-# garbage-collector entry each; 5 million "[]" took 20 s).  A header holds
-# a few thousand (tag dictionary classes, the array table, per-epoch
-# curves); a million bounds the parse to about a second.
+# Lists and objects are the costliest JSON to parse; a header holds a few
+# thousand, and a million bounds the parse to about a second.
 MAX_HEADER_CONTAINERS = 1 << 20
-# An empty array's other dimensions hold nothing, so they need no payload:
-# they may exceed the payload's size up to this, never more (a lying
-# [0, 2**62] would reach code that allocates by the shape).
+# An empty array's other dimensions need no payload: they may exceed its size
+# up to this, never more (a lying [0, 2**62] would reach code that allocates).
 _MAX_EMPTY_DIM = 1 << 16
 _MAX_NDIM = 8                       # fasttag stores vectors and matrices
 _MAX_DIM = 1 << 62
@@ -54,9 +43,7 @@ def _align(n):
 
 def dumps(header, arrays):
     """Serialise a JSON-able ``header`` dict and a name -> ndarray mapping.
-    A header over the bounds loading reads (gazetteers or a tag dictionary
-    of millions of entries) is an InputError: the data that made
-    it was too large."""
+    A header over the bounds loading reads is an InputError."""
     if "arrays" in header:
         raise ValueError("'arrays' is a reserved header key")
     specs = []
@@ -152,9 +139,8 @@ def _containers(head):
 
 
 def _parse_header(raw):
-    """The JSON of header bytes ``raw`` (their size and containers already
-    bounded), parsed with the garbage collector paused: the parser's
-    many new lists would trigger collection after collection."""
+    """The JSON of header bytes ``raw``, parsed with the garbage collector
+    paused: the parser's many new lists would trigger collection after collection."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -223,8 +209,7 @@ def write(path, header, arrays):
 
 
 def read(path):
-    """Read a model file; returns ``(header, arrays)``.  See :func:`loads`
-    and, for what is read at all, :func:`open_model`."""
+    """Read a model file; returns ``(header, arrays)`` (see :func:`loads`)."""
     path = checked_path(path, "a model path")
     with open_model(path) as f:         # its errors name the path
         data = f.read()
@@ -241,14 +226,10 @@ _FILE_TYPES = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a charact
 
 
 def open_model(path):
-    """``path`` opened for reading as a model file: the one place every
-    model path (``fasttag.load``, the command line's models, spaCy's
-    ``model.ftm``, NLTK's wrappers) is opened.  Only a regular file is
-    read: a named pipe would wait for a writer forever (a FIFO in a tar
-    archive or a spaCy pipeline folder), a device can be endless.  It is
-    opened without waiting, then checked, so nothing can change between
-    the check and the read.  ModelFormatError naming the path for what
-    is not a regular file; IsADirectoryError for a folder."""
+    """``path`` opened for reading as a model file, the one place every model
+    path is opened.  Only a regular file is read (a FIFO would wait forever,
+    a device can be endless): ModelFormatError naming the path otherwise,
+    IsADirectoryError for a folder.  Opened without waiting, then checked."""
     path = checked_path(path, "a model path")
     fd = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -287,10 +268,8 @@ def stamp(header, name, version, **spec):
 
 
 def check_stamp(header, name, version):
-    """The header's featurizer entry, after checking that this fasttag
-    hashes and featurizes as the model's trainer did (another hash
-    function or featurizer version is a ModelFormatError, never a silently
-    worse model)."""
+    """The header's featurizer entry, after checking that this fasttag hashes
+    and featurizes as the model's trainer did (ModelFormatError otherwise)."""
     from .._core.weights import HASH_ID
     got = header.get("hash")
     if got != HASH_ID:
@@ -309,11 +288,8 @@ def check_stamp(header, name, version):
 
 class Stored:
     """``to_bytes``/``save``/``from_bytes`` for a model class that defines
-    ``_parts() -> (header, arrays)`` and the classmethod
-    ``_from_parts(header, arrays)``: the one way every fasttag model is
-    written and read.  A subclass whose body sets ``kind`` (the header's
-    "kind") is registered as the reader of that kind
-    (:mod:`fasttag.model.registry`), for :func:`fasttag.load`."""
+    ``_parts() -> (header, arrays)`` and the classmethod ``_from_parts``.  A
+    subclass whose body sets ``kind`` is registered as that kind's reader."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

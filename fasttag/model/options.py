@@ -1,17 +1,10 @@
 """Every option of training and reading, in one table.
 
-Each :class:`Option` gives its Python keyword, its command-line flag, its
-group, its default, its type and valid range, and its help text.  A task
-declares the groups it takes and its own defaults
-(:func:`fasttag.model.registry.task`), so the table names no task.  The task
-classes resolve their keyword arguments through :func:`resolve`.  The
-command line builds its ``train``, ``tag`` and ``eval`` options from the
-same table (:mod:`fasttag.cli`).  So a default or a range is written
-once, and the API and the CLI agree on it.
-
-An option that does not apply to a task (not in a group it declares) is
-refused, never ignored.  An out-of-range value is refused before any work
-starts.
+Tasks declare the groups they take and their own defaults
+(:func:`fasttag.model.registry.task`); the task classes (:func:`resolve`)
+and the command line (:mod:`fasttag.cli`) read the same table, so a default
+or a range is written once.  An option that does not apply to a task is
+refused, never ignored.
 """
 import argparse
 import math
@@ -22,11 +15,8 @@ from dataclasses import dataclass, field
 from . import registry
 from ..errors import InputError
 
-# MIRA's k: each update solves for the k best sequences' constraints
-# together, at a cost that grows faster than k squared (62 tokens: k=50
-# 0.15 s, k=200 1.4 s, k=999 40 s).  The defaults are 1 and 3, and the
-# literature uses up to about 20; a model file's k is bounded the same
-# way, so that fine-tuning or update() cannot be made to run for hours.
+# MIRA's k: an update costs more than k squared; a model file's k is bounded
+# the same way, so that fine-tuning or update() cannot run for hours.
 MAX_MIRA_K = 64
 
 #: The commands that take options without being tasks: the option groups
@@ -37,14 +27,10 @@ COMMANDS = {"cluster": ("cluster", "seed")}
 @dataclass(frozen=True)
 class Option:
     """One option.  ``group``: the tasks that declare it or its group take
-    it (:func:`fasttag.model.registry.task`): "training" (every task),
-    "templates", "tag set", "tag dictionary", "format", "columns", "spans",
-    "segmentation", "tokenization", "clusters", "words" or "cluster".
-    ``default``: its default, unless the task declares its own.
-    ``parse`` turns a command-line string into a value (None: the option
-    has no flag).  ``check(value)`` returns an error text or None.
-    ``reads``: the value names a file the command reads (``TYPE=FILE``:
-    the part after ``=``), which no output of the command may replace."""
+    it ("training": every task).  ``default``: unless the task declares its
+    own.  ``parse`` turns a command-line string into a value (None: no
+    flag).  ``check(value)`` returns an error text or None.  ``reads``: the
+    value names a file the command reads, which no output may replace."""
     name: str
     help: str
     default: object = None
@@ -163,9 +149,7 @@ OPTIONS = [
            parse=int, check=_int_at_least(1), metavar="N"),
     Option("seed", "seed of the per-epoch shuffle (cluster: of the first classes)", default=0, parse=int,
            check=_int_at_least(0), metavar="S", phases=("train", "cluster")),
-    # NER, segmentation and chunking declare 3-best MIRA their default (fasttag.tasks), chosen on
-    # CoNLL-2003 testa (+0.6 F1), People's Daily 1998 dev (+0.15 F1) and held-out CoNLL-2000 training
-    # sentences (three seeds: +0.13 F1 alone, +0.22 with the chunk templates; 2-2.5x the training time)
+    # NER, segmentation and chunking declare 3-best MIRA their default (fasttag.tasks)
     Option("algorithm", "structured perceptron (Collins) or k-best MIRA",
            default="perceptron",
            parse=str, choices=("perceptron", "mira"), check=_one_of("perceptron", "mira")),
@@ -305,16 +289,10 @@ _OPTION_NAME = re.compile(r"\boption ([A-Za-z][A-Za-z_]*)\b(?:=('[^'\s]*'|True|-
 
 
 def cli_text(message, flags=None, commands=None):
-    """``message`` of an error or warning for the command line: each
-    ``option NAME`` that errors raised to Python use (see :func:`resolve`)
-    becomes the option's flag, ``--NAME``, where the command has it
-    (``flags``: the command's flags, a set or {flag: its choices}; None:
-    any); ``option NAME=VALUE`` (a Python literal) becomes ``--NAME VALUE``,
-    or the flag alone for a switch's ``True``.  A name outside the table
-    becomes ``--NAME`` where the command has that flag (``encoding``).  A
-    value the command's flag does not take is quoted with the first of
-    ``commands`` ({command: flags}) that takes it (``ner``: ``'fasttag tag
-    --format conll'``).  Other names are kept."""
+    """``message`` for the command line: ``option NAME[=VALUE]`` becomes
+    ``--NAME [VALUE]`` where the command has that flag (``flags``: a set or
+    {flag: its choices}; None: any); a value its flag does not take is quoted
+    with the first of ``commands`` ({command: flags}) that takes it."""
     def flag(m):
         name, value = m.group(1), m.group(2)
         opt = BY_NAME.get(name)

@@ -1,14 +1,8 @@
 """Training progress on standard error.
 
-Lines (``[fasttag pos] epoch 3/10 ...``) are written whether or not
-standard error is a terminal: log files of ``nohup``, batch schedulers and
-CI need them.  On a terminal a live bar within the epoch (percent done,
-rate, ETA) is redrawn in place at most ten times a second and erased before
-the next line, so a log never holds it.
-
-Hand-written rather than a progress library: the bar is a few lines, the
-per-epoch lines must go to a log file (where such libraries draw nothing
-useful), and it adds no dependency.
+Lines are written whether or not standard error is a terminal (log files
+need them); on a terminal a live bar is also redrawn in place and erased
+before the next line.  Hand-written: no dependency, and logs get the lines.
 """
 import sys
 import time
@@ -39,9 +33,8 @@ class Progress:
         self._write(printable(f"[fasttag {self.name}] {text}") + "\n")
 
     def bar(self, label, done, total, started, unit_count, unit):
-        """Redraw the live bar: ``done`` of ``total`` work items since
-        ``started`` (a ``time.perf_counter()``), ``unit_count`` ``unit``s
-        so far (the rate).  Nothing unless on a terminal."""
+        """Redraw the live bar: ``done`` of ``total`` since ``started`` (a
+        ``time.perf_counter()``), ``unit_count`` ``unit``s so far (the rate)."""
         if not self.live:
             return
         now = time.perf_counter()

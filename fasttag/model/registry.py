@@ -1,17 +1,9 @@
-"""What fasttag can train and load, as the classes themselves declare it.
-
-* A model kind: a model class (:class:`fasttag.model.modelfile.Stored`)
-  whose body sets ``kind`` is registered when the class is defined, or
-  one decorated with :func:`model_kind`; :func:`fasttag.load` reads a
-  file with the class of its header's kind.
-* A task: the class decorator :func:`task` names it, the options of
-  :mod:`fasttag.model.options` it takes beyond every task's, its defaults,
-  and, with ``help``, its ``fasttag train`` subcommand.
+"""What fasttag can train and load, as the classes themselves declare it
+(:func:`model_kind`, :func:`task`).
 
 The store, the option table and the command line read these tables, so a
-task defined anywhere, a package's module or a user's, needs no edit of
-theirs.  It imports only the bottom layer (errors, display): the
-declarations reach it, never the other way.
+task defined anywhere needs no edit of theirs.  It imports only the bottom
+layer: the declarations reach it, never the other way.
 """
 from dataclasses import dataclass, field
 
@@ -60,9 +52,7 @@ def task(name, *, title=None, help=None, options=(), defaults=None, **keywords):
 
 def model_kind(kind):
     """Class decorator: the class writes and reads model files of ``kind``
-    (:class:`fasttag.model.modelfile.Stored` applies it to a class whose
-    body sets ``kind``; the linear estimators name theirs from the class
-    name)."""
+    (``Stored`` applies it to a class whose body sets ``kind``)."""
     def declare(cls):
         _add(KINDS, kind, cls, cls, "model kind")
         return cls

@@ -1,13 +1,8 @@
 """Reading tagging data: the front the tasks, the CLI and users call.
 
 :func:`read` and :func:`read_all` read CoNLL-U, CoNLL column files or plain
-text, guessing the format when it is not given; the commands that tag read
-their input through :func:`open_tagging_input` and :func:`read_raw_text`.
-The parts live in their own modules and are re-exported here: opening and
-decoding sources (:mod:`~fasttag.text.sources`), the parsers
-(:mod:`~fasttag.text.parsers`), format guessing
-(:mod:`~fasttag.text.guessing`) and the writers
-(:mod:`~fasttag.text.writers`).
+text, guessing the format when it is not given.  The sibling modules'
+parts are re-exported here.
 """
 from __future__ import annotations
 
@@ -103,10 +98,9 @@ def _checked_texts(texts, what):
 
 
 def read_raw_text(source, what="input"):
-    """The lines of the raw text of a command that reads raw text
-    (segment, tokenize), as :func:`read_lines` reads them; when the input
-    is CoNLL-U (:func:`is_conllu`, as ``fasttag tag`` tells), the text of
-    each of its sentences (:func:`sentence_text`), one a line."""
+    """The lines of the raw text of a command that reads raw text, as
+    :func:`read_lines` reads them; for CoNLL-U input, the text of each of
+    its sentences, one a line."""
     if not is_source(source):
         yield from read_lines(source, what)
         return
@@ -147,9 +141,8 @@ def read(source, format=None, column=None, word_column=0) -> Iterator[Sentence]:
 
 
 def read_all(source, format=None, column=None, word_column=0):
-    """``(format, sentences)``: the list of :func:`read`'s sentences and
-    the format they were read in, given or guessed (a model trained on a
-    pipe reads later input, and fills CoNLL-U columns, as it was trained)."""
+    """``(format, sentences)``: the list of :func:`read`'s sentences and the
+    format they were read in, given or guessed (a model keeps it for later input)."""
     _check_reading(source, format, column, word_column)
     name, lines, close = open_lines(source)
     try:

@@ -50,10 +50,8 @@ def guess_from_lines(prefix):
     n = len(split_columns(ref))
     if n < 2:
         return "text"
-    # Space-separated: a column file if every content line (a "#" line of
-    # the reference line's shape, like "# # B-NP", counts as one) has n
-    # columns, and there is enough evidence: 5 lines, or a finished
-    # blank-line-terminated block of 2 or more lines.
+    # space-separated: a column file if every content line has n columns, in
+    # 5 lines or more, or a finished block of 2 or more
     content = 0
     block = 0
     complete_block = False
@@ -76,14 +74,9 @@ def guess_from_lines(prefix):
 
 def guess_format(source) -> str:
     """Guess "conllu", "conll" or "text" from the first non-blank, non-comment
-    lines.  CoNLL-U: the first such line has 10 tab-separated fields and a
-    CoNLL-U ID.  CoNLL: it starts with ``-DOCSTART-`` or has a tab, or all the
-    word lines looked at (up to 20) have the same number (2 or more) of
-    space-separated columns, and there are at least 5 of them or a
-    blank-line-terminated block of 2 or more.  Text otherwise.  A heuristic:
-    pass ``format=`` explicitly when it matters.  A seekable file object is rewound to where it
-    was; a non-seekable one (a pipe) cannot be peeked at and raises
-    ValueError (:func:`read` guesses without losing lines)."""
+    lines (a heuristic: pass ``format=`` explicitly when it matters).  A
+    seekable file object is rewound to where it was; a non-seekable one (a
+    pipe) raises ValueError (:func:`read` guesses without losing lines)."""
     if is_path(source):
         name, lines, close = open_lines(source)
         try:
@@ -116,16 +109,8 @@ def _is_conllu_line(line):
 
 def tagging_format(prefix, name=None):
     """The format of a tagging command's input from its first lines
-    (``prefix``): "conllu" when it is unmistakably CoNLL-U, that is when
-    there is a word line and every non-blank line not starting with "#"
-    has exactly 10 tab-separated fields and an integer, range (``1-2``) or
-    decimal (``8.1``) ID; "raw" (text) when none does; an InputError when
-    some do and some do not (a damaged CoNLL-U file is not text), or for
-    CoNLL-U comments without a word line (:func:`is_conllu`, the test
-    ``segment`` and ``tokenize`` share).  Column files are never
-    guessed: a file opening with ``-DOCSTART-``, or that looks like one
-    beyond doubt (:func:`_column_layout`), is an InputError asking for
-    ``--format conll`` (or ``--format raw``)."""
+    (``prefix``): "conllu" when :func:`is_conllu`, else "raw".  Column files
+    are never guessed: one beyond doubt is an InputError asking for a format."""
     if is_conllu(prefix, name, "read it as text with option format='text', or as CoNLL-U with "
                                "option format='conllu'"):
         return "conllu"
@@ -147,13 +132,9 @@ _CONLLU_COMMENT = re.compile(r"#\s*(?:sent_id|text|newdoc|newpar)\b")
 
 def is_conllu(prefix, name=None, way_out=""):
     """Whether an input whose first lines are ``prefix`` is unmistakably
-    CoNLL-U: it has a word line, and every non-blank line not starting
-    with "#" has exactly 10 tab-separated fields and an integer, range
-    (``1-2``) or decimal (``8.1``) ID.  The one test of the commands that
-    read raw text or CoNLL-U (tag, segment, tokenize).  An InputError when
-    some lines are CoNLL-U word lines and some are not (a damaged CoNLL-U
-    file is not text; ``way_out``: how to read it anyway), and for a
-    CoNLL-U file of comments only (``# sent_id``, ``# text`` ...)."""
+    CoNLL-U: it has a word line, and every non-comment line is one.  An
+    InputError when only some are (a damaged CoNLL-U file is not text;
+    ``way_out``: how to read it anyway), or for CoNLL-U comments only."""
     numbered = [(i, line) for i, line in enumerate(prefix, start=1) if not is_blank(line) and line[0] != "#"]
     conllu = [_is_conllu_line(line) for _, line in numbered]
     if any(conllu) and not all(conllu):
@@ -179,10 +160,8 @@ def input_prefix(lines):
 
 def _column_layout(prefix):
     """The number of columns when the lines ``prefix`` look like a column
-    file beyond doubt: at least 5 lines, each with the same number (2 or
-    more) of whitespace-separated columns, in blank-line-separated blocks
-    of 2 or more, one of them finished; else 0.  Raw text is never read
-    as columns, but is refused as raw text then."""
+    file beyond doubt (5 lines or more of the same 2+ columns, in finished
+    blocks of 2 or more); else 0."""
     counts = [len(split_columns(x)) for x in prefix if not is_blank(x) and x[0] != "#"]
     if len(counts) < 5 or counts[0] < 2 or len(set(counts)) != 1:
         return 0

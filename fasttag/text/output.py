@@ -1,11 +1,5 @@
-"""How the tagging commands write predictions.
-
-Human output is one sentence a line of ``word/TAG`` tokens, or for
-``fasttag ner`` one entity a line (``LINE<TAB>START<TAB>END<TAB>TYPE<TAB>TEXT``,
-character offsets in the input line).  ``--json`` writes JSON Lines, one
-object per sentence, with ``tokens``, ``tags`` (IOB2 for span models, and
-``"scheme": "iob2"``), ``line``, ``offsets``, ``spans`` and ``nbest``; the
-keys are documented in docs/formats.md and are a public contract.
+"""How the tagging commands write predictions (the JSON keys, a public
+contract, are documented in docs/formats.md).
 """
 import json
 from typing import NamedTuple
@@ -46,9 +40,8 @@ def record(words, tags=None, line=None, offsets=None, spans=None, text=None, sch
     return out
 
 
-#: The most sequences an n-best request may ask for (``n_best``, ``--nbest``):
-#: the decoder keeps that many per tag and position, so an unbounded number
-#: is unbounded memory.
+#: The most sequences an n-best request may ask for: the decoder keeps that
+#: many per tag and position.
 MAX_NBEST = 1000
 
 
@@ -87,13 +80,11 @@ def offsets_in(text, words):
 
 class Record(NamedTuple):
     """What a tagging command writes of one sentence (or piece of a line):
-    ``words``; ``tags`` (None for segmenters and tokenizers); ``line``, its
-    1-based input line; ``offsets``, the (start, end) of each word in
-    ``text``, that line, where the input was text; ``spans``, (label, first
-    token, end token) of span models; ``nbest``, the :func:`alternatives`
-    entry; ``sentence``, the CoNLL-U or column-file sentence to write back;
-    ``ends_line``, False for a piece of a line that more pieces follow;
-    ``scheme``, the span scheme of ``tags`` in JSON."""
+    ``line``, its 1-based input line; ``offsets`` into ``text``, that line;
+    ``spans``, (label, first token, end token); ``nbest``, the
+    :func:`alternatives` entry; ``sentence``, the CoNLL-U or column-file
+    sentence to write back; ``ends_line``, False for a piece of a line that
+    more pieces follow; ``scheme``, the span scheme of ``tags`` in JSON."""
     words: list
     tags: list = None
     line: int = None
@@ -106,22 +97,16 @@ class Record(NamedTuple):
     scheme: str = None
 
 
-#: The styles of :func:`write`: JSON Lines, ``word/TAG`` lines, entity
-#: lines, CoNLL-U with a tag column rewritten, column files with a tag
-#: column appended, a line's words (segmenters), and sentences a line with
-#: a blank line after each input line (tokenizers).
+#: The styles of :func:`write`.
 STYLES = ("json", "tagged", "entities", "conllu", "conll", "words", "paragraphs")
 
 
 def write(out, records, style, column=None):
     """Write ``records`` (:class:`Record`) to the text stream ``out`` in
     ``style`` (one of :data:`STYLES`; ``column``: the CoNLL-U column that
-    ``conllu`` fills).  JSON is UTF-8 text, not ASCII escapes.  The words
-    are written as they are, the model's tags printable (a tag cannot end
-    the line or send an escape sequence to a terminal).  An entity line is
-    ``LINE START END TYPE TEXT``, tab-separated, TEXT the line's characters
-    START to END with tabs and line breaks (which would end the field or
-    the line) written as spaces."""
+    ``conllu`` fills).  The model's tags are written printable, and an
+    entity's text with its tabs and line breaks as spaces: neither can
+    break the line format."""
     if style not in STYLES:
         raise ValueError(f"unknown output style {style!r}: one of {', '.join(STYLES)}")
     started = False                    # words: a piece of this line was written
@@ -173,10 +158,7 @@ def _pct(x):
 
 def report(result):
     """The human-readable text of an ``evaluate`` result, as ``fasttag
-    eval`` prints it: conlleval's for spans, SIGHAN's for segmentation,
-    precision and recall of tokens and sentences for tokenization, and
-    accuracy, known and unknown words and per-tag scores for tagging (what
-    the result holds tells which)."""
+    eval`` prints it (what the result holds tells which task's)."""
     if "per_type" in result:
         return _span_report(result)
     if "token_f1" in result:

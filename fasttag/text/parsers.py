@@ -1,25 +1,16 @@
 """The three formats fasttag reads, parsed from lines into :class:`Sentence`
 objects: CoNLL-U, CoNLL column files and plain text (one sentence a line).
 
-Each :class:`Sentence` keeps its original lines and, per word, the index of
-its line, so that the writers (:mod:`fasttag.text.writers`) reproduce the
-input byte for byte but for the tag column.
+Each :class:`Sentence` keeps its original lines, so that the writers
+reproduce the input byte for byte but for the tag column.
 
-**Comment rule for column files.**  A CoNLL token may itself be ``#``
-(CoNLL-2000 has the line ``# # B-NP``), while the Brown corpus has comment
-lines such as ``# source = ca01 (news)``.  The reader therefore fixes the
-file's *reference line*: its first non-blank line that starts neither with
-``#`` nor with ``-DOCSTART-`` (lines before it are buffered, so this stays
-streaming).  A line starting with ``#`` is a **word** if it has the reference
-line's number of columns and the same separator kind (tabs or spaces);
-otherwise it is a **comment**.  So ``# # B-NP`` in a 3-column space-separated
-file is a word, and ``# source = ca01 (news)`` in a ``word<TAB>tag`` file is a
-comment (no tab, 5 columns).  The one ambiguous case, a ``#`` line that happens
-to match the reference line's shape, is read as a word.  Lines starting with
-``-DOCSTART-`` are never words.  Comment and ``-DOCSTART-`` lines are kept in
-the ``lines`` of the sentence that follows them (with any blank lines between
-them and it, so writers reproduce them); such lines at the end of a file,
-after the last sentence, are dropped.
+**Comment rule for column files.**  A token may itself be ``#`` (CoNLL-2000's
+``# # B-NP``), so a line starting with ``#`` is a word if it has the
+columns and separator kind (tabs or spaces) of the file's *reference line*
+(its first line that starts neither with ``#`` nor ``-DOCSTART-``), else a
+comment.  ``-DOCSTART-`` lines are never words.  Comment and ``-DOCSTART-``
+lines are kept in the ``lines`` of the sentence that follows them; after the
+last sentence they are dropped.
 """
 from __future__ import annotations
 
@@ -44,15 +35,12 @@ CONLLU_EMPTY = re.compile(r"(?:0|[1-9][0-9]*)\.[1-9][0-9]*")
 class Sentence:
     """One sentence as read, with what a writer needs to reproduce it.
 
-    ``words``: the tokens to tag (for CoNLL-U only the syntactic words, not
-    multiword-token ranges nor empty nodes).  ``tags``: the chosen tag column
-    per word, or None when the input has no tags.  ``rows``: per word, all of
-    its fields as read.  ``lines``: the sentence's original lines, without
-    line terminators, in order (comments, ``-DOCSTART-``, multiword and
-    empty-node lines included; blank lines only between carried-over
-    non-word lines and the sentence).  ``word_lines``: for each word the
-    index into ``lines`` of its line.  ``start_line``: the 1-based line number
-    of ``lines[0]`` in the file.
+    ``words``: the tokens to tag (for CoNLL-U only the syntactic words).
+    ``tags``: the chosen tag column per word, or None.  ``rows``: per word,
+    all of its fields as read.  ``lines``: the sentence's original lines,
+    without terminators, non-word lines included.  ``word_lines``: for each
+    word the index into ``lines`` of its line.  ``start_line``: the 1-based
+    line number of ``lines[0]`` in the file.
     """
 
     words: list[str]
@@ -222,11 +210,9 @@ def column_index(value, what):
 
 def read_conll(source, word_column=0, tag_column=-1) -> Iterator[Sentence]:
     """Sentences of a CoNLL column file (``word POS chunk``, ``word<TAB>tag``,
-    ...).  Columns are split on tabs if the line has a tab, else on runs of
-    spaces; negative column indices count from the end; ``tag_column=None``
-    gives ``tags=None``.  Every word line must have the column count of the
-    file's first word line.  See the module docstring for the comment and
-    ``-DOCSTART-`` rules."""
+    ...), split on tabs if the line has one, else on runs of spaces; negative
+    column indices count from the end; ``tag_column=None`` gives ``tags=None``.
+    See the module docstring for the comment and ``-DOCSTART-`` rules."""
     wi = column_index(word_column, "word_column")
     if wi is None:
         raise ValueError("word_column must be an integer column index, not None")
@@ -236,9 +222,7 @@ def read_conll(source, word_column=0, tag_column=-1) -> Iterator[Sentence]:
 
 def parse_conll(lines, name, word_column, tag_column, names=("word_column", "tag_column")):
     """Sentences of a column file's lines, refused when the word column
-    counts the tokens: the first sentences of three tokens or more read
-    1, 2, 3 ... (multiword ranges and empty nodes aside), as the ID column
-    of CoNLL-U and CoNLL-X does."""
+    counts the tokens (1, 2, 3 ...), as the ID column of CoNLL-U does."""
     sentences = _parse_columns(lines, name, word_column, tag_column, names)
     head = list(itertools.islice(sentences, 50))
     long = [s.words for s in head if len(s.words) >= 3][:5]

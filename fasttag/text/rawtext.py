@@ -1,12 +1,8 @@
 """Raw text in: the sentences a word tagger sees in text, with offsets.
 
-Taggers take token lists; people have text.  Text is cut into sentences of
-tokens by a trained tokenizer (the bundled ``en-tok`` unless another is
-given) or, pretokenized, one sentence per line split at whitespace; every
-token keeps its character offsets in its line.  Memory stays bounded: a
-long line is cut into the pieces the tokenizer decodes one at a time anyway
-(so its tokens are the same), and a pretokenized line of more than
-:data:`MAX_TOKENS` tokens is tagged in pieces, written back on one line.
+Memory stays bounded: a long line is cut into the pieces the tokenizer
+decodes one at a time anyway (so its tokens are the same), and a long
+pretokenized line is tagged in pieces, written back on one line.
 """
 import re
 from typing import NamedTuple
@@ -42,10 +38,9 @@ class Span(NamedTuple):
 
 class TextSentence(NamedTuple):
     """A sentence of text input: ``line``, the 1-based number of its line;
-    ``text``, that line; ``words``; ``offsets``, the (start, end) of
-    each word in ``text``; and ``ends_line``, False for a piece of a long
-    pretokenized line that more pieces of the same sentence follow (its
-    output goes on the same line as theirs)."""
+    ``text``, that line; ``words``; ``offsets``, the (start, end) of each
+    word in ``text``; ``ends_line``, False for a piece of a long line that
+    more pieces follow (its output goes on the same line as theirs)."""
     line: int
     text: str
     words: list
@@ -81,11 +76,9 @@ def cuts(text, limit=PIECE_CHARS):
 # ---------------------------------------------------------------- sentences
 
 def pretokenized_sentences(lines, max_tokens=MAX_TOKENS, blank_lines=False):
-    """:class:`TextSentence` of str ``lines``: one per non-blank line (per
-    line with ``blank_lines``, a blank one an empty sentence, so that
-    output lines match input lines), words split at whitespace; a line of
-    more than ``max_tokens`` words is tagged in pieces of ``max_tokens``
-    words, all but the last with ``ends_line`` False."""
+    """:class:`TextSentence` of str ``lines``: one per non-blank line (every
+    line with ``blank_lines``), words split at whitespace; a longer line
+    than ``max_tokens`` words in pieces, all but the last with ``ends_line`` False."""
     for number, line in enumerate(lines, start=1):
         if len(line) <= max_tokens:                 # at most max_tokens words: split at once
             words = line.split()
@@ -128,11 +121,9 @@ def _piece_batches(lines):
 
 def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None):
     """:class:`TextSentence` of str ``lines`` of raw text, each line cut
-    into sentences by ``tokenizer`` (anything with ``tokenize_lines``, as
-    :class:`fasttag.Tokenizer`), lazily and in bounded memory; with
-    ``tag_sents``, ``(sentence, tags)`` pairs.  Each batch of text is
-    tokenized (and tagged) on one of ``n_threads`` threads: one level of
-    threads, the text cut once."""
+    into sentences by ``tokenizer`` (anything with ``tokenize_lines``),
+    lazily; with ``tag_sents``, ``(sentence, tags)`` pairs.  Each batch is
+    tokenized and tagged on one thread: one level of threads."""
     def work(batch):
         pieces = tokenizer.tokenize_lines([piece for *_, piece in batch], offsets=True)
         sents = [TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
@@ -170,8 +161,7 @@ def tag_batches(tag_sents, sentences, n_threads=1):
 
 def whole_lines(tagged):
     """``tag_batches``' (sentence, tags) pairs with the pieces of each long
-    pretokenized line joined back into one (JSON output: one record per
-    input line; the pieces were tagged apart, which the tags still show)."""
+    pretokenized line joined back into one (JSON: one record per input line)."""
     pending = None
     for sent, tags in tagged:
         if pending is not None:

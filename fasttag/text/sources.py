@@ -1,25 +1,12 @@
 """Where tagging data comes from: paths and file objects opened as lines of text.
 
-Files are read in binary, one line at a time, and every line is decoded
-strictly (UTF-8 unless :func:`input_encoding` says otherwise), so a corpus of
-any size streams in constant memory and a bad byte is reported as
-``file:line: ...`` (:class:`fasttag.errors.InputError`) instead of a bare
-``UnicodeDecodeError`` far from its cause.  A UTF-8 byte order mark at the
-start and CRLF line endings are accepted and stripped.
-
-``source`` is a path (``str``, ``bytes`` or ``os.PathLike``) or an open file
-object, binary or text.  A text stream with an underlying binary buffer (such
-as ``sys.stdin`` or a file from ``open(path)``) is read through that buffer,
-line by line, strictly: ``sys.stdin`` as UTF-8 whatever the locale says,
-another text stream in its declared encoding; if it is seekable the buffer is
-first moved to the text layer's position, so lines the caller already read
-with ``readline()`` are skipped and none are lost.  (Do not ``readline()``
-from a non-seekable text stream such as a piped ``sys.stdin`` before handing
-it over: its read-ahead cannot be recovered.)  A text stream without a buffer
-(``io.StringIO``), or one whose position is unknowable because it was
-iterated with ``next()``, is read as text.  Paths are opened lazily, when the
-first line is requested, and closed when the reader is exhausted or closed;
-file objects are never closed.
+Files are read in binary, a line at a time, each line decoded strictly (UTF-8
+unless :func:`input_encoding` says otherwise), so a corpus streams in
+constant memory and a bad byte is an InputError naming ``file:line``.  A BOM
+and CRLF line endings are stripped.  A text stream with a binary buffer is
+read through it (``sys.stdin`` as UTF-8 whatever the locale); a seekable one
+from the text layer's position, so lines already read are not lost.  File
+objects are never closed.
 """
 from __future__ import annotations
 
@@ -36,8 +23,7 @@ from ..errors import InputError
 
 
 def is_path(source):
-    """Whether ``source`` names a file (str, bytes or os.PathLike): the one
-    test of "is this a path?" in fasttag."""
+    """Whether ``source`` names a file (str, bytes or os.PathLike)."""
     return isinstance(source, (str, bytes)) or hasattr(source, "__fspath__")
 
 
@@ -63,11 +49,8 @@ _ENCODING = contextvars.ContextVar("fasttag_input_encoding", default=None)
 @contextlib.contextmanager
 def input_encoding(encoding):
     """Within the ``with`` block, files and binary streams are read in
-    ``encoding`` ("gbk", "gb18030", "big5", "utf-16" ...) instead of UTF-8,
-    still strictly: a bad byte is an InputError naming the file and line.
-    The command line's ``--encoding``.  (A text stream opened with an
-    encoding, ``open(path, encoding="gbk")``, is read in that encoding
-    anyway.)"""
+    ``encoding`` ("gbk", "utf-16" ...) instead of UTF-8, still strictly (the
+    command line's ``--encoding``)."""
     name = check_encoding(encoding)
     token = _ENCODING.set(name)
     try:
@@ -159,9 +142,7 @@ def _strip_text(f, name):
                 raise TypeError(f"{name}: the stream yielded {type(line).__name__}, not str")
             yield _line(line, lineno, name)
     except UnicodeError as exc:
-        # The text layer decodes ahead, so the bad byte is on this line or a
-        # later one.  A plain UnicodeError is the codec's own complaint (UTF-16
-        # without a byte order mark) and names no byte.
+        # the text layer decodes ahead: the bad byte is on this line or a later one
         encoding = getattr(exc, "encoding", None) or getattr(f, "encoding", "the encoding")
         reason = getattr(exc, "reason", None) or str(exc)
         err = InputError(f"cannot decode the input as {encoding} ({reason}) "
@@ -186,11 +167,8 @@ def open_lines(source):
     if isinstance(source, io.TextIOBase):
         buffer = getattr(source, "buffer", None)
         if buffer is not None:
-            # Read through the binary buffer, to decode (and report errors)
-            # line by line.  On a seekable stream, first move the buffer to the
-            # text layer's position, so text the wrapper read ahead is not lost.
-            # Standard input is UTF-8 whatever the locale says; another text
-            # stream was opened with an encoding on purpose.
+            # decode (and report errors) line by line; standard input is UTF-8
+            # whatever the locale says, another text stream kept its encoding
             if encoding is None and source is not sys.stdin:
                 try:
                     encoding = check_encoding(source.encoding)
@@ -237,8 +215,7 @@ def is_blank(line):
 
 def read_lines(source, what="input") -> Iterator[str]:
     """The lines of a text source, without line ends: a path or file
-    object (UTF-8, BOM and CRLF accepted, a bad byte an InputError naming
-    the line), or an iterable of str lines (a non-str line is a TypeError
+    object, or an iterable of str lines (a non-str line is a TypeError
     naming it).  The one way fasttag reads plain text."""
     if is_source(source):
         name, lines, close = open_lines(source)
@@ -260,8 +237,7 @@ def read_lines(source, what="input") -> Iterator[str]:
 def read_segmented(source, what="input") -> list:
     """Word lists of a segmented text (one sentence per line, words
     separated by whitespace; an empty line gives []).  Equal words share
-    one str object: a corpus has far fewer distinct words than words
-    (PD 1998: 55k of 1.8M), 8 bytes a word instead of about 80."""
+    one str object: a corpus has far fewer distinct words than words."""
     shared = {}
     one = shared.setdefault
     return [[one(w, w) for w in line.split()] for line in read_lines(source, what)]

@@ -1,12 +1,8 @@
 """Writing sentences back with their tags: CoNLL-U, column files, plain text.
 
-Verbatim: each :class:`~fasttag.text.parsers.Sentence` keeps its original
-lines (comments, ``-DOCSTART-`` lines, multiword-token and empty-node lines
-included), and the writers reproduce them byte for byte, changing only the
-tag column, so tagging a file and diffing it against the input shows exactly
-the predicted tags.  Writing the gold tags back reproduces the input exactly
-(with LF line endings and no BOM), provided sentences are separated by single
-blank lines and the file ends with one.
+The writers reproduce each sentence's original lines byte for byte, changing
+only the tag column, so diffing the output against the input shows exactly
+the predicted tags.
 """
 from __future__ import annotations
 
