@@ -543,6 +543,9 @@ def _output(path):
 def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
     model = _load_sequence_model(_model_path(args.model, "MODEL"), "eval")
+    if not model.commands:              # a model of Python objects (feature dicts): no file holds its input
+        raise InputError(f"{args.model} is a {model.kind} model: it reads Python objects, not files; "
+                         f"evaluate it from Python")
     given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
     options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:

@@ -443,3 +443,14 @@ def test_python_option_names_become_the_commands_flags():
         "option allow_new_tags=True; option scheme='iob2'")
     assert cli_text("option allow_new_tags=True, option column='xpos', option epochs=3") == \
         "--allow-new-tags, --column xpos, --epochs 3"
+
+
+def test_eval_of_a_model_of_python_objects_is_one_line(run_cli):
+    # a feature-dict tagger reads Python objects only: eval of a file was a
+    # traceback (TypeError from reading the file as feature dicts)
+    model = Path(__file__).resolve().parent / "data" / "previous" / "feature-tagger.ftm"
+    proc = run_cli("eval", model, DATA / "sample.conllu")
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "is a feature-tagger model: it reads Python objects, not files" in err
