@@ -10,7 +10,7 @@ from .._core.documents import CAPROLE_SHIFT, DOCRUN_SHIFT, document_codes
 from .._core.wordtypes import column_values
 from ..errors import InputError
 from .ambiguity import UNKNOWN
-from .words import CLUSTER_TEMPLATES, WordFeaturizer, hash_texts
+from .words import CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, hash_texts
 
 DOCUMENT_EXTRAS = ("doc", "headline", "docrun", "caprole")
 EXTRAS_LAYOUTS = [base + amb for amb in ([], ["amb"])     # the extras a model file may list
@@ -99,13 +99,8 @@ class SpanFeaturizer:
         return out
 
 
-_WORD_TEMPLATES = (
-    "bias",
-    "word[0]", "lower[0]", "norm[0]",
-    "prefix1[0]", "prefix2[0]", "prefix3[0]", "prefix4[0]",
-    "suffix1[0]", "suffix2[0]", "suffix3[0]", "suffix4[0]", "suffix5[0]",
-    "shape[0]", "short_shape[0]", "flags[0]", "length[0]|short_shape[0]",
-    "norm[-1]", "norm[1]", "norm[-2]", "norm[2]",
+# the POS tagger's templates of the word and its neighbours' forms, then the span tagger's own
+_WORD_TEMPLATES = POS_TEMPLATES[:POS_TEMPLATES.index("norm[2]") + 1] + (
     "word[-1]", "word[1]",
     "suffix3[-1]", "suffix3[1]", "suffix2[-1]", "suffix2[1]",
     "short_shape[-1]", "short_shape[1]", "short_shape[-2]", "short_shape[2]",
