@@ -3,6 +3,7 @@ templates, weights and the decoder's constraints.  Training lives in
 :mod:`fasttag.model.training`.
 """
 import unicodedata
+from collections.abc import Sequence
 from itertools import chain
 
 import numpy as np
@@ -17,6 +18,30 @@ from ..features.words import Templates
 from .tables import table_from_arrays, table_to_arrays
 
 BATCH_TOKENS = 50_000
+
+
+class IdRows(Sequence):
+    """The tag id array of each example: views of the chunks decoded
+    together, made when first read, so that a caller wanting every tag at
+    once reads ``chunks`` (``(ids, bounds)`` pairs) whole instead."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self._rows = None
+
+    def _all(self):
+        if self._rows is None:
+            self._rows = [ids[b[i]:b[i + 1]] for ids, b in self.chunks for i in range(len(b) - 1)]
+        return self._rows
+
+    def __len__(self):
+        return sum(len(b) - 1 for _, b in self.chunks)
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __iter__(self):
+        return iter(self._all())
 
 
 class SequenceModel:
@@ -189,21 +214,9 @@ class SequenceModel:
         return ids, bounds, batch
 
     def predict_ids(self, examples, emit=None, trans=None, n_threads=1):
-        """Tag ids (an int32 array) per example."""
-        out = []
-        for ids, bounds, _ in self.predict_chunks(examples, emit, trans, n_threads):
-            out.extend(ids[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1))
-        return out
-
-    def predict_tags(self, examples, n_threads=1):
-        """Tag strings per example."""
-        names = np.array(self.tags, dtype=object)
-        out = []
-        for ids, bounds, _ in self.predict_chunks(examples, n_threads=n_threads):
-            flat = names[ids].tolist()
-            b = bounds.tolist()
-            out.extend(flat[i:j] for i, j in zip(b[:-1], b[1:]))
-        return out
+        """Tag ids (an int32 array) per example, as :class:`IdRows`."""
+        return IdRows([(ids, bounds.tolist()) for ids, bounds, _ in
+                       self.predict_chunks(examples, emit, trans, n_threads)])
 
     # ------------------------------------------------------------ storage
 

@@ -24,7 +24,7 @@ from ..text import formats as ftio, output, rawtext
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from ..model.progress import Progress
-from ..model.sequence import SequenceModel, tag_fault
+from ..model.sequence import IdRows, SequenceModel, tag_fault
 from ..model.tables import table_from_arrays, table_to_arrays
 
 
@@ -666,13 +666,17 @@ def _path_of(data):
 
 
 def decode_tags(names, ids):
-    """The tag strings of tag id arrays ``ids`` (one per sentence), in one
-    numpy lookup: a loop per sentence costs much of the tagging time."""
-    if not ids:
-        return []
-    flat = np.array(names, dtype=object)[np.concatenate(ids)].tolist()
-    ends = np.cumsum([len(row) for row in ids]).tolist()
-    return [flat[i:j] for i, j in zip([0] + ends[:-1], ends)]
+    """The tag strings of tag id arrays ``ids`` (one per sentence), one
+    numpy lookup per decoded chunk (:class:`fasttag.model.sequence.IdRows`):
+    a loop per sentence costs much of the tagging time."""
+    if not isinstance(ids, IdRows):
+        ids = IdRows([(np.concatenate(ids), np.cumsum([0] + [len(row) for row in ids]).tolist())] if len(ids) else [])
+    names = np.array(names, dtype=object)
+    out = []
+    for flat_ids, b in ids.chunks:
+        flat = names[flat_ids].tolist()
+        out.extend(flat[i:j] for i, j in zip(b[:-1], b[1:]))
+    return out
 
 
 def closed_after(records, close):
