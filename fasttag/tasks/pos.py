@@ -229,7 +229,8 @@ class Tagger(SequenceTask):
         sents = token_lists(sentences)
         n_threads = parallel.check_threads(n_threads)
         try:
-            return self._predict([(s, None) for s in sents], n_threads, n_best)
+            pairs = [(s, None) for s in sents]         # an example is its own model input
+            return self._predict(pairs, n_threads, n_best, inputs=pairs)
         except TypeError:
             # only new word types are checked while tagging; find the culprit
             err = bad_token(sents)
