@@ -161,6 +161,10 @@ def build_parser(tasks=True):
             p.add_argument("--column", type=options.BY_NAME["column"].parse, default=None,
                            help="CoNLL-U column to fill: upos or xpos (default: the model's training "
                                 "column, else upos)")
+            p.add_argument("--to", choices=("tagged", "json", "conllu"),
+                           help="output format: word/TAG (default for text), JSON Lines (as --json) or "
+                                "CoNLL-U (# newdoc, # newpar, # sent_id, # text, multiword tokens, "
+                                "SpaceAfter=No, every column the model predicts; default for CoNLL-U input)")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
             _reads(p, dict="--dict")
@@ -185,6 +189,8 @@ def build_parser(tasks=True):
     ev.add_argument("test", metavar="TEST")
     _reads(ev, model="MODEL", test="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
+    ev.add_argument("--gold-tokens", action="store_true",
+                    help="UD pipeline: tag the gold tokens (default: tokenize the raw text of the # text lines)")
     _add_threads(ev)
     _add_encoding(ev)
     for opt in options.OPTIONS:
@@ -279,6 +285,10 @@ def train_command(args):
         from .plot import figure_format, need_matplotlib
         figure_format(args.plot)                        # refuse before training, not after
         need_matplotlib()
+    if getattr(cls, "kind", None) == "pipeline":        # a pipeline: several models, trained on this machine
+        for flag, value in (("--plot", args.plot), ("--dask", args.dask), ("--scheduler", args.scheduler)):
+            if value:
+                raise InputError(f"{flag} applies to one model's training, not to a {task.title}'s")
     if args.dask or args.scheduler:
         if args.dask and args.scheduler:
             raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
@@ -299,11 +309,19 @@ def train_command(args):
                  f"nothing saved")
             return 130
         exc.model.save(args.output)
+        if exc.model.kind == "pipeline":
+            _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the parts trained "
+                 f"so far ({exc.model!r})")
+            return 130
         info = exc.model.model.training_info
         _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the best completed "
              f"epoch ({info.get('best_epoch')})")
         return 130
     model.save(args.output)
+    if model.kind == "pipeline":
+        if not args.quiet:
+            _say(f"saved {args.output}: {model!r}")
+        return 0
     if args.plot:
         from .plot import learning_curves
         learning_curves(model, labels=[os.path.basename(args.output)], path=args.plot)
@@ -452,7 +470,7 @@ def _load_sequence_model(path, command):
     estimator (``fasttag.linear``), which tags no sequences."""
     from .tasks.base import SequenceTask
     model = load(path)
-    if not isinstance(model, SequenceTask):
+    if not isinstance(model, SequenceTask) and getattr(model, "kind", None) != "pipeline":
         raise InputError(f"{path} holds the estimator {type(model).__name__}, not a sequence model: "
                          f"'fasttag {command}' cannot use it (load it in Python)")
     return model
@@ -483,6 +501,16 @@ def tag_command(args):
         given["nbest"] = nbest
     if args.command in ("tag", "ner"):
         given.update(_text_input(args, model))
+    to = getattr(args, "to", None)
+    if to is not None:
+        if args.json and to != "json":
+            raise InputError(f"--json writes JSON Lines, not --to {to}: give one")
+        if to == "json":
+            given["json"] = True
+        elif to == "conllu" and model.kind != "pipeline":
+            model = _as_pipeline(model, given)
+        if model.kind == "pipeline":
+            given["to"] = None if to == "json" else to
     if args.command == "segment" and args.dict:
         # a Path: the file's name, never words; a bad line is an
         # InputError naming the file and the line
@@ -490,6 +518,17 @@ def tag_command(args):
     with _output(None if args.output == "-" else args.output) as out:
         model.tag_file(source, out, n_threads=args.threads, **given)
     return 0
+
+
+def _as_pipeline(model, given):
+    """A tagger and its raw-text tokenizer as a pipeline, which writes CoNLL-U."""
+    from .tasks.pos import Tagger
+    from .tasks.ud import Pipeline
+    if not isinstance(model, Tagger):
+        raise InputError(f"--to conllu writes the columns of a POS tagger or a UD pipeline, not of a "
+                         f"{model.kind} model")
+    column = model.output_column(given.pop("column", None))
+    return Pipeline(None, {column: model}, model.meta)
 
 
 def _text_input(args, model):
@@ -543,6 +582,10 @@ def _output(path):
 def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
     model = _load_sequence_model(_model_path(args.model, "MODEL"), "eval")
+    if model.kind == "pipeline":
+        return _eval_pipeline(args, model, test)
+    if args.gold_tokens:
+        raise InputError(f"--gold-tokens applies to UD pipeline models, not to {model.kind} models")
     if not model.commands:              # a model of Python objects (feature dicts): no file holds its input
         raise InputError(f"{args.model} is a {model.kind} model: it reads Python objects, not files; "
                          f"evaluate it from Python")
@@ -556,6 +599,23 @@ def eval_command(args):
         if exc.path is not None or str(exc).startswith(f"{args.test}:"):
             raise
         raise InputError(str(exc), path=args.test) from None       # name the file at fault
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        print(printable(model.report(result), keep="\n"))
+    return 0
+
+
+def _eval_pipeline(args, model, test):
+    for opt in options.OPTIONS:
+        if "eval" in opt.phases and opt.parse is not None and getattr(args, opt.name, None) is not None:
+            raise InputError(f"{opt.flag} does not apply to UD pipeline models")
+    try:
+        result = model.evaluate(test, gold_tokens=args.gold_tokens, n_threads=args.threads)
+    except InputError as exc:
+        if exc.path is not None or str(exc).startswith(f"{args.test}:"):
+            raise
+        raise InputError(str(exc), path=args.test) from None
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:

@@ -539,7 +539,7 @@ class SequenceTask(modelfile.Stored):
             if json and n_best is None:
                 tagged = rawtext.whole_lines(tagged)
         else:
-            tagged = rawtext.raw_sentences(lines, tokenizer_of(tokenizer), n_threads, tag_sents=tag)
+            tagged = rawtext.raw_sentences(lines, tokenizer_for(self, tokenizer), n_threads, tag_sents=tag)
         for sent, out in tagged:
             yield make(sent, out)
 
@@ -626,6 +626,18 @@ def tokenizer_of(tokenizer):
     if not isinstance(tokenizer, SequenceTask) or tokenizer.kind != "tokenizer":
         raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")
     return tokenizer
+
+
+def tokenizer_for(model, tokenizer):
+    """:func:`tokenizer_of` for raw text that ``model`` tags; when it falls
+    back on the bundled English tokenizer for a model not trained on
+    English (its ``corpus`` says so), a warning names it and the way to
+    choose another: text in another language would be cut as English."""
+    if tokenizer is None and "english" not in str(model.meta.get("corpus", "")).lower():
+        warnings.warn("raw text is tokenized by the bundled English tokenizer (en-tok): the model has none of "
+                      "its own; for another language give option tokenizer (a tokenizer model), or train a UD "
+                      "pipeline, which carries its tokenizer (fasttag train ud)", UserWarning, stacklevel=3)
+    return tokenizer_of(tokenizer)
 
 
 def _kind_named(kind, by_class=False):

@@ -43,16 +43,20 @@ def _check_tags(sentence, tags, forbidden):
     return tags
 
 
-def write_conllu(sentence, tags, out, column="upos"):
+def write_conllu(sentence, tags, out, column="upos", columns=None):
     """Write ``sentence`` as CoNLL-U: its lines verbatim, except that the
     ``column`` field of each word is replaced by ``tags[i]`` (None: unchanged),
-    then a blank line."""
-    col = conllu_field(column)
-    tags = _check_tags(sentence, tags, ("\t", "\n", "\r"))
+    and each column of ``columns`` ({column: values}) by its values; then a
+    blank line."""
+    changes = [] if tags is None else [(conllu_field(column), tags)]
+    changes += [(conllu_field(c), v) for c, v in (columns or {}).items()]
+    conllu_field(column)
     lines = sentence.lines
-    if tags is not None:
+    if changes:
         lines = list(lines)
-        for tag, li in zip(tags, sentence.word_lines):
+    for col, values in changes:
+        values = _check_tags(sentence, values, ("\t", "\n", "\r"))
+        for tag, li in zip(values, sentence.word_lines):
             fields = lines[li].split("\t")
             if len(fields) != 10:
                 raise ValueError(f"line {sentence.start_line + li} is not a CoNLL-U word line")

@@ -1,0 +1,617 @@
+"""The UD pipeline: one model file holding a tokenizer and the taggers of
+CoNLL-U's word columns, trained from one CoNLL-U file, run on raw text
+(tokens, sentences, then every column) or on CoNLL-U with gold tokens.
+
+Each part is optional and declared once in :data:`PARTS` (its CoNLL-U
+column, how it learns from a treebank's sentences and how it predicts);
+a new part is one more entry.  The model file nests each part's own
+header under ``parts`` and prefixes its arrays with ``NAME/``; loading
+builds every part through the registry of model kinds and checks it is
+the class its entry names, so a file holds data, never code.
+"""
+from __future__ import annotations
+
+import io
+import json as jsonlib
+import os
+import sys
+import time
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from .. import parallel
+from ..errors import InputError, ModelFormatError, TrainingInterrupted
+from ..model import loading, modelfile, options, registry
+from ..model.progress import Progress
+from ..text import formats as ftio, output
+from ..text.metrics import score_tagging, score_tokenization
+from ..text.parsers import CONLLU_FIELDS
+from ..text.rawtext import RAW_BATCH_CHARS
+from .base import closed_after, tokenizer_for
+from .pos import Tagger
+from .tok import Token, Tokenizer, read_conllu_text
+
+
+# ---------------------------------------------------------------- the parts
+
+def _column_examples(field):
+    """A part's training data: (words, that column) of each sentence."""
+    def examples(sentences):
+        return [(s.words, [row[field] for row in s.rows]) for s in sentences]
+    return examples
+
+
+def _column_tags(model, words, predicted):
+    """A column tagger's prediction: its tags of each sentence's words."""
+    return model.tag_sents(words)
+
+
+def _column_present(field):
+    """Whether the treebank fills the column (not every value ``_``)."""
+    def present(sentences):
+        return any(row[field] != "_" for s in sentences for row in s.rows)
+    return present
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a pipeline.  ``name``: its key in the model file and in
+    results (the lower-case CoNLL-U field name); ``field``: its CoNLL-U
+    field number; ``cls``: its model class; ``examples(sentences)``: its
+    training data of CoNLL-U sentences; ``present(sentences)``: whether
+    the treebank annotates it; ``predict(model, words, predicted)``: its
+    values of each sentence, ``predicted`` holding the earlier parts' values."""
+    name: str
+    field: int
+    cls: type
+    examples: Callable
+    present: Callable
+    predict: Callable = _column_tags
+    options: tuple = ("allow_new_tags",)        # options beyond the shared ones it takes
+
+
+def column_part(name, cls=Tagger):
+    """The part that tags CoNLL-U field ``name`` with a ``cls`` tagger."""
+    field = CONLLU_FIELDS.index(name.upper())
+    return Part(name, field, cls, _column_examples(field), _column_present(field))
+
+
+#: The word columns a pipeline predicts, in the order they are predicted
+#: (a later part may read the earlier ones' values).
+PARTS = (column_part("upos"), column_part("xpos"), column_part("feats"))
+#: The part names, with the tokenizer's.
+TOKENIZER = "tok"
+
+
+def _part(name):
+    return next(p for p in PARTS if p.name == name)
+
+
+# ---------------------------------------------------------------- annotated text
+
+class Word(NamedTuple):
+    """A syntactic word of an annotated sentence: its 1-based ``id``, its
+    ``form``, the predicted columns (``_`` where the model predicts none),
+    and the character offsets ``start``/``end`` of its token."""
+    id: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    feats: str
+    start: int
+    end: int
+
+
+class AnnotatedSentence(NamedTuple):
+    """A sentence of :meth:`Pipeline.annotate`: its ``text``, its
+    ``tokens`` (:class:`fasttag.tasks.tok.Token`, offsets into the text
+    annotated), its ``words``, ``newpar`` (it opens a paragraph) and
+    ``space_after`` (per token: whitespace follows it)."""
+    text: str
+    tokens: list
+    words: list
+    newpar: bool
+    space_after: list
+
+
+def conllu_lines(sentences, first_id=1, newdoc=True):
+    """The CoNLL-U lines of annotated sentences: ``# newdoc`` (when
+    ``newdoc``), ``# newpar``, ``# sent_id`` counted from ``first_id``,
+    ``# text``, multiword ranges, ``SpaceAfter=No``; HEAD, DEPREL and DEPS ``_``."""
+    lines = ["# newdoc"] if newdoc and sentences else []
+    for n, s in enumerate(sentences, first_id):
+        if s.newpar:
+            lines.append("# newpar")
+        lines += [f"# sent_id = {n}", "# text = " + " ".join(s.text.split())]
+        words = iter(s.words)
+        for token, space in zip(s.tokens, s.space_after):
+            misc = "_" if space else "SpaceAfter=No"
+            group = [next(words) for _ in token.words]
+            if len(group) > 1:
+                lines.append(f"{group[0].id}-{group[-1].id}\t{_field(token.form)}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+                misc = "_"
+            for w in group:
+                lines.append(f"{w.id}\t{_field(w.form)}\t{_field(w.lemma)}\t{w.upos}\t{w.xpos}\t{w.feats}"
+                             f"\t_\t_\t_\t{misc}")
+        lines.append("")
+    return lines
+
+
+def _field(text):
+    """A form or lemma as one CoNLL-U field (no tab, no line break, not empty)."""
+    return "_" if not text else "".join(" " if c in "\t\r\n" else c for c in text)
+
+
+# ---------------------------------------------------------------- the pipeline
+
+@registry.task("ud", title="UD pipeline", help="UD pipeline from CoNLL-U: tokenizer, sentence splitter, UPOS, "
+               "XPOS, FEATS (and lemmas) in one model", options=("allow_new_tags",))
+class Pipeline(modelfile.Stored):
+    """A tokenizer and the taggers of CoNLL-U's word columns in one model
+    (:data:`PARTS`): :meth:`train` from one CoNLL-U file, or
+    :func:`fasttag.load`; :meth:`annotate` raw text, :meth:`to_conllu`."""
+
+    kind = "pipeline"
+    commands = ("tag",)
+
+    def __init__(self, tokenizer=None, parts=None, meta=None):
+        parts = dict(parts or {})
+        unknown = sorted(set(parts) - {p.name for p in PARTS})
+        if unknown:
+            raise ValueError(f"unknown pipeline part {unknown[0]!r}: one of {', '.join(p.name for p in PARTS)}")
+        for p in PARTS:
+            if p.name in parts and not isinstance(parts[p.name], p.cls):
+                raise TypeError(f"the {p.name} part must be a {p.cls.__name__}, not {type(parts[p.name]).__name__}")
+        if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+            raise TypeError(f"tokenizer must be a fasttag Tokenizer, not {type(tokenizer).__name__}")
+        if tokenizer is None and not parts:
+            raise ValueError("a pipeline needs a tokenizer or a tagger")
+        self.tokenizer = tokenizer
+        self.parts = {p.name: parts[p.name] for p in PARTS if p.name in parts}
+        self.meta = dict(meta or {})
+
+    @property
+    def columns(self):
+        """The CoNLL-U columns the pipeline predicts, in prediction order."""
+        return list(self.parts)
+
+    def __repr__(self):
+        return f"Pipeline({', '.join(([TOKENIZER] if self.tokenizer else []) + self.columns)})"
+
+    # ------------------------------------------------------------ training
+
+    @classmethod
+    def train(cls, train, dev=None, **options_) -> Pipeline:
+        """Train every part the CoNLL-U file ``train`` annotates (a path or
+        a binary file) on it, each keeping its best epoch on ``dev`` (same
+        forms, or None).  ``options_``: the shared training options
+        (``help(fasttag.model.options)``), given to every part; a part's
+        own defaults hold where none is given (the tokenizer trains 20
+        epochs, the taggers 10).  ``init``: a pipeline (or its path) to
+        fine-tune, part by part.  Ctrl-C raises TrainingInterrupted whose
+        ``model`` holds the parts trained so far, or None."""
+        options.resolve(cls.task, "train", options_, "Pipeline.train")       # the call's errors first
+        given = {k: v for k, v in options_.items() if v is not None}
+        init = given.pop("init", None)
+        if init is not None:
+            init = cls._init_pipeline(init)
+        verbose = given.pop("verbose", None)
+        report = Progress(cls.task, sys.stderr.isatty() if verbose is None else verbose)
+        train_data = _rereadable(train, "train")
+        dev_data = None if dev is None else _rereadable(dev, "dev")
+        sentences = _sentences(train_data, "training data")
+        if not sentences:
+            raise InputError("no training sentences", path=_name(train))
+        dev_sentences = None if dev is None else _sentences(dev_data, "dev data")
+        if dev is not None and not dev_sentences:
+            raise InputError("no dev sentences", path=_name(dev))
+        plan = [p for p in PARTS if p.present(sentences)]
+        if init is not None:
+            plan = [p for p in plan if p.name in init.parts]
+        done, tokenizer = {}, None
+        t0 = time.perf_counter()
+        shared = {k: v for k, v in given.items() if k != "allow_new_tags"}
+        try:
+            if init is None or init.tokenizer is not None:
+                report.line("training the tokenizer")
+                tok_init = {} if init is None else {"init": init.tokenizer}
+                tokenizer = Tokenizer.train(_reopened(train_data), None if dev is None else _reopened(dev_data),
+                                            verbose=verbose, **shared, **tok_init)
+            for p in plan:
+                report.line(f"training the {p.name} tagger")
+                own = {k: v for k, v in given.items() if k in p.options or k in shared}
+                if init is not None:
+                    own["init"] = init.parts[p.name]
+                done[p.name] = p.cls.train(p.examples(sentences), dev=None if dev is None else
+                                           p.examples(dev_sentences), verbose=verbose, **own)
+        except TrainingInterrupted as exc:
+            if exc.model is not None:
+                if isinstance(exc.model, Tokenizer):
+                    tokenizer = exc.model
+                else:
+                    done[next(p.name for p in plan if p.name not in done)] = exc.model
+            exc.model = cls(tokenizer, done, _meta(given)) if tokenizer is not None or done else None
+            raise
+        except InputError as exc:
+            if exc.path is None and _name(train) is not None:
+                raise InputError(str(exc), path=_name(train)) from None
+            raise
+        meta = _meta(given)
+        meta["train_seconds"] = time.perf_counter() - t0
+        if init is not None:
+            meta["fine_tuned"] = init.meta.get("fine_tuned", 0) + 1
+        return cls(tokenizer, done, meta)
+
+    @classmethod
+    def _init_pipeline(cls, init):
+        if isinstance(init, Pipeline):
+            return init
+        if isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
+            model = loading.load(init)
+            if not isinstance(model, Pipeline):
+                raise InputError(f"init: a {type(model).__name__} model cannot be fine-tuned as a Pipeline")
+            return model
+        raise TypeError(f"init must be a Pipeline or a model path, not {type(init).__name__}")
+
+    def calibrate(self, data) -> dict:
+        """Fit each part's temperature on gold CoNLL-U ``data``
+        (:meth:`fasttag.tasks.base.SequenceTask.calibrate`); predictions do
+        not change.  Returns the temperatures by part."""
+        source = _rereadable(data, "data")
+        sentences = _sentences(source, "calibration data")
+        out = {}
+        if self.tokenizer is not None:
+            out[TOKENIZER] = self.tokenizer.calibrate(_reopened(source))
+        for name, model in self.parts.items():
+            out[name] = model.calibrate(_part(name).examples(sentences))
+        return out
+
+    # ------------------------------------------------------------ annotating
+
+    def annotate(self, text: str) -> list[AnnotatedSentence]:
+        """The sentences of raw ``text`` (a str), tokenized by the model's
+        tokenizer and tagged by all its taggers; offsets into ``text``.
+        A line break always ends a sentence and opens a paragraph."""
+        if not isinstance(text, str):
+            raise ftio.not_str("annotate()", text)
+        return self._annotate(text, self._raw_tokenizer())
+
+    __call__ = annotate
+
+    def to_conllu(self, text: str) -> str:
+        """The CoNLL-U of raw ``text`` (:meth:`annotate`, :func:`conllu_lines`)."""
+        if not isinstance(text, str):
+            raise ftio.not_str("to_conllu()", text)
+        lines = conllu_lines(self.annotate(text))
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def tag_words(self, sentences) -> dict:
+        """Every column of pretokenized ``sentences`` (lists of words): a
+        dict column -> per sentence the list of values."""
+        words = [list(s) for s in sentences]
+        predicted = {}
+        for name, model in self.parts.items():
+            predicted[name] = _part(name).predict(model, words, predicted) if words else []
+        return predicted
+
+    def _raw_tokenizer(self, tokenizer=None):
+        if self.tokenizer is not None:
+            if tokenizer is not None:
+                raise InputError("option tokenizer: the model has its own tokenizer, which it always uses")
+            return self.tokenizer
+        return tokenizer_for(self, tokenizer)
+
+    def _annotate(self, text, tokenizer):
+        found = tokenizer.spans(text)
+        return self._sentences(text, found, [True] + [False] * (len(found) - 1) if found else [])
+
+    def _sentences(self, text, found, newpar):
+        """Annotated sentences of the token lists ``found`` in ``text``."""
+        if found:
+            newpar = list(newpar)
+            for i in range(1, len(found)):        # a line break between sentences opens a paragraph
+                gap = text[found[i - 1][-1].end:found[i][0].start]
+                newpar[i] = newpar[i] or "\n" in gap or "\r" in gap
+        words = [[w for t in s for w in t.words] for s in found]
+        predicted = self.tag_words(words)
+        starts = [t.start for s in found for t in s][1:] + [None]
+        out, k = [], 0
+        for i, s in enumerate(found):
+            space = []
+            for t in s:
+                nxt = starts[k]
+                space.append(nxt is None or nxt > t.end)
+                k += 1
+            cols = {name: predicted[name][i] for name in predicted}
+            ws, at = [], 0
+            for t in s:
+                for w in t.words:
+                    values = {c: cols[c][at] if c in cols else "_" for c in ("lemma", "upos", "xpos", "feats")}
+                    ws.append(Word(at + 1, w, start=t.start, end=t.end, **values))
+                    at += 1
+            out.append(AnnotatedSentence(text[s[0].start:s[-1].end], s, ws, newpar[i], space))
+        return out
+
+    # ------------------------------------------------------------ files
+
+    def tag_file(self, source, out, *, json=False, nbest=None, n_threads=1, format=None, column=None,
+                 tokenizer=None, to=None):
+        """Tag a file (a path or binary stream) into the text stream ``out``:
+        raw text (default, or CoNLL-U when unmistakable) is tokenized by
+        the model's tokenizer; CoNLL-U gets every predicted column filled.
+        ``to``: "tagged" (word/UPOS, the default for text), "json" (as
+        ``json=True``) or "conllu" (the default for CoNLL-U input)."""
+        n_threads = parallel.check_threads(n_threads)
+        if nbest is not None:
+            raise InputError("option nbest: a pipeline writes its best annotation only")
+        if column is not None:
+            raise InputError("option column: a pipeline fills every column it predicts")
+        if format not in (None, "raw", "text", "conllu"):
+            raise InputError(f"a pipeline reads raw text, pretokenized text or CoNLL-U, not {format!r} (option format)")
+        to = "json" if json and to is None else to
+        if to not in (None, "tagged", "json", "conllu") or json and to != "json":
+            raise InputError(f"option to must be tagged, json or conllu, not {to!r}" if to not in
+                             (None, "tagged", "json", "conllu") else "option json writes JSON, not option to "
+                             f"{to}: give one")
+        name, fmt, lines, close = ftio.open_tagging_input(source, format)
+        try:
+            if fmt == "conll":
+                raise InputError("a pipeline reads raw text, pretokenized text or CoNLL-U, not a column file "
+                                 "(option format)", name)
+            if fmt == "conllu":
+                if tokenizer is not None:
+                    raise InputError("option tokenizer applies to raw text, not to CoNLL-U input", name)
+                if to not in (None, "conllu"):
+                    raise InputError(f"CoNLL-U input is written back as CoNLL-U, not option to {to}", name)
+                sentences = ftio.parse_lines(lines, name, "conllu", tags=False)
+                records = self._conllu_records(sentences, n_threads)
+                style = "conllu"
+            else:
+                tok = None if fmt == "text" else self._raw_tokenizer(tokenizer)
+                records = self._text_records(lines, tok, n_threads, to or "tagged")
+                style = to or "tagged"
+        except BaseException:
+            close()
+            raise
+        records = closed_after(records, close)
+        if style == "tagged":
+            output.write(out, records, "tagged")
+        else:
+            for text in records:
+                out.write(text)
+
+    def _conllu_records(self, sentences, n_threads):
+        def tag(batch):
+            return batch, self.tag_words([s.words for s in batch])
+        for batch, predicted in parallel.ordered_map(tag, ftio.batches(sentences), n_threads):
+            for i, s in enumerate(batch):
+                buf = io.StringIO()
+                ftio.write_conllu(s, None, buf, columns={c: v[i] for c, v in predicted.items()})
+                yield buf.getvalue()
+
+    def _text_records(self, lines, tokenizer, n_threads, to):
+        """Per batch of lines, what ``to`` writes of them: a line is a paragraph."""
+        sent_id = [1]
+
+        def work(batch):
+            text = "\n".join(line for _, line in batch)
+            if tokenizer is None:
+                found = _pretokenized(text)
+            else:
+                found = tokenizer.spans(text)
+            return batch, text, self._sentences(text, found, [True] * len(found) if tokenizer is None
+                                                else [False] * len(found))
+        first = [True]
+        for batch, text, sentences in parallel.ordered_map(work, _line_batches(lines), n_threads):
+            if to == "conllu":
+                if first[0] and sentences:
+                    sentences[0] = sentences[0]._replace(newpar=True)
+                lines_out = conllu_lines(sentences, sent_id[0], newdoc=first[0])
+                if sentences:
+                    first[0] = False
+                sent_id[0] += len(sentences)
+                yield "\n".join(lines_out) + ("\n" if lines_out else "")
+                continue
+            starts = [0]
+            for _, line in batch:
+                starts.append(starts[-1] + len(line) + 1)
+            for s in sentences:
+                k = bisect_right(starts, s.tokens[0].start) - 1
+                number, line = batch[k]
+                shift = starts[k]
+                ws = [w.form for w in s.words]
+                offsets = [(w.start - shift, w.end - shift) for w in s.words]
+                if to == "json":
+                    obj = output.record(ws, [w.upos for w in s.words], number, offsets)
+                    for c in ("xpos", "feats", "lemma"):
+                        if c in self.parts:
+                            obj[c] = [getattr(w, c) for w in s.words]
+                    yield jsonlib.dumps(obj, ensure_ascii=False) + "\n"
+                else:
+                    yield output.Record(ws, [w.upos for w in s.words], number, offsets)
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, data, gold_tokens=False, n_threads=1) -> dict:
+        """Scores on gold CoNLL-U ``data`` as fractions: from its raw text
+        (the default: ``token_f1``, ``sentence_f1``, ``word_f1``) or with
+        its gold tokens (``gold_tokens=True``); the columns (``upos``,
+        ``xpos``, ``ufeats``, ``alltags``, ``lemmas``) are scored on the
+        gold tokens, as accuracies."""
+        n_threads = parallel.check_threads(n_threads)
+        if gold_tokens not in (True, False):
+            raise TypeError(f"gold_tokens must be True or False, not {gold_tokens!r}")
+        source = _rereadable(data, "test")
+        sentences = _sentences(source, "test data")
+        if not sentences:
+            raise InputError("the evaluation data holds no sentences", path=_name(data))
+        result = {"mode": "gold tokens" if gold_tokens else "raw text"}
+        t0 = time.perf_counter()
+        words = sum(len(s.words) for s in sentences)
+        if not gold_tokens:
+            if self.tokenizer is None:
+                raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
+            gold = read_conllu_text(_reopened(source))
+            found = self._annotate(gold.text, self.tokenizer)
+            scores = score_tokenization(gold.sentences, [s.tokens for s in found])
+            result.update({k: scores[k] for k in ("token_f1", "sentence_f1", "word_f1")})
+            words = sum(len(s.words) for s in found)
+        predicted = self.tag_words([s.words for s in sentences])
+        names = {"upos": "upos", "xpos": "xpos", "feats": "ufeats", "lemma": "lemmas"}
+        right = None
+        for part in PARTS:
+            if part.name not in predicted:
+                continue
+            gold_col = [[row[part.field] for row in s.rows] for s in sentences]
+            result[names[part.name]] = score_tagging(gold_col, predicted[part.name])["accuracy"]
+            if part.name in ("upos", "xpos", "feats"):
+                ok = [g == p for gs, ps in zip(gold_col, predicted[part.name]) for g, p in zip(gs, ps)]
+                right = ok if right is None else [a and b for a, b in zip(right, ok)]
+        if right is not None and {"upos", "xpos", "feats"} <= set(predicted):
+            result["alltags"] = sum(right) / len(right) if right else 0.0
+        result["words"] = sum(len(s.words) for s in sentences)
+        result["seconds"] = time.perf_counter() - t0
+        result["words_per_second"] = words / result["seconds"] if result["seconds"] > 0 else 0.0
+        return result
+
+    @staticmethod
+    def report(result):
+        """The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it."""
+        rows = [("Tokens", "token_f1"), ("Sentences", "sentence_f1"), ("Words", "word_f1"), ("UPOS", "upos"),
+                ("XPOS", "xpos"), ("UFeats", "ufeats"), ("AllTags", "alltags"), ("Lemmas", "lemmas")]
+        lines = [f"from {result['mode']}" + ("; the columns are scored on the gold tokens"
+                                             if result["mode"] == "raw text" else ""),
+                 f"{'Metric':<11}{'F1':>8}"]
+        lines += [f"{label:<11}{100 * result[key]:7.2f}%" for label, key in rows if key in result]
+        lines.append(f"speed      {result['words_per_second']:,.0f} words/s")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ storage
+
+    def _parts(self):
+        header = {"kind": self.kind, "meta": modelfile.stored_meta(self.meta), "parts": {}}
+        arrays = {}
+        named = ([(TOKENIZER, self.tokenizer)] if self.tokenizer is not None else []) + list(self.parts.items())
+        for name, model in named:
+            sub_header, sub_arrays = model._parts()
+            header["parts"][name] = sub_header
+            arrays.update({f"{name}/{key}": value for key, value in sub_arrays.items()})
+        return header, arrays
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """Each part checked as its own model file is, and of the class its
+        entry names; an array of no part is a corrupt file."""
+        if header.get("kind") != cls.kind:
+            raise ModelFormatError(f"not a Pipeline model (kind {header.get('kind')!r})")
+        meta = header.get("meta", {})
+        if not isinstance(meta, dict):
+            raise ModelFormatError("corrupt fasttag model: the pipeline's meta is not an object")
+        stored = header.get("parts")
+        if not isinstance(stored, dict) or not stored:
+            raise ModelFormatError("corrupt fasttag model: the pipeline has no parts")
+        classes = {TOKENIZER: Tokenizer, **{p.name: p.cls for p in PARTS}}
+        unknown = sorted(set(stored) - set(classes))
+        if unknown:
+            raise ModelFormatError(f"the pipeline has a part {unknown[0][:40]!r} this fasttag does not know "
+                                   f"(a newer fasttag's model?)")
+        strays = [k for k in arrays if k.partition("/")[0] not in stored or "/" not in k]
+        if strays:
+            raise ModelFormatError(f"corrupt fasttag model: array {strays[0][:60]!r} belongs to no pipeline part")
+        built = {}
+        for name, sub in stored.items():
+            if not isinstance(sub, dict) or "arrays" in sub:
+                raise ModelFormatError(f"corrupt fasttag model: the pipeline's {name} part is malformed")
+            prefix = name + "/"
+            own = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            want = classes[name]
+            if sub.get("kind") != want.kind:
+                raise ModelFormatError(f"corrupt fasttag model: the pipeline's {name} part is of kind "
+                                       f"{str(sub.get('kind'))[:40]!r}, not {want.kind!r}")
+            try:
+                built[name] = loading.build(sub, own)
+            except ModelFormatError as exc:
+                raise ModelFormatError(f"the pipeline's {name} part: {exc}") from None
+        tokenizer = built.pop(TOKENIZER, None)
+        return cls(tokenizer, built, meta)
+
+
+# ---------------------------------------------------------------- helpers
+
+def _meta(given):
+    return {k: given[k] for k in ("corpus", "licence") if given.get(k)}
+
+
+def _name(data):
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return os.fsdecode(os.fspath(data))
+    name = getattr(data, "name", None)
+    return name if isinstance(name, str) else None
+
+
+class _Bytes(io.BytesIO):
+    """A stream read once into memory, readable again, keeping its name."""
+
+    def __init__(self, data, name):
+        super().__init__(data)
+        self.name = name
+
+
+def _rereadable(data, what):
+    """``data`` (a path or a binary file) as something each part can read
+    from its start: a path, or the stream's bytes."""
+    if ftio.is_path(data):
+        return data
+    if hasattr(data, "read"):
+        raw = data.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        return _Bytes(raw, _name(data) or "<stdin>")
+    raise TypeError(f"{what} must be a CoNLL-U path or a binary file, not {type(data).__name__}")
+
+
+def _reopened(data):
+    if isinstance(data, _Bytes):
+        data.seek(0)
+    return data
+
+
+def _sentences(data, what):
+    """The CoNLL-U sentences of ``data``, every field kept."""
+    try:
+        _, sentences = ftio.read_all(_reopened(data), "conllu")
+    except InputError as exc:
+        if exc.path is None and _name(data) is not None:
+            raise InputError(str(exc), path=_name(data)) from None
+        raise
+    return [s for s in sentences if s.words]
+
+
+def _line_batches(lines):
+    """Lists of (line number, line) of about RAW_BATCH_CHARS characters."""
+    batch, n = [], 0
+    for number, line in enumerate(lines, start=1):
+        batch.append((number, line))
+        n += len(line) + 1
+        if n >= RAW_BATCH_CHARS:
+            yield batch
+            batch, n = [], 0
+    if batch:
+        yield batch
+
+
+def _pretokenized(text):
+    """Sentences of Token of text whose lines are sentences of words split at whitespace."""
+    out, at = [], 0
+    for line in text.split("\n"):
+        toks, pos = [], 0
+        for w in line.split():
+            a = line.index(w, pos)
+            pos = a + len(w)
+            toks.append(Token(at + a, at + pos, w, (w,)))
+        if toks:
+            out.append(toks)
+        at += len(line) + 1
+    return out
