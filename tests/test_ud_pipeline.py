@@ -1,0 +1,285 @@
+"""The UD pipeline: one model of a tokenizer and the word columns' taggers,
+trained from one CoNLL-U file, from raw text to CoNLL-U (issue 33)."""
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import fasttag
+from fasttag import InputError, ModelFormatError, Pipeline
+from fasttag.model import modelfile
+from fasttag.text import formats as ftio
+from fasttag.tasks.tok import read_conllu_text
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SAMPLE = DATA / "sample_ud.conllu"
+RAW = "I'm very happy, but John doesn't see the red cat. They walked in the park yesterday!\nMary likes two books."
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return Pipeline.train(SAMPLE, epochs=10, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def pipe_path(pipe, tmp_path_factory):
+    path = tmp_path_factory.mktemp("ud") / "ud.ftm"
+    pipe.save(path)
+    return path
+
+
+# ---------------------------------------------------------------- a strict reader of CoNLL-U
+
+FEATS = re.compile(r"[A-Z][A-Za-z0-9]*(\[[a-z0-9]+\])?=[A-Z0-9][A-Za-z0-9]*(,[A-Z0-9][A-Za-z0-9]*)*")
+
+
+def check_conllu(text):
+    """Every rule of the format the pipeline writes, checked; returns the
+    sentences as (comments, word rows, token forms with their spacing)."""
+    assert text.endswith("\n\n") and "\r" not in text
+    blocks = text.split("\n\n")
+    assert blocks[-1] == "" and "\n\n\n" not in text
+    out, ids = [], set()
+    for block in blocks[:-1]:
+        lines = block.split("\n")
+        comments = [line for line in lines if line.startswith("#")]
+        rows = [line.split("\t") for line in lines if not line.startswith("#")]
+        assert lines[:len(comments)] == comments, "comments come first"
+        keys = [c[1:].strip().split(" = ")[0].split("=")[0].strip() for c in comments]
+        assert "sent_id" in keys and "text" in keys
+        sent_id = next(c for c in comments if c.startswith("# sent_id = "))[len("# sent_id = "):]
+        assert sent_id not in ids
+        ids.add(sent_id)
+        next_id, tokens, inside = 1, [], 0
+        words = []
+        for fields in rows:
+            assert len(fields) == 10 and all(fields) and not any(" " in f for f in fields[2:] if f != fields[2])
+            if "-" in fields[0]:
+                a, b = map(int, fields[0].split("-"))
+                assert a == next_id and b > a and fields[2:9] == ["_"] * 7
+                tokens.append((fields[1], "SpaceAfter=No" not in fields[9]))
+                inside = b
+                continue
+            assert int(fields[0]) == next_id
+            next_id += 1
+            assert fields[6:9] == ["_", "_", "_"]
+            assert fields[5] == "_" or all(FEATS.fullmatch(f) for f in fields[5].split("|")), fields[5]
+            assert fields[9] in ("_", "SpaceAfter=No")
+            if int(fields[0]) > inside:
+                tokens.append((fields[1], fields[9] == "_"))
+            else:
+                assert fields[9] == "_"
+            words.append(fields)
+        text_line = next(c for c in comments if c.startswith("# text = "))[len("# text = "):]
+        rebuilt = "".join(form + (" " if space else "") for form, space in tokens).rstrip()
+        assert rebuilt == text_line, (rebuilt, text_line)
+        out.append((comments, words, tokens))
+    return out
+
+
+# ---------------------------------------------------------------- Python
+
+def test_raw_text_to_every_column(pipe):
+    assert pipe.tokenizer is not None and pipe.columns == ["upos", "xpos", "feats"]
+    sentences = pipe.annotate(RAW)
+    assert [s.newpar for s in sentences][0] and sentences[-1].newpar
+    words = [w for s in sentences for w in s.words]
+    assert all(RAW[w.start:w.end] for w in words)
+    tags = {w.upos for w in words}
+    assert tags <= {"PRON", "AUX", "ADV", "ADJ", "PUNCT", "CCONJ", "PROPN", "PART", "VERB", "DET", "NOUN", "ADP",
+                    "NUM"}
+    assert all(w.xpos != "_" for w in words) and any(w.feats != "_" for w in words)
+    assert [s.text for s in sentences][-1] == "Mary likes two books."
+
+
+def test_conllu_of_raw_text_is_valid_and_reads_back(pipe):
+    text = pipe.to_conllu(RAW)
+    sentences = check_conllu(text)
+    assert text.startswith("# newdoc\n# newpar\n# sent_id = 1\n")
+    assert sum(c.count("# newpar") for comments, _, _ in sentences for c in comments) == 2
+    gold = read_conllu_text(io.BytesIO(text.encode()))
+    assert gold.mismatches == [] and " ".join(gold.text.split()) == " ".join(RAW.split())
+    back = list(ftio.read_conllu(io.BytesIO(text.encode())))
+    assert [w for s in back for w in s.words] == [w.form for s in pipe.annotate(RAW) for w in s.words]
+
+
+def test_multiword_tokens_are_written_as_ranges(pipe):
+    text = pipe.to_conllu("I'm happy.")
+    assert "1-2\tI'm\t_" in text and "\n1\tI\t" in text and "\n2\t'm\t" in text
+    check_conllu(text)
+
+
+def test_udpipe_reads_what_the_pipeline_writes(pipe):
+    udpipe = pytest.importorskip("ufal.udpipe", reason="ufal.udpipe is an optional test extra")
+    text = pipe.to_conllu(RAW)
+    reader = udpipe.InputFormat.newConlluInputFormat()
+    reader.setText(text)
+    sentence, error, forms = udpipe.Sentence(), udpipe.ProcessingError(), []
+    while reader.nextSentence(sentence, error):
+        forms.append([sentence.words[i].form for i in range(1, len(sentence.words))])
+    assert not error.occurred(), error.message
+    assert forms == [[w.form for w in s.words] for s in pipe.annotate(RAW)]
+
+
+def test_saved_and_loaded_the_same(pipe, pipe_path):
+    again = fasttag.load(str(pipe_path))
+    assert isinstance(again, Pipeline) and again.to_conllu(RAW) == pipe.to_conllu(RAW)
+    assert again.to_bytes() == pipe.to_bytes()
+    header, arrays = modelfile.read(pipe_path)
+    assert header["kind"] == "pipeline" and set(header["parts"]) == {"tok", "upos", "xpos", "feats"}
+    assert all(k.partition("/")[0] in header["parts"] for k in arrays)
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda h, a: h["parts"]["upos"].update(kind="tokenizer"), "upos part is of kind 'tokenizer'"),
+    (lambda h, a: h["parts"].update(lemmatizer={"kind": "tagger"}), "part 'lemmatizer' this fasttag does not know"),
+    (lambda h, a: a.update({"stray": a["upos/vocab"]}), "array 'stray' belongs to no pipeline part"),
+    (lambda h, a: a.pop("upos/transitions"), "upos part"),
+    (lambda h, a: a.pop("tok/allowed"), "tok part"),
+    (lambda h, a: h["parts"]["xpos"].update(tags=["A"]), "xpos part"),
+    (lambda h, a: h.update(parts={}), "has no parts"),
+])
+def test_every_part_is_checked_on_loading(pipe, reload_corrupted, corrupt, message):
+    with pytest.raises(ModelFormatError, match=re.escape(message)):
+        reload_corrupted(pipe, corrupt)
+
+
+def test_gold_tokens_and_raw_text_evaluation(pipe):
+    raw = pipe.evaluate(SAMPLE)
+    gold = pipe.evaluate(SAMPLE, gold_tokens=True)
+    assert raw["mode"] == "raw text" and {"token_f1", "sentence_f1", "word_f1"} <= set(raw)
+    assert gold["mode"] == "gold tokens" and "token_f1" not in gold
+    for key in ("upos", "xpos", "ufeats", "alltags"):
+        assert 0.9 <= gold[key] <= 1.0
+    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"])
+    text = Pipeline.report(raw)
+    assert "Tokens" in text and "UPOS" in text and "AllTags" in text
+
+
+def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):
+    tuned = Pipeline.train(SAMPLE, init=str(pipe_path), epochs=1, verbose=False)
+    assert tuned.meta["fine_tuned"] == 1 and tuned.columns == pipe.columns
+    assert all(m.meta.get("fine_tuned") == 1 for m in [tuned.tokenizer, *tuned.parts.values()])
+    copy = fasttag.loads(pipe.to_bytes())
+    temperatures = copy.calibrate(SAMPLE)
+    assert set(temperatures) == {"tok", "upos", "xpos", "feats"} and all(t > 0 for t in temperatures.values())
+    assert copy.to_conllu(RAW) == pipe.to_conllu(RAW)
+
+
+def test_a_treebank_without_xpos_gets_no_xpos_tagger(tmp_path):
+    lines = []
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if len(fields) == 10 and fields[4] != "_":
+            fields[4] = "_"
+        lines.append("\t".join(fields))
+    path = tmp_path / "noxpos.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    model = Pipeline.train(path, epochs=2, verbose=False)
+    assert model.columns == ["upos", "feats"]
+    assert all(fields[4] == "_" for _, words, _ in check_conllu(model.to_conllu(RAW)) for fields in words)
+
+
+def test_python_errors_name_arguments(pipe, tmp_path):
+    with pytest.raises(TypeError, match="annotate"):
+        pipe.annotate(b"bytes")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tx\n", encoding="utf-8")
+    with pytest.raises(InputError, match="bad.conllu"):
+        Pipeline.train(bad, epochs=1, verbose=False)
+    with pytest.raises(InputError, match="option epochs"):
+        Pipeline.train(SAMPLE, epochs=0, verbose=False)
+    with pytest.raises(InputError, match="option templates does not apply"):
+        Pipeline.train(SAMPLE, templates=("bias",), verbose=False)
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_cli_train_tag_eval(run_cli, tmp_path):
+    model = tmp_path / "ud.ftm"
+    r = run_cli("train", "ud", SAMPLE, "--dev", SAMPLE, "-o", model, "--epochs", "5", "--quiet")
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW + "\n", encoding="utf-8")
+    r = run_cli("tag", "-m", model, raw, "--to", "conllu")
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    sentences = check_conllu(r.stdout.decode())
+    assert all(fields[3] != "_" and fields[4] != "_" for _, words, _ in sentences for fields in words)
+    r = run_cli("tag", "-m", model, raw)
+    assert r.returncode == 0 and "/PROPN" in r.stdout.decode()
+    r = run_cli("tag", "-m", model, raw, "--json")
+    first = json.loads(r.stdout.decode().splitlines()[0])
+    assert {"tokens", "tags", "offsets", "xpos", "feats"} <= set(first)
+    r = run_cli("eval", model, SAMPLE, "--json")
+    assert r.returncode == 0 and {"token_f1", "upos", "ufeats", "alltags"} <= set(json.loads(r.stdout))
+    r = run_cli("eval", model, SAMPLE, "--gold-tokens")
+    assert r.returncode == 0 and "UFeats" in r.stdout.decode() and "Tokens" not in r.stdout.decode()
+
+
+def test_cli_fills_the_columns_of_gold_tokens(run_cli, pipe_path, tmp_path):
+    blank = tmp_path / "blank.conllu"
+    lines = []
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if len(fields) == 10 and "-" not in fields[0]:
+            fields[3:6] = ["_", "_", "_"]
+        lines.append("\t".join(fields))
+    blank.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = run_cli("tag", "-m", pipe_path, blank)
+    assert r.returncode == 0, r.stderr
+    got = [line.split("\t") for line in r.stdout.decode().splitlines() if "\t" in line and "-" not in line.split("\t")[0]]
+    want = [line.split("\t") for line in lines if "\t" in line and "-" not in line.split("\t")[0]]
+    assert [g[:3] + g[6:] for g in got] == [w[:3] + w[6:] for w in want]      # the rest kept as read
+    assert all(g[3] != "_" and g[4] != "_" for g in got)
+    gold = [line.split("\t") for line in SAMPLE.read_text(encoding="utf-8").splitlines()
+            if "\t" in line and "-" not in line.split("\t")[0]]
+    assert sum(g[3] == w[3] for g, w in zip(got, gold)) >= 0.9 * len(gold)
+
+
+def test_a_tagger_writes_conllu_of_raw_text(run_cli, tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("I don't like it. Do you?\n", encoding="utf-8")
+    r = run_cli("tag", raw, "--to", "conllu")
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    text = r.stdout.decode()
+    check_conllu(text)
+    assert "\tdo\t_\tAUX\t_\t_\t" in text and "# text = I don't like it." in text
+
+
+def test_a_tagger_without_a_tokenizer_says_which_it_used(run_cli, tmp_path):
+    model = tmp_path / "pos.ftm"
+    assert run_cli("train", "pos", SAMPLE, "-o", model, "--epochs", "2", "--quiet").returncode == 0
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Mary likes two books.\n", encoding="utf-8")
+    r = run_cli("tag", "-m", model, raw)
+    err = r.stderr.decode()
+    assert r.returncode == 0 and len(err.splitlines()) == 1, err
+    assert "bundled English tokenizer (en-tok)" in err and "--tokenizer" in err and "option" not in err
+    quiet = [run_cli("tag", "-m", model, raw, "--tokenizer", "en-tok"), run_cli("tag", raw),
+             run_cli("tag", "-m", model, SAMPLE), run_cli("tag", "-m", model, raw, "--pretokenized")]
+    assert all(q.returncode == 0 and q.stderr == b"" for q in quiet), [q.stderr for q in quiet]
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["tag", "-m", "{model}", "{raw}", "--tokenizer", "en-tok"], "--tokenizer"),
+    (["tag", "-m", "{model}", "{raw}", "--column", "xpos"], "--column"),
+    (["tag", "-m", "{model}", "{raw}", "--json", "--to", "conllu"], "--to"),
+    (["tag", "-m", "{model}", "{raw}", "--nbest", "2", "--json"], "--nbest"),
+    (["tag", "-m", "{model}", "{raw}", "--format", "conll"], "--format"),
+    (["tag", "-m", "en-ner", "{raw}", "--to", "conllu"], "--to conllu"),
+    (["eval", "en", "{sample}", "--gold-tokens"], "--gold-tokens"),
+    (["eval", "{model}", "{sample}", "--words", "{raw}"], "--words"),
+    (["train", "ud", "{raw}", "-o", "{out}"], "raw.txt"),
+    (["train", "ud", "{sample}", "-o", "{out}", "--plot", "{png}"], "--plot"),
+    (["train", "ud", "{sample}", "-o", "{out}", "--templates", "x"], "unrecognized arguments"),
+])
+def test_cli_errors_are_one_line(run_cli, pipe_path, tmp_path, args, flag):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW + "\n", encoding="utf-8")
+    names = {"model": pipe_path, "raw": raw, "sample": SAMPLE, "out": tmp_path / "o.ftm", "png": tmp_path / "c.png"}
+    r = run_cli(*[a.format(**names) for a in args])
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.splitlines()) == 1 and flag in err and "Traceback" not in err, err
+    assert r.stdout == b"" and not (tmp_path / "o.ftm").exists()
