@@ -1,6 +1,8 @@
 """fasttag models as spaCy v3 pipeline components, registered through
-entry points: ``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans`` and the
-``fasttag.zh_segmenter.v1`` tokenizer.  Serialization carries the model file.
+entry points: ``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans``,
+``fasttag_ud`` (a UD pipeline's columns), and the ``fasttag.tokenizer.v1``
+and ``fasttag.zh_segmenter.v1`` tokenizers, which set sentence starts.
+Serialization carries the model file.
 """
 from pathlib import Path
 from typing import Optional
@@ -352,34 +354,43 @@ class ChineseSegmenter(_Serialized):
         return self.segmenter
 
     def __call__(self, text):
-        words, spaces = _align(text, self.segmenter.segment_lines(text.split("\n")) if text else [])
-        return Doc(self.vocab, words=words, spaces=spaces)
+        starts = []
+        words, spaces = _align(text, self.segmenter.segment_lines(text.split("\n")) if text else [], starts)
+        return Doc(self.vocab, words=words, spaces=spaces, sent_starts=starts)
 
     def pipe(self, texts, batch_size=1000):
         for text in texts:
             yield self(text)
 
 
-def _align(text, lines_words):
+def _align(text, lines_words, starts=None):
     """spaCy's (words, spaces) of ``text`` given the words of each of its
-    lines (split at "\\n"), so that the Doc's text is ``text`` exactly."""
+    lines (split at "\\n"), so that the Doc's text is ``text`` exactly;
+    ``starts`` (a list) gets the sentence starts: each line a sentence."""
     words, spaces = [], []
+    starts = [] if starts is None else starts
     pos = 0
+
+    def gap(a, b):
+        n = len(words)
+        _gap(text, a, b, words, spaces)
+        starts.extend([not starts] * (len(words) - n))
     for line_no, line_words in enumerate(lines_words):
         if line_no:
-            _gap(text, pos, pos + 1, words, spaces)      # the newline
+            gap(pos, pos + 1)      # the newline
             pos += 1
-        for w in line_words:
+        for k, w in enumerate(line_words):
             at = text.find(w, pos)
             if at < 0 or text[pos:at].strip():
                 raise ValueError(f"the segmenter's word {w!r} is not in the text at offset {pos}")
-            _gap(text, pos, at, words, spaces)
+            gap(pos, at)
             words.append(w)
             spaces.append(False)
+            starts.append(k == 0 or not starts)
             pos = at + len(w)
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end
-        _gap(text, pos, end, words, spaces)
+        gap(pos, end)
         pos = end
     return words, spaces
 
@@ -404,3 +415,141 @@ def create_zh_segmenter(model: str = "zh"):
     def make(nlp):
         return ChineseSegmenter(nlp.vocab, model)
     return make
+
+
+class FasttagTokenizer(_Serialized):
+    """A spaCy tokenizer that tokenizes and splits sentences with a fasttag
+    tokenizer or the tokenizer of a UD pipeline (``model``: a bundled name
+    or a path).  ``doc.sents`` is set; a multiword token whose words spell
+    it ("don't": "do" "n't") is its words, another ("das": "de" "as") one
+    token; whitespace is kept as spaCy keeps it."""
+
+    def __init__(self, vocab, model="en-tok"):
+        super().__init__(model)
+        self.vocab = vocab
+
+    def _set_model(self, model):
+        tokenizer = getattr(model, "tokenizer", model) if getattr(model, "kind", None) == "pipeline" else model
+        if getattr(tokenizer, "kind", None) != "tokenizer":
+            raise InputError(f"the fasttag tokenizer needs a tokenizer model or a UD pipeline with one, not a "
+                             f"{type(model).__name__}")
+        self._model = model
+        self.tokenizer = tokenizer
+
+    @property
+    def model(self):
+        return self._loaded()
+
+    def _current(self):
+        return self.model
+
+    def __call__(self, text):
+        self._loaded()
+        pieces = []
+        for sentence in self.tokenizer.spans(text) if text else []:
+            first = True
+            for t in sentence:
+                if len(t.words) > 1 and "".join(t.words) == t.form:
+                    at = t.start
+                    for w in t.words:
+                        pieces.append((at, at + len(w), first))
+                        at += len(w)
+                        first = False
+                else:
+                    pieces.append((t.start, t.end, first))
+                    first = False
+        words, spaces, starts = [], [], []
+        at = 0
+        for a, b, begins in pieces:
+            n = len(words)
+            _gap(text, at, a, words, spaces)
+            starts += [False] * (len(words) - n)
+            words.append(text[a:b])
+            spaces.append(False)
+            starts.append(begins)
+            at = b
+        n = len(words)
+        _gap(text, at, len(text), words, spaces)
+        starts += [False] * (len(words) - n)
+        if starts:
+            starts[0] = True
+        return Doc(self.vocab, words=words, spaces=spaces, sent_starts=starts)
+
+    def pipe(self, texts, batch_size=1000):
+        for text in texts:
+            yield self(text)
+
+
+@registry.tokenizers("fasttag.tokenizer.v1")
+def create_tokenizer(model: str = "en-tok"):
+    """``[nlp.tokenizer] @tokenizers = "fasttag.tokenizer.v1"``: a fasttag
+    tokenizer and sentence splitter (``model``: a tokenizer or a UD
+    pipeline, bundled name or path) as the tokenizer."""
+    def make(nlp):
+        return FasttagTokenizer(nlp.vocab, model)
+    return make
+
+
+class FasttagPipeline(_Component):
+    """Sets ``token.pos_`` (UPOS), ``token.tag_`` (XPOS), ``token.morph``
+    (FEATS) and ``token.lemma_`` from a fasttag UD pipeline, sentence by
+    sentence where the doc has sentences.  Train the pipeline with
+    ``fasttag train ud``: it does not learn inside spaCy."""
+
+    def __init__(self, vocab, name, model, batch_size):
+        super().__init__(vocab, name, model, batch_size)
+        from .tasks.ud import Pipeline
+        self.kind = Pipeline
+
+    @staticmethod
+    def _labels(model):
+        return model.columns
+
+    def _annotate(self, docs):
+        model = self.fasttag_model
+        spans = []
+        for doc in docs:
+            sentences = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
+            for sent in sentences:
+                at = [t.i for t in sent if not t.is_space]
+                if at:
+                    spans.append((doc, at))
+        predicted = model.tag_words([[doc[i].text for i in at] for doc, at in spans])
+        for k, (doc, at) in enumerate(spans):
+            for column, values in predicted.items():
+                for i, value in zip(at, values[k]):
+                    token = doc[i]
+                    if column == "upos":
+                        try:
+                            token.pos_ = value
+                        except (ValueError, KeyError):
+                            pass            # not a Universal POS tag: left unset
+                    elif column == "xpos":
+                        token.tag_ = value
+                    elif column == "feats":
+                        token.set_morph(None if value == "_" else value)
+                    elif column == "lemma":
+                        token.lemma_ = value
+        for doc in docs:
+            for token in doc:
+                if token.is_space:                  # spaCy's own marks for whitespace
+                    if "upos" in predicted:
+                        token.pos_ = "SPACE"
+                    if "xpos" in predicted:
+                        token.tag_ = "_SP"
+
+    def initialize(self, get_examples=None, *, nlp=None):
+        if self._source is None and self._model is None:
+            raise ValueError(f"the {self.name!r} component needs a trained UD pipeline (config 'model'): "
+                             f"train one with 'fasttag train ud'")
+
+    def update(self, examples, *, drop=0.0, sgd=None, losses=None):
+        raise ValueError(f"the {self.name!r} component does not learn inside spaCy: train its UD pipeline "
+                         f"with 'fasttag train ud'")
+
+
+@Language.factory("fasttag_ud", default_config={"model": None, "batch_size": 1000},
+                  assigns=["token.pos", "token.tag", "token.morph", "token.lemma"])
+def make_ud(nlp, name, model: Optional[str], batch_size: int):
+    """A fasttag UD pipeline's columns: ``model`` its path."""
+    return FasttagPipeline(nlp.vocab, name, model, batch_size)

@@ -283,3 +283,49 @@ def test_cli_errors_are_one_line(run_cli, pipe_path, tmp_path, args, flag):
     err = r.stderr.decode()
     assert r.returncode == 2 and len(err.splitlines()) == 1 and flag in err and "Traceback" not in err, err
     assert r.stdout == b"" and not (tmp_path / "o.ftm").exists()
+
+
+# ---------------------------------------------------------------- spaCy
+
+def test_spacy_tokenizer_splits_sentences_and_the_ud_component_sets_every_column(pipe, pipe_path, tmp_path):
+    spacy = pytest.importorskip("spacy", reason="spaCy is an optional extra")
+    import fasttag.spacy  # noqa: F401  (registers the factories where fasttag is not installed)
+    config = {"nlp": {"tokenizer": {"@tokenizers": "fasttag.tokenizer.v1", "model": str(pipe_path)}}}
+    nlp = spacy.blank("en", config=config)
+    nlp.add_pipe("fasttag_ud", config={"model": str(pipe_path)})
+    text = "I'm happy, but John  doesn't see the red cat.\nMary likes two books. "
+    doc = nlp(text)
+    assert doc.text == text
+    sentences = pipe.annotate(text)
+    assert [s.text.strip() for s in doc.sents] == [s.text for s in sentences]        # E030 before
+    words = [w for s in sentences for w in s.words]
+    tokens = [t for t in doc if not t.is_space]
+    assert [t.text for t in tokens] == [w.form for w in words]
+    assert [t.pos_ for t in tokens] == [w.upos for w in words] and [t.tag_ for t in tokens] == [w.xpos for w in words]
+    assert [str(t.morph) or "_" for t in tokens] == [w.feats for w in words]
+    assert all(t.pos_ == "SPACE" for t in doc if t.is_space)
+    nlp.to_disk(tmp_path / "pipe")
+    again = spacy.load(tmp_path / "pipe")(text)
+    assert [(t.text, t.tag_, str(t.morph), t.is_sent_start) for t in again] == \
+        [(t.text, t.tag_, str(t.morph), t.is_sent_start) for t in doc]
+
+
+def test_spacy_chinese_segmenter_splits_sentences_at_lines():
+    spacy = pytest.importorskip("spacy", reason="spaCy is an optional extra")
+    import fasttag.spacy  # noqa: F401
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
+    doc = nlp("我爱北京。\n他很好。")
+    assert doc.text == "我爱北京。\n他很好。" and len(list(doc.sents)) == 2
+
+
+def test_spacy_ud_component_refuses_to_train(pipe_path):
+    spacy = pytest.importorskip("spacy", reason="spaCy is an optional extra")
+    import fasttag.spacy  # noqa: F401
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ud", config={"model": None})
+    with pytest.raises(ValueError, match="fasttag train ud"):
+        nlp.initialize()
+    other = spacy.blank("en")
+    other.add_pipe("fasttag_ud", config={"model": "en"})
+    with pytest.raises(InputError, match="needs a Pipeline model"):
+        other("a b")
