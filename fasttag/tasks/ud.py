@@ -155,6 +155,7 @@ class Pipeline(modelfile.Stored):
 
     kind = "pipeline"
     commands = ("tag",)
+    primary = "upos"            # the score ``fasttag eval`` leads with, as the POS tagger's
 
     def __init__(self, tokenizer=None, parts=None, meta=None):
         parts = dict(parts or {})
