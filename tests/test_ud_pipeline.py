@@ -168,7 +168,7 @@ def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):
     assert copy.to_conllu(RAW) == pipe.to_conllu(RAW)
 
 
-def test_a_treebank_without_xpos_gets_no_xpos_tagger(tmp_path):
+def _without_xpos(tmp_path):
     lines = []
     for line in SAMPLE.read_text(encoding="utf-8").splitlines():
         fields = line.split("\t")
@@ -177,9 +177,19 @@ def test_a_treebank_without_xpos_gets_no_xpos_tagger(tmp_path):
         lines.append("\t".join(fields))
     path = tmp_path / "noxpos.conllu"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    model = Pipeline.train(path, epochs=2, verbose=False)
+    return path
+
+
+def test_a_treebank_without_xpos_gets_no_xpos_tagger(tmp_path):
+    model = Pipeline.train(_without_xpos(tmp_path), epochs=2, verbose=False)
     assert model.columns == ["upos", "feats"]
     assert all(fields[4] == "_" for _, words, _ in check_conllu(model.to_conllu(RAW)) for fields in words)
+
+
+def test_fine_tuning_on_data_without_a_column_keeps_its_part(pipe, tmp_path):
+    tuned = Pipeline.train(_without_xpos(tmp_path), init=pipe, epochs=1, verbose=False)
+    assert tuned.columns == ["upos", "xpos", "feats"] and tuned.parts["xpos"] is pipe.parts["xpos"]
+    assert tuned.parts["upos"].meta.get("fine_tuned") == 1
 
 
 def test_python_errors_name_arguments(pipe, tmp_path):

@@ -208,31 +208,33 @@ class Pipeline(modelfile.Stored):
         dev_sentences = None if dev is None else _sentences(dev_data, "dev data")
         if dev is not None and not dev_sentences:
             raise InputError("no dev sentences", path=_name(dev))
-        plan = [p for p in PARTS if p.present(sentences)]
-        if init is not None:
-            plan = [p for p in plan if p.name in init.parts]
-        done, tokenizer = {}, None
+        done, tokenizer, current = {}, None, TOKENIZER
         t0 = time.perf_counter()
         shared = {k: v for k, v in given.items() if k != "allow_new_tags"}
         try:
-            if init is None or init.tokenizer is not None:
-                report.line("training the tokenizer")
-                tok_init = {} if init is None else {"init": init.tokenizer}
-                tokenizer = Tokenizer.train(_reopened(train_data), None if dev is None else _reopened(dev_data),
-                                            verbose=verbose, **shared, **tok_init)
-            for p in plan:
+            report.line("training the tokenizer")
+            tok_init = {} if init is None or init.tokenizer is None else {"init": init.tokenizer}
+            tokenizer = Tokenizer.train(_reopened(train_data), None if dev is None else _reopened(dev_data),
+                                        verbose=verbose, **shared, **tok_init)
+            for p in PARTS:
+                base = None if init is None else init.parts.get(p.name)
+                if not p.present(sentences):
+                    if base is not None:
+                        done[p.name] = base         # the data does not annotate it: kept as it was
+                    continue
+                current = p.name
                 report.line(f"training the {p.name} tagger")
-                own = {k: v for k, v in given.items() if k in p.options or k in shared}
-                if init is not None:
-                    own["init"] = init.parts[p.name]
+                own = {k: v for k, v in given.items() if k in shared or base is not None and k in p.options}
+                if base is not None:
+                    own["init"] = base
                 done[p.name] = p.cls.train(p.examples(sentences), dev=None if dev is None else
                                            p.examples(dev_sentences), verbose=verbose, **own)
         except TrainingInterrupted as exc:
             if exc.model is not None:
-                if isinstance(exc.model, Tokenizer):
+                if current == TOKENIZER:
                     tokenizer = exc.model
                 else:
-                    done[next(p.name for p in plan if p.name not in done)] = exc.model
+                    done[current] = exc.model
             exc.model = cls(tokenizer, done, _meta(given)) if tokenizer is not None or done else None
             raise
         except InputError as exc:
