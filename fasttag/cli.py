@@ -493,6 +493,8 @@ def tag_command(args):
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
+    if args.command == "tokenize" and model.kind == "pipeline" and model.tokenizer is not None:
+        model = model.tokenizer                 # a pipeline tokenizes with its own tokenizer
     if args.command not in model.commands:
         use = model.commands[0] if model.commands else None
         raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
@@ -630,6 +632,9 @@ def inspect_command(args):
     model = load(_model_path(args.model, "MODEL"))
     if args.data is not None:
         _input_path(args.data, "--data")
+    if getattr(model, "kind", None) == "pipeline":
+        raise InputError(f"{args.model} is a UD pipeline of several models ({model!r}): inspect reads one "
+                         f"sequence model")
     if not hasattr(model, "model"):
         raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
     try:

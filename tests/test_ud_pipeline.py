@@ -248,6 +248,16 @@ def test_cli_fills_the_columns_of_gold_tokens(run_cli, pipe_path, tmp_path):
     assert sum(g[3] == w[3] for g, w in zip(got, gold)) >= 0.9 * len(gold)
 
 
+def test_cli_json_of_conllu_tokenize_and_inspect(run_cli, pipe, pipe_path):
+    r = run_cli("tag", "-m", pipe_path, SAMPLE, "--json")
+    first = json.loads(r.stdout.decode().splitlines()[0])
+    assert r.returncode == 0 and first["line"] == 1 and first["tokens"][0] == "He" and len(first["feats"]) == 6
+    r = run_cli("tokenize", "-m", pipe_path, "-", input="I'm happy.\n".encode())
+    assert r.returncode == 0 and r.stdout.decode() == " ".join(pipe.tokenizer.tokenize("I'm happy.")[0]) + "\n\n"
+    r = run_cli("inspect", pipe_path)
+    assert r.returncode == 2 and "UD pipeline" in r.stderr.decode() and len(r.stderr.splitlines()) == 1
+
+
 def test_a_tagger_writes_conllu_of_raw_text(run_cli, tmp_path):
     raw = tmp_path / "raw.txt"
     raw.write_text("I don't like it. Do you?\n", encoding="utf-8")

@@ -93,7 +93,8 @@ def _part(name):
 class Word(NamedTuple):
     """A syntactic word of an annotated sentence: its 1-based ``id``, its
     ``form``, the predicted columns (``_`` where the model predicts none),
-    and the character offsets ``start``/``end`` of its token."""
+    and its character offsets ``start``/``end`` (a multiword token's words
+    that do not spell it, "des" = "de" "les", each carry the token's)."""
     id: int
     form: str
     lemma: str
@@ -330,9 +331,13 @@ class Pipeline(modelfile.Stored):
             cols = {name: predicted[name][i] for name in predicted}
             ws, at = [], 0
             for t in s:
+                spelled = len(t.words) > 1 and "".join(t.words) == t.form     # "don't": "do" + "n't"
+                a = t.start
                 for w in t.words:
                     values = {c: cols[c][at] if c in cols else "_" for c in ("lemma", "upos", "xpos", "feats")}
-                    ws.append(Word(at + 1, w, start=t.start, end=t.end, **values))
+                    b = a + len(w) if spelled else t.end
+                    ws.append(Word(at + 1, w, start=a if spelled else t.start, end=b, **values))
+                    a = b
                     at += 1
             out.append(AnnotatedSentence(text[s[0].start:s[-1].end], s, ws, newpar[i], space))
         return out
@@ -366,11 +371,11 @@ class Pipeline(modelfile.Stored):
             if fmt == "conllu":
                 if tokenizer is not None:
                     raise InputError("option tokenizer applies to raw text, not to CoNLL-U input", name)
-                if to not in (None, "conllu"):
-                    raise InputError(f"CoNLL-U input is written back as CoNLL-U, not option to {to}", name)
+                if to == "tagged":
+                    raise InputError("CoNLL-U input is written back as CoNLL-U or JSON, not option to tagged", name)
                 sentences = ftio.parse_lines(lines, name, "conllu", tags=False)
-                records = self._conllu_records(sentences, n_threads)
-                style = "conllu"
+                records = self._conllu_records(sentences, n_threads, to == "json")
+                style = to or "conllu"
             else:
                 tok = None if fmt == "text" else self._raw_tokenizer(tokenizer)
                 records = self._text_records(lines, tok, n_threads, to or "tagged")
@@ -385,14 +390,24 @@ class Pipeline(modelfile.Stored):
             for text in records:
                 out.write(text)
 
-    def _conllu_records(self, sentences, n_threads):
+    def _conllu_records(self, sentences, n_threads, json):
         def tag(batch):
             return batch, self.tag_words([s.words for s in batch])
         for batch, predicted in parallel.ordered_map(tag, ftio.batches(sentences), n_threads):
             for i, s in enumerate(batch):
+                columns = {c: v[i] for c, v in predicted.items()}
+                if json:
+                    yield self._json(s.words, columns, s.start_line)
+                    continue
                 buf = io.StringIO()
-                ftio.write_conllu(s, None, buf, columns={c: v[i] for c, v in predicted.items()})
+                ftio.write_conllu(s, None, buf, columns=columns)
                 yield buf.getvalue()
+
+    def _json(self, words, columns, line, offsets=None):
+        """The JSON Lines record of a sentence: ``tags`` UPOS, then the other columns."""
+        obj = output.record(words, columns.get("upos", ["_"] * len(words)), line, offsets)
+        obj.update((c, list(v)) for c, v in columns.items() if c != "upos")
+        return jsonlib.dumps(obj, ensure_ascii=False) + "\n"
 
     def _text_records(self, lines, tokenizer, n_threads, to):
         """Per batch of lines, what ``to`` writes of them: a line is a paragraph."""
@@ -427,11 +442,7 @@ class Pipeline(modelfile.Stored):
                 ws = [w.form for w in s.words]
                 offsets = [(w.start - shift, w.end - shift) for w in s.words]
                 if to == "json":
-                    obj = output.record(ws, [w.upos for w in s.words], number, offsets)
-                    for c in ("xpos", "feats", "lemma"):
-                        if c in self.parts:
-                            obj[c] = [getattr(w, c) for w in s.words]
-                    yield jsonlib.dumps(obj, ensure_ascii=False) + "\n"
+                    yield self._json(ws, {c: [getattr(w, c) for w in s.words] for c in self.parts}, number, offsets)
                 else:
                     yield output.Record(ws, [w.upos for w in s.words], number, offsets)
 
