@@ -266,6 +266,10 @@ def train_command(args):
     if "init" in given:
         given["init"] = str(_model_path(given["init"], "--init"))
     _check_output(args.output, "-o")
+    if getattr(cls, "kind", None) == "pipeline":        # a pipeline: several models, trained on this machine
+        for flag, value in (("--plot", args.plot), ("--dask", args.dask), ("--scheduler", args.scheduler)):
+            if value:
+                raise InputError(f"{flag} applies to one model's training, not to a {task.title}'s")
     if args.plot:
         _check_output(args.plot, "--plot")
     if "gazetteers" in given:
@@ -285,10 +289,6 @@ def train_command(args):
         from .plot import figure_format, need_matplotlib
         figure_format(args.plot)                        # refuse before training, not after
         need_matplotlib()
-    if getattr(cls, "kind", None) == "pipeline":        # a pipeline: several models, trained on this machine
-        for flag, value in (("--plot", args.plot), ("--dask", args.dask), ("--scheduler", args.scheduler)):
-            if value:
-                raise InputError(f"{flag} applies to one model's training, not to a {task.title}'s")
     if args.dask or args.scheduler:
         if args.dask and args.scheduler:
             raise InputError("--dask starts a local cluster, --scheduler uses an existing one: give one")
@@ -584,15 +584,18 @@ def _output(path):
 def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
     model = _load_sequence_model(_model_path(args.model, "MODEL"), "eval")
-    if model.kind == "pipeline":
-        return _eval_pipeline(args, model, test)
-    if args.gold_tokens:
+    given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
+    if model.kind == "pipeline":        # its own reading: CoNLL-U, from raw text or gold tokens
+        if given:
+            raise InputError(f"{options.BY_NAME[next(iter(given))].flag} does not apply to UD pipeline models")
+        given["gold_tokens"] = args.gold_tokens
+    elif args.gold_tokens:
         raise InputError(f"--gold-tokens applies to UD pipeline models, not to {model.kind} models")
-    if not model.commands:              # a model of Python objects (feature dicts): no file holds its input
+    elif not model.commands:            # a model of Python objects (feature dicts): no file holds its input
         raise InputError(f"{args.model} is a {model.kind} model: it reads Python objects, not files; "
                          f"evaluate it from Python")
-    given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
-    options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
+    else:
+        options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:
         given["words"] = _input_path(given["words"], "--words")
     try:
@@ -601,23 +604,6 @@ def eval_command(args):
         if exc.path is not None or str(exc).startswith(f"{args.test}:"):
             raise
         raise InputError(str(exc), path=args.test) from None       # name the file at fault
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        print(printable(model.report(result), keep="\n"))
-    return 0
-
-
-def _eval_pipeline(args, model, test):
-    for opt in options.OPTIONS:
-        if "eval" in opt.phases and opt.parse is not None and getattr(args, opt.name, None) is not None:
-            raise InputError(f"{opt.flag} does not apply to UD pipeline models")
-    try:
-        result = model.evaluate(test, gold_tokens=args.gold_tokens, n_threads=args.threads)
-    except InputError as exc:
-        if exc.path is not None or str(exc).startswith(f"{args.test}:"):
-            raise
-        raise InputError(str(exc), path=args.test) from None
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:
