@@ -77,6 +77,20 @@ def column_part(name, cls=Tagger):
     return Part(name, field, cls, _column_examples(field), _column_present(field))
 
 
+def upos_part(name, cls, method):
+    """The part that fills CoNLL-U field ``name`` with a ``cls`` model that
+    reads each word's UPOS: trained on (form, gold UPOS, value) triples,
+    run with ``model.method(words, upos)`` on the UPOS predicted before it."""
+    field = CONLLU_FIELDS.index(name.upper())
+
+    def examples(sentences):
+        return [[(r[1], r[3], r[field]) for r in s.rows] for s in sentences]
+
+    def predict(model, words, predicted):
+        return getattr(model, method)(words, predicted.get("upos"))
+    return Part(name, field, cls, examples, _column_present(field), predict)
+
+
 #: The word columns a pipeline predicts, in the order they are predicted
 #: (a later part may read the earlier ones' values).
 PARTS = (column_part("upos"), column_part("xpos"), column_part("feats"))
