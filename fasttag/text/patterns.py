@@ -111,11 +111,12 @@ _KIND_OF_GROUP = {name: KINDS.index(name) for name in PATTERN.groupindex}
 #: :data:`PATTERN` runs only on the whitespace-separated pieces of text
 #: that hold one: most text holds none.  One character class first, the
 #: context after it, lets the engine skip other characters at C speed.
-_TRIGGER_CHARS = "@#;=/<>^_\u00af\u20e3\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
+_TRIGGER_CHARS = "@#^\u00af\u20e3\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
 TRIGGER = re.compile(
-    f"[{_TRIGGER_CHARS}:0-9.D](?:(?<=[{_TRIGGER_CHARS}])"
-    "|(?<=:)(?:[-^']?[)(DPpOo\\]\\[/\\\\|*3S$@]|'|(?<=\\d:)(?=\\d))"    # :-) :/ (and ://) :'( 10:30
-    "|(?<=\\d)(?=[.,'-]\\d)"                                              # 1,000 3.14 2026-11-27 (1/2: /)
+    f"[{_TRIGGER_CHARS}:;=<>_0-9.D](?:(?<=[{_TRIGGER_CHARS}])"
+    "|(?<=[:;=])(?=[-^']?[)(DPpOo\\]\\[/\\\\|*3S$@])|(?<=:)(?=')|(?<=\\d:)(?=\\d)"   # :-) :/ (and ://) :'( 10:30
+    "|(?<=<)(?=/?3)|(?<=>)(?=[_.])|(?<=[-oO0Tt]_)"                        # <3 >_< >.< -_- o_O T_T
+    "|(?<=\\d)(?=[.,'/-]\\d)"                                             # 1,000 3.14 2026-11-27 9/11
     f"|(?<=\\.)(?:(?<=www\\.)|(?:{_TLDS})(?![A-Za-z0-9_-]))"                # www. example.com
     "|(?<=[xX]D))")                                                        # XD
 _SPACE = re.compile("\\s")
