@@ -199,6 +199,8 @@ def split_spacing(misc, name, lineno):
     """(the spacing after the token, MISC without ``SpaceAfter``/``SpacesAfter``)."""
     if misc == "_" or "Space" not in misc:
         return " ", misc
+    if misc == "SpaceAfter=No":
+        return "", "_"
     out = None
     rest = []
     for item in misc.split("|"):
