@@ -195,6 +195,28 @@ def test_system_text_shorter_or_longer(tmp_path):
         evaluate(tmp_path, gold, conllu([row(1, "ab"), row(2, "cd")], [row(1, "x")]))
 
 
+@pytest.mark.parametrize("gold, system, name", [(None, "x.conllu", "gold"), ("x.conllu", 3, "system")])
+def test_arguments_named(gold, system, name):
+    with pytest.raises(TypeError, match=f"^{name} must be the path of a CoNLL-U file or a file object, not"):
+        fasttag.evaluate_conllu(gold, system)
+
+
+def test_empty_gold_is_refused(tmp_path):
+    with pytest.raises(InputError, match=r"gold.conllu: no sentences: nothing to score against"):
+        evaluate(tmp_path, "", "")
+    with pytest.raises(InputError, match=r"system.conllu: the text ends before the gold text does"):
+        evaluate(tmp_path, DONT_GOLD, "")
+
+
+def test_documents_in_memory_named_when_texts_differ():
+    def t(a, b, text):
+        return Token(a, b, text[a:b], (text[a:b],))
+    gold = UDDocument.from_tokens("ab cd", [[t(0, 2, "ab cd"), t(3, 5, "ab cd")]])
+    system = UDDocument.from_tokens("ab ce", [[t(0, 2, "ab ce"), t(3, 5, "ab ce")]])
+    with pytest.raises(InputError, match=r"^the system document: the text differs .* here it reads 'e', the gold document reads 'd'$"):
+        conll18.evaluate_documents(gold, system)
+
+
 def test_malformed_file_names_its_line(tmp_path):
     bad = "1\ta\t_\t_\t_\t_\t_\t_\t_\n"
     with pytest.raises(InputError, match=r"system.conllu:1: expected 10 tab-separated fields"):

@@ -34,6 +34,7 @@ from typing import NamedTuple, Sequence
 
 from ..errors import InputError, shown
 from .conllu import read_document
+from .sources import is_source
 
 __all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "span_matches", "align_words", "universal_features",
            "evaluate_documents", "evaluate_conllu"]
@@ -208,7 +209,7 @@ class _Side:
     spans of its tokens and sentences in that text, its words as
     :class:`Unit`, and each token's line for error messages."""
 
-    def __init__(self, doc):
+    def __init__(self, doc, side):
         chars, tokens, sentences, units, lines = [], [], [], [], []
         at = 0
         for sent in doc.sentences:
@@ -216,7 +217,7 @@ class _Side:
             for t in sent.tokens:
                 form = _no_space(t.form)
                 if not form:
-                    raise InputError("a token of only spaces", doc.path, t.line)
+                    raise InputError("a token of only spaces", doc.path or f"the {side} document", t.line)
                 chars.append(form)
                 tokens.append((at, at + len(form)))
                 lines.append(t.line)
@@ -226,12 +227,18 @@ class _Side:
                 at += len(form)
             sentences.append((first, at))
         self.text = "".join(chars)
-        self.tokens, self.sentences, self.units, self.lines, self.path = tokens, sentences, units, lines, doc.path
+        self.path = doc.path if doc.path is not None else f"the {side} document"
+        self.tokens, self.sentences, self.units, self.lines = tokens, sentences, units, lines
 
     def line_at(self, i):
-        """The line of the token that holds character ``i``."""
+        """The line of the token that holds character ``i`` (None when unknown)."""
         k = bisect.bisect_right(self.tokens, (i, float("inf"))) - 1
         return self.lines[max(k, 0)] if self.lines else None
+
+    def where(self, i):
+        """``path:line`` of character ``i``, or what is known of it."""
+        line = self.line_at(i)
+        return f"{self.path}:{line}" if line is not None else str(self.path)
 
 
 def _check_texts(gold, system):
@@ -246,13 +253,13 @@ def _check_texts(gold, system):
     while i < n and g[i] == s[i]:
         i += 1
     if i >= len(s):
-        raise InputError(f"the text ends before the gold text does: {gold.path}:{gold.line_at(i)} goes on with "
+        raise InputError(f"the text ends before the gold text does: {gold.where(i)} goes on with "
                          f"{shown(g[i:i + 20])}", system.path)
     if i >= len(g):
         raise InputError(f"text beyond the end of the gold text ({gold.path}): {shown(s[i:i + 20])}",
                          system.path, system.line_at(i))
     raise InputError(f"the text differs from the gold text (spaces aside): here it reads {shown(s[i:i + 20])}, "
-                     f"{gold.path}:{gold.line_at(i)} reads {shown(g[i:i + 20])}", system.path, system.line_at(i))
+                     f"{gold.where(i)} reads {shown(g[i:i + 20])}", system.path, system.line_at(i))
 
 
 def _field_scores(gold, system, pairs):
@@ -275,7 +282,9 @@ def evaluate_documents(gold, system) -> dict:
     """:class:`Score` of each of :data:`METRICS` for two
     :class:`fasttag.text.conllu.UDDocument`; :class:`fasttag.InputError`
     naming both files' lines where their texts (spaces aside) differ."""
-    g, s = _Side(gold), _Side(system)
+    g, s = _Side(gold, "gold"), _Side(system, "system")
+    if not g.tokens:
+        raise InputError("no sentences: nothing to score against", g.path)
     _check_texts(g, s)
     pairs = align_words(g.units, s.units)
     out = {
@@ -295,5 +304,8 @@ def evaluate_conllu(gold, system) -> dict:
     first three) and the counts correct, gold, system and aligned.  A
     malformed file or texts that differ beyond spacing raise
     :class:`fasttag.InputError` naming the file and line."""
+    for name, source in (("gold", gold), ("system", system)):
+        if not is_source(source):
+            raise TypeError(f"{name} must be the path of a CoNLL-U file or a file object, not {type(source).__name__}")
     scores = evaluate_documents(read_document(gold), read_document(system))
     return {name: scores[name].as_dict() for name in METRICS}
