@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
 from fasttag.tasks.tok import Token, read_conllu_text
@@ -61,7 +62,7 @@ def validate(text):
             fields = line.split("\t")
             assert len(fields) == 10, f"{where}: 10 fields in {line!r}"
             assert all(fields), f"{where}: an empty field in {line!r}"
-            for i in (0, 3, 4, 5, 6, 7, 8, 9):
+            for i in (0, 3, 4, 5, 6, 7, 8):
                 assert " " not in fields[i], f"{where}: a space in field {i + 1} of {line!r}"
             wid, misc = fields[0], fields[9]
             items = [] if misc == "_" else misc.split("|")
@@ -268,6 +269,86 @@ def test_written_by_word_objects():
     out = format_document(doc)
     assert "1-2\tab\t" in out and "1\ta\t_\tX\t" in out and "2\tb\t" in out
     validate(out)
+
+
+def test_spacing_in_misc_follows_the_token():
+    doc = built()
+    hello = doc.sentences[0].tokens[0]
+    hello.words[0].misc = "SpaceAfter=No|Foo=1"          # stale: the token's spacing decides
+    hello.spacing = " "
+    doc.sentences[1].tokens[1].words[0].misc = "SpaceAfter=No"  # never on a word of a multiword token
+    out = format_document(doc)
+    assert "1\tHello\t_\t_\t_\t_\t_\t_\t_\tFoo=1\n" in out
+    assert "2\tdo\t_\t_\t_\t_\t_\t_\t_\t_\n" in out
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: setattr(d.sentences[0].words[1], "upos", "A B"), "sentence 1: UPOS 'A B' holds a space"),
+    (lambda d: setattr(d.sentences[2].words[0], "form", ""), "sentence 3: an empty FORM"),
+    (lambda d: setattr(d.sentences[1], "sent_id", "a b"), "sentence 2: sent_id 'a b' is not a string without"),
+    (lambda d: setattr(d.sentences[1].tokens[0], "spacing", "x"), "sentence 2: the spacing after token 'I' is not"),
+    (lambda d: setattr(d.sentences[1], "tokens", []), "sentence 2 has no tokens"),
+])
+def test_what_conllu_cannot_hold_is_refused(change, message):
+    doc = built()
+    change(doc)
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        format_document(doc)
+
+
+def test_written_to_a_path(tmp_path):
+    path = tmp_path / "out.conllu"
+    write_document(built(), path)
+    assert path.read_bytes() == EXPECTED.encode("utf-8")
+
+
+SPACING = st.sampled_from(["", " ", " ", "  ", "\t", "\n", "\u00a0", " \n "])
+FORM = st.text(st.sampled_from("ab_é-'.#=|\\1"), min_size=1, max_size=4)
+VALUE = st.text(st.sampled_from("aB_=|:é "), max_size=4)
+
+
+@st.composite
+def documents(draw):
+    """A random text, tokenized into sentences with random spacing, some
+    tokens multiword tokens of random words with random fields."""
+    text, sentences = "", []
+    for _ in range(draw(st.integers(1, 4))):
+        sent = []
+        for _ in range(draw(st.integers(1, 5))):
+            form = draw(FORM)
+            words = [form]
+            if len(form) > 1 and draw(st.booleans()):
+                words = draw(st.lists(FORM, min_size=2, max_size=3))
+            words = [UDWord(0, w, lemma=draw(VALUE), upos=draw(VALUE).replace(" ", ""),
+                            misc=draw(st.sampled_from(["_", "SpaceAfter=No", "A=b c"]))) for w in words]
+            sent.append(Token(len(text), len(text) + len(form), form, tuple(words)))
+            text += form + draw(SPACING)
+        sentences.append(sent)
+    return UDDocument.from_tokens(text, sentences)
+
+
+@settings(max_examples=150)
+@given(documents())
+def test_any_document_is_written_valid_and_read_back(doc):
+    out = format_document(doc)
+    assert validate(out) == len(doc.sentences)
+    back = read_document(io.StringIO(out))
+    assert [[w.fields() for w in s.words] for s in back.sentences] == \
+        [[[str(i + 1)] + [_underscore(v) for v in w.fields()[1:9]] + [_misc_of(w.misc)]
+          for i, w in enumerate(s.words)] for s in doc.sentences]
+    assert [[(t.form, [w.form for w in t.words]) for t in s.tokens] for s in back.sentences] == \
+        [[(t.form, [w.form for w in t.words]) for t in s.tokens] for s in doc.sentences]
+    # the text between tokens of a sentence is kept, as a sentence's text
+    assert [back.sentence_text(s) for s in back.sentences] == [doc.sentence_text(s) for s in doc.sentences]
+    assert format_document(back) == out
+
+
+def _underscore(v):
+    return v or "_"
+
+
+def _misc_of(misc):
+    return "_" if misc in ("_", "SpaceAfter=No") else misc
 
 
 # ---------------------------------------------------------------- other readers

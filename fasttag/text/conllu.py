@@ -47,9 +47,6 @@ class UDWord:
     def __repr__(self):
         return f"UDWord({self.id}, {self.form!r}, upos={self.upos!r})"
 
-    def __eq__(self, other):
-        return isinstance(other, UDWord) and self.fields() == other.fields()
-
 
 class UDToken:
     """A surface token: ``form`` as written, ``start``/``end`` offsets into
@@ -337,20 +334,31 @@ def _sentence(parsed, name):
 
 # ---------------------------------------------------------------- writing
 
-def _misc(misc, spacing):
-    item = "" if spacing == " " else "SpaceAfter=No" if spacing == "" else "SpacesAfter=" + escape_spaces(spacing)
-    if not item:
-        return misc or "_"
-    return item if misc in ("_", "") else misc + "|" + item
+def _misc(misc, spacing=None):
+    """MISC with the spacing item ``spacing`` calls for (none for None or
+    one space) in place of any it had."""
+    if "Space" in misc:
+        misc = "|".join(x for x in misc.split("|") if not x.startswith(("SpaceAfter=", "SpacesAfter="))) or "_"
+    if spacing is None or spacing == " ":
+        return misc
+    item = "SpaceAfter=No" if spacing == "" else "SpacesAfter=" + escape_spaces(spacing)
+    return item if misc == "_" else misc + "|" + item
 
 
-def _check_field(value, what, where):
+def _check_field(value, what, where, spaces=True):
+    """``value`` as a field (``_`` where empty), or ValueError naming what
+    CoNLL-U cannot hold."""
     if not isinstance(value, str):
         raise TypeError(f"{where}: {what} is {type(value).__name__}, not str")
     if not value:
+        if what == "FORM" or what == "a token's form":
+            raise ValueError(f"{where}: an empty {what}")
         return "_"
     if "\t" in value or "\n" in value or "\r" in value:
         raise ValueError(f"{where}: {what} {value!r} holds a tab or a line break, which CoNLL-U cannot hold")
+    if not spaces and " " in value:
+        raise ValueError(f"{where}: {what} {value!r} holds a space, which CoNLL-U allows only in FORM, LEMMA "
+                         f"and MISC")
     return value
 
 
@@ -358,6 +366,10 @@ def _sentence_lines(doc, index, sent):
     where = f"sentence {index + 1}"
     if not sent.tokens:
         raise ValueError(f"{where} has no tokens: CoNLL-U has no empty sentences")
+    for what in ("newdoc", "newpar", "sent_id"):
+        value = getattr(sent, what)
+        if value is not None and (not isinstance(value, str) or value != "".join(value.split())):
+            raise ValueError(f"{where}: {what} {value!r} is not a string without spaces")
     out = []
     if sent.newdoc is not None:
         out.append("# newdoc" + (f" id = {sent.newdoc}" if sent.newdoc else ""))
@@ -386,9 +398,8 @@ def _sentence_lines(doc, index, sent):
             out.append(f"{n + 1}-{n + len(t.words)}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
         for w in t.words:
             n += 1
-            fields = [_check_field(v, name, where) for v, name in zip(w.fields()[1:], _NAMES)]
-            if not t.multiword:
-                fields[8] = _misc(fields[8], t.spacing)
+            fields = [_check_field(v, name, where, name in _SPACED) for v, name in zip(w.fields()[1:], _NAMES)]
+            fields[8] = _misc(fields[8], None if t.multiword else t.spacing)
             out.append(f"{n}\t" + "\t".join(fields))
             out.extend(empty.pop(n, ()))
     for rest in empty.values():         # empty nodes after a word the sentence no longer has
@@ -398,6 +409,7 @@ def _sentence_lines(doc, index, sent):
 
 
 _NAMES = ("FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+_SPACED = frozenset(("FORM", "LEMMA", "MISC"))
 
 
 def document_lines(doc) -> Iterator[str]:
