@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 from ..errors import InputError
 from ..files import atomic_file
-from .parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
+from .parsers import CONLLU_RANGE, parse_conllu
 from .sources import is_path, open_lines
 
 __all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "document_lines", "write_document",
@@ -297,12 +297,12 @@ def _sentence(parsed, name):
             continue
         fields = line.split("\t")
         wid, form = fields[0], fields[1]
-        if CONLLU_EMPTY.fullmatch(wid):
+        if "." in wid:                      # the parser checked the IDs' form
             sent.empty_nodes.append(fields)
             continue
         if form.isspace():
             raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
-        m = CONLLU_RANGE.fullmatch(wid)
+        m = CONLLU_RANGE.fullmatch(wid) if "-" in wid else None
         if m:
             a, b = int(m.group(1)), int(m.group(2))
             if mwt is not None:
