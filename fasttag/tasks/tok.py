@@ -16,7 +16,7 @@ from ..text import formats as ftio
 from .. import parallel
 from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks, bmp_lookup, codepoints, mix, powers_of
 from ..errors import InputError, ModelFormatError
-from ..text.conllu import read_document
+from ..text.conllu import paused_gc, read_document
 from ..text import output
 from ..text.metrics import score_tokenization
 from ..text.rawtext import PIECE_CHARS, cuts, raw_sentences
@@ -358,7 +358,8 @@ def read_conllu_text(source):
     """Read a CoNLL-U file (a path or a file object) as a :class:`GoldText`
     (the text as :mod:`fasttag.text.conllu` rebuilds it).  A malformed line
     raises :class:`fasttag.InputError` naming the file and the line."""
-    return gold_text(read_document(source))
+    with paused_gc():
+        return gold_text(read_document(source))
 
 
 def gold_text(doc):
@@ -368,7 +369,8 @@ def gold_text(doc):
         if sent.opens_paragraph or i == 0:
             paragraph_starts.append(i)
         sentence_starts.append(len(tokens))
-        tokens.extend(Token(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in sent.tokens)
+        tokens.extend([Token(t.start, t.end, t.form, (t.words[0].form,) if len(t.words) == 1
+                             else tuple(w.form for w in t.words)) for t in sent.tokens])
         if sent.text_comment is not None and sent.text_comment != doc.sentence_text(sent):
             mismatches.append(sent.text_line)
     sentence_starts.append(len(tokens))

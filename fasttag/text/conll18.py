@@ -33,7 +33,7 @@ import unicodedata
 from typing import NamedTuple, Sequence
 
 from ..errors import InputError, shown
-from .conllu import read_document
+from .conllu import paused_gc, read_document
 from .sources import is_source
 
 __all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "span_matches", "align_words", "universal_features",
@@ -282,11 +282,13 @@ def evaluate_documents(gold, system) -> dict:
     """:class:`Score` of each of :data:`METRICS` for two
     :class:`fasttag.text.conllu.UDDocument`; :class:`fasttag.InputError`
     naming both files' lines where their texts (spaces aside) differ."""
-    g, s = _Side(gold, "gold"), _Side(system, "system")
+    with paused_gc():
+        g, s = _Side(gold, "gold"), _Side(system, "system")
     if not g.tokens:
         raise InputError("no sentences: nothing to score against", g.path)
     _check_texts(g, s)
-    pairs = align_words(g.units, s.units)
+    with paused_gc():
+        pairs = align_words(g.units, s.units)
     out = {
         "Tokens": Score(span_matches(g.tokens, s.tokens), len(g.tokens), len(s.tokens)),
         "Sentences": Score(span_matches(g.sentences, s.sentences), len(g.sentences), len(s.sentences)),
