@@ -296,6 +296,20 @@ def test_what_conllu_cannot_hold_is_refused(change, message):
         format_document(doc)
 
 
+@pytest.mark.parametrize("tokens, message", [
+    ([(0, 2), (1, 4)], "sentence 1, token 2 (1, 4): begins before the previous token ends (2)"),
+    ([(0, 2), (4, 6)], "sentence 1, token 2 (4, 6): the text before it is not whitespace: ' c'"),
+    ([(1, 2)], "sentence 1, token 1 (1, 2): the text before it is not whitespace: 'a'"),
+    ([(0, 2), (3, 5)], "the text after the last token is not whitespace: 'e'"),
+    ([(0, 2), (3, 3)], "sentence 1, token 2 (3, 3): not a non-empty span of the text of 6 characters"),
+    ([(0, 2), (3, 9)], "sentence 1, token 2 (3, 9): not a non-empty span"),
+])
+def test_tokens_that_do_not_tile_the_text_are_refused(tokens, message):
+    text = "ab cde"
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        UDDocument.from_tokens(text, [[Token(a, b, text[a:b], (text[a:b] or "x",)) for a, b in tokens]])
+
+
 def test_written_to_a_path(tmp_path):
     path = tmp_path / "out.conllu"
     write_document(built(), path)

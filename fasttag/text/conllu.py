@@ -135,6 +135,7 @@ class UDDocument:
         are numbered ``sent_id`` 1, 2, ...; the fields not given are ``_``."""
         sentences = [list(s) for s in sentences]
         sentences = [s for s in sentences if s]
+        _check_tokens(text, sentences)
         out = []
         for i, toks in enumerate(sentences):
             sent = UDSentence([], toks[0].start, toks[-1].end, sent_id=str(i + 1))
@@ -161,6 +162,28 @@ class UDDocument:
                 sent.tokens.append(UDToken(text[t.start:t.end], t.start, t.end, words, spacing))
             out.append(sent)
         return cls(out, text, path)
+
+
+def _check_tokens(text, sentences):
+    """ValueError naming the first token that is not a non-empty stretch of
+    ``text`` after the previous one with only whitespace between them (the
+    tokens cover every other character)."""
+    end = 0
+    for i, toks in enumerate(sentences):
+        for j, t in enumerate(toks):
+            where = f"sentence {i + 1}, token {j + 1} ({t.start}, {t.end})"
+            if not 0 <= t.start < t.end <= len(text):
+                raise ValueError(f"{where}: not a non-empty span of the text of {len(text)} characters")
+            if t.start < end:
+                raise ValueError(f"{where}: begins before the previous token ends ({end})")
+            gap = text[end:t.start]
+            if gap and not gap.isspace():
+                raise ValueError(f"{where}: the text before it is not whitespace: {gap[:20]!r}")
+            if not t.words:
+                raise ValueError(f"{where}: a token without words")
+            end = t.end
+    if text[end:] and not text[end:].isspace():
+        raise ValueError(f"the text after the last token is not whitespace: {text[end:end + 20]!r}")
 
 
 def _has_break(gap):
