@@ -101,7 +101,7 @@ def validate(text):
             for x in spacing_items:
                 spacing = "" if x == "SpaceAfter=No" else _spaces(x[len("SpacesAfter="):])
         assert range_end < next_id, f"{where}: range {range_end} without all its words"
-        tokens_text = " ".join("".join(rebuilt).replace("\r", "\n").split("\n"))
+        tokens_text = " ".join("".join(rebuilt).splitlines())
         assert texts[0][len("# text = "):] == tokens_text, f"{where}: # text is not the tokens' text"
     return len(blocks)
 
@@ -316,7 +316,7 @@ def test_written_to_a_path(tmp_path):
     assert path.read_bytes() == EXPECTED.encode("utf-8")
 
 
-SPACING = st.sampled_from(["", " ", " ", "  ", "\t", "\n", "\u00a0", " \n "])
+SPACING = st.sampled_from(["", " ", " ", "  ", "\t", "\n", "\u00a0", " \n ", "\r\n", "\u2028", "\x0b"])
 FORM = st.text(st.sampled_from("ab_é-'.#=|\\1"), min_size=1, max_size=4)
 VALUE = st.text(st.sampled_from("aB_=|:é "), max_size=4)
 

@@ -187,7 +187,8 @@ def _check_tokens(text, sentences):
 
 
 def _has_break(gap):
-    return "\n" in gap or "\r" in gap
+    """Whether ``gap`` holds a line end (those of ``str.splitlines``)."""
+    return bool(gap) and gap.splitlines() != [gap]
 
 
 # ---------------------------------------------------------------- reading
@@ -421,7 +422,7 @@ def _sentence_lines(doc, index, sent):
     if sent.sent_id is not None:
         out.append(f"# sent_id = {sent.sent_id}")
     text = doc.sentence_text(sent)
-    out.append("# text = " + " ".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")))
+    out.append("# text = " + " ".join(text.splitlines()))
     for c in sent.comments:
         _check_field(c, "a comment", where)
         out.append(c if c.startswith("#") else "# " + c)
@@ -458,7 +459,7 @@ _SPACED = frozenset(("FORM", "LEMMA", "MISC"))
 def document_lines(doc) -> Iterator[str]:
     """The lines (without terminators) of ``doc`` as CoNLL-U: ``# newdoc``,
     ``# newpar``, ``# sent_id`` where the sentences have them, ``# text``
-    (the sentence's raw text, line breaks as spaces), the other comments,
+    (the sentence's raw text, each line end as a space), the other comments,
     range lines of multiword tokens, ``SpaceAfter=No``/``SpacesAfter`` in the
     MISC of the token's line, words numbered 1, 2, ... in each sentence,
     ``_`` for empty fields; a blank line after each sentence."""
