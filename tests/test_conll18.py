@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag.errors import InputError
-from fasttag.tasks.tok import Token, score_tokenization
+from fasttag.tasks.tok import Token, read_conllu_text, score_tokenization
 from fasttag.text import conll18
 from fasttag.text.conllu import UDDocument, format_document
 
@@ -316,3 +316,20 @@ def test_tokenizer_scores_are_the_file_scores(gold, system):
     for key, metric in (("token", "Tokens"), ("sentence", "Sentences"), ("word", "Words")):
         assert (s[f"correct_{key}s"], s[f"gold_{key}s"], s[f"system_{key}s"]) == counts(r[metric])
         assert s[f"{key}_f1"] == pytest.approx(r[metric]["f1"])
+
+
+def test_bundled_tokenizer_scored_the_same_from_its_conllu(shared_data, tmp_path):
+    """The tokenizer's own evaluation and the file scores of the CoNLL-U it
+    writes agree on EWT test, and the files' counts are the treebank's."""
+    gold_path = shared_data / "en_ewt" / "en_ewt-ud-test.conllu"
+    if not gold_path.is_file():
+        pytest.skip(f"{gold_path} not found")
+    tok = fasttag.load("en-tok")
+    gold = read_conllu_text(gold_path)
+    system = tmp_path / "system.conllu"
+    system.write_text(format_document(UDDocument.from_tokens(gold.text, tok.spans(gold.text))), encoding="utf-8")
+    r = fasttag.evaluate_conllu(gold_path, system)
+    s = tok.evaluate(gold_path)
+    assert (r["Tokens"]["gold"], r["Sentences"]["gold"], r["Words"]["gold"]) == (24740, 2077, 25094)
+    for key, metric in (("token", "Tokens"), ("sentence", "Sentences"), ("word", "Words")):
+        assert (s[f"correct_{key}s"], s[f"gold_{key}s"], s[f"system_{key}s"]) == counts(r[metric])
