@@ -313,7 +313,7 @@ def _comment(sent, line, lineno):
         sent.text_comment = value[1:] if value.startswith(" ") else value
         sent.text_line = lineno
     elif eq and key == "sent_id":
-        sent.sent_id = value.strip()
+        sent.sent_id = value.strip() or None        # "# sent_id =" names nothing
     else:
         sent.comments.append(line)
 
