@@ -539,7 +539,8 @@ class SequenceTask(modelfile.Stored):
             if json and n_best is None:
                 tagged = rawtext.whole_lines(tagged)
         else:
-            tagged = rawtext.raw_sentences(lines, tokenizer_for(self, tokenizer), n_threads, tag_sents=tag)
+            tagged = rawtext.raw_sentences(lines, tokenizer_for(self, tokenizer), n_threads, tag_sents=tag,
+                                           blank_lines=not json)
         for sent, out in tagged:
             yield make(sent, out)
 
