@@ -32,6 +32,18 @@ def pipe_path(pipe, tmp_path_factory):
 
 # ---------------------------------------------------------------- a strict reader of CoNLL-U
 
+SPACES = re.compile(r"SpacesAfter=(\\s|\\t|\\n)+")
+
+
+def _spacing(misc):
+    """The text after a token, as its MISC says."""
+    if misc == "SpaceAfter=No":
+        return ""
+    if misc.startswith("SpacesAfter="):
+        return misc[len("SpacesAfter="):].replace("\\s", " ").replace("\\t", "\t").replace("\\n", "\n")
+    return " "
+
+
 FEATS = re.compile(r"[A-Z][A-Za-z0-9]*(\[[a-z0-9]+\])?=[A-Z0-9][A-Za-z0-9]*(,[A-Z0-9][A-Za-z0-9]*)*")
 
 
@@ -59,21 +71,21 @@ def check_conllu(text):
             if "-" in fields[0]:
                 a, b = map(int, fields[0].split("-"))
                 assert a == next_id and b > a and fields[2:9] == ["_"] * 7
-                tokens.append((fields[1], "SpaceAfter=No" not in fields[9]))
+                tokens.append((fields[1], _spacing(fields[9])))
                 inside = b
                 continue
             assert int(fields[0]) == next_id
             next_id += 1
             assert fields[6:9] == ["_", "_", "_"]
             assert fields[5] == "_" or all(FEATS.fullmatch(f) for f in fields[5].split("|")), fields[5]
-            assert fields[9] in ("_", "SpaceAfter=No")
+            assert fields[9] in ("_", "SpaceAfter=No") or SPACES.fullmatch(fields[9]), fields[9]
             if int(fields[0]) > inside:
-                tokens.append((fields[1], fields[9] == "_"))
+                tokens.append((fields[1], _spacing(fields[9])))
             else:
                 assert fields[9] == "_"
             words.append(fields)
         text_line = next(c for c in comments if c.startswith("# text = "))[len("# text = "):]
-        rebuilt = "".join(form + (" " if space else "") for form, space in tokens).rstrip()
+        rebuilt = "".join(form + space for form, space in tokens)[:-len(tokens[-1][1]) or None]
         assert rebuilt == text_line, (rebuilt, text_line)
         out.append((comments, words, tokens))
     return out
@@ -83,15 +95,16 @@ def check_conllu(text):
 
 def test_raw_text_to_every_column(pipe):
     assert pipe.tokenizer is not None and pipe.columns == ["upos", "xpos", "feats"]
-    sentences = pipe.annotate(RAW)
-    assert [s.newpar for s in sentences][0] and sentences[-1].newpar
+    doc = pipe.annotate(RAW)
+    sentences = doc.sentences
+    assert sentences[0].newpar is not None and sentences[-1].newpar is not None and doc.text == RAW
+    assert all(RAW[t.start:t.end] == t.form for s in sentences for t in s.tokens)
     words = [w for s in sentences for w in s.words]
-    assert all(RAW[w.start:w.end] for w in words)
     tags = {w.upos for w in words}
     assert tags <= {"PRON", "AUX", "ADV", "ADJ", "PUNCT", "CCONJ", "PROPN", "PART", "VERB", "DET", "NOUN", "ADP",
                     "NUM"}
     assert all(w.xpos != "_" for w in words) and any(w.feats != "_" for w in words)
-    assert [s.text for s in sentences][-1] == "Mary likes two books."
+    assert doc.sentence_text(sentences[-1]) == "Mary likes two books."
 
 
 def test_conllu_of_raw_text_is_valid_and_reads_back(pipe):
@@ -102,7 +115,7 @@ def test_conllu_of_raw_text_is_valid_and_reads_back(pipe):
     gold = read_conllu_text(io.BytesIO(text.encode()))
     assert gold.mismatches == [] and " ".join(gold.text.split()) == " ".join(RAW.split())
     back = list(ftio.read_conllu(io.BytesIO(text.encode())))
-    assert [w for s in back for w in s.words] == [w.form for s in pipe.annotate(RAW) for w in s.words]
+    assert [w for s in back for w in s.words] == [w.form for s in pipe.annotate(RAW).sentences for w in s.words]
 
 
 def test_multiword_tokens_are_written_as_ranges(pipe):
@@ -120,7 +133,7 @@ def test_udpipe_reads_what_the_pipeline_writes(pipe):
     while reader.nextSentence(sentence, error):
         forms.append([sentence.words[i].form for i in range(1, len(sentence.words))])
     assert not error.occurred(), error.message
-    assert forms == [[w.form for w in s.words] for s in pipe.annotate(RAW)]
+    assert forms == [[w.form for w in s.words] for s in pipe.annotate(RAW).sentences]
 
 
 def test_saved_and_loaded_the_same(pipe, pipe_path):
@@ -150,12 +163,16 @@ def test_gold_tokens_and_raw_text_evaluation(pipe):
     raw = pipe.evaluate(SAMPLE)
     gold = pipe.evaluate(SAMPLE, gold_tokens=True)
     assert raw["mode"] == "raw text" and {"token_f1", "sentence_f1", "word_f1"} <= set(raw)
-    assert gold["mode"] == "gold tokens" and "token_f1" not in gold
+    assert gold["mode"] == "gold tokens" and gold["token_f1"] == gold["word_f1"] == 1.0
     for key in ("upos", "xpos", "ufeats", "alltags"):
         assert 0.9 <= gold[key] <= 1.0
-    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"])
+    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"]) and "lemmas" not in gold
+    assert list(raw["scores"]) == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags"]
+    system = io.BytesIO(pipe.to_conllu(read_conllu_text(SAMPLE).text).encode())
+    file_scores = fasttag.evaluate_conllu(SAMPLE, system)         # the same as scoring the file it writes
+    assert {m: s["f1"] for m, s in raw["scores"].items()} == {m: file_scores[m]["f1"] for m in raw["scores"]}
     text = Pipeline.report(raw)
-    assert "Tokens" in text and "UPOS" in text and "AllTags" in text
+    assert "Tokens" in text and "UPOS" in text and "AllTags" in text and "Lemmas" not in text
 
 
 def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):
@@ -225,7 +242,7 @@ def test_cli_train_tag_eval(run_cli, tmp_path):
     r = run_cli("eval", model, SAMPLE, "--json")
     assert r.returncode == 0 and {"token_f1", "upos", "ufeats", "alltags"} <= set(json.loads(r.stdout))
     r = run_cli("eval", model, SAMPLE, "--gold-tokens")
-    assert r.returncode == 0 and "UFeats" in r.stdout.decode() and "Tokens" not in r.stdout.decode()
+    assert r.returncode == 0 and "UFeats" in r.stdout.decode() and "from gold tokens" in r.stdout.decode()
 
 
 def test_cli_fills_the_columns_of_gold_tokens(run_cli, pipe_path, tmp_path):
@@ -316,9 +333,9 @@ def test_spacy_tokenizer_splits_sentences_and_the_ud_component_sets_every_column
     text = "I'm happy, but John  doesn't see the red cat.\nMary likes two books. "
     doc = nlp(text)
     assert doc.text == text
-    sentences = pipe.annotate(text)
-    assert [s.text.strip() for s in doc.sents] == [s.text for s in sentences]        # E030 before
-    words = [w for s in sentences for w in s.words]
+    ours = pipe.annotate(text)
+    assert [s.text.strip() for s in doc.sents] == [ours.sentence_text(s) for s in ours.sentences]   # E030 before
+    words = [w for s in ours.sentences for w in s.words]
     tokens = [t for t in doc if not t.is_space]
     assert [t.text for t in tokens] == [w.form for w in words]
     assert [t.pos_ for t in tokens] == [w.upos for w in words] and [t.tag_ for t in tokens] == [w.xpos for w in words]

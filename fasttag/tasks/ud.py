@@ -25,12 +25,13 @@ from ..errors import InputError, ModelFormatError, TrainingInterrupted
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
-from ..text.metrics import score_tagging, score_tokenization
+from ..text.conll18 import METRICS, evaluate_documents
+from ..text.conllu import UDDocument, UDWord, document_lines, read_document
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .base import closed_after, tokenizer_for
 from .pos import Tagger
-from .tok import Token, Tokenizer, read_conllu_text
+from .tok import Token, Tokenizer
 
 
 # ---------------------------------------------------------------- the parts
@@ -102,61 +103,8 @@ def _part(name):
     return next(p for p in PARTS if p.name == name)
 
 
-# ---------------------------------------------------------------- annotated text
-
-class Word(NamedTuple):
-    """A syntactic word of an annotated sentence: its 1-based ``id``, its
-    ``form``, the predicted columns (``_`` where the model predicts none),
-    and its character offsets ``start``/``end`` (a multiword token's words
-    that do not spell it, "des" = "de" "les", each carry the token's)."""
-    id: int
-    form: str
-    lemma: str
-    upos: str
-    xpos: str
-    feats: str
-    start: int
-    end: int
-
-
-class AnnotatedSentence(NamedTuple):
-    """A sentence of :meth:`Pipeline.annotate`: its ``text``, its
-    ``tokens`` (:class:`fasttag.tasks.tok.Token`, offsets into the text
-    annotated), its ``words``, ``newpar`` (it opens a paragraph) and
-    ``space_after`` (per token: whitespace follows it)."""
-    text: str
-    tokens: list
-    words: list
-    newpar: bool
-    space_after: list
-
-
-def conllu_lines(sentences, first_id=1, newdoc=True):
-    """The CoNLL-U lines of annotated sentences: ``# newdoc`` (when
-    ``newdoc``), ``# newpar``, ``# sent_id`` counted from ``first_id``,
-    ``# text``, multiword ranges, ``SpaceAfter=No``; HEAD, DEPREL and DEPS ``_``."""
-    lines = ["# newdoc"] if newdoc and sentences else []
-    for n, s in enumerate(sentences, first_id):
-        if s.newpar:
-            lines.append("# newpar")
-        lines += [f"# sent_id = {n}", "# text = " + " ".join(s.text.split())]
-        words = iter(s.words)
-        for token, space in zip(s.tokens, s.space_after):
-            misc = "_" if space else "SpaceAfter=No"
-            group = [next(words) for _ in token.words]
-            if len(group) > 1:
-                lines.append(f"{group[0].id}-{group[-1].id}\t{_field(token.form)}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
-                misc = "_"
-            for w in group:
-                lines.append(f"{w.id}\t{_field(w.form)}\t{_field(w.lemma)}\t{w.upos}\t{w.xpos}\t{w.feats}"
-                             f"\t_\t_\t_\t{misc}")
-        lines.append("")
-    return lines
-
-
-def _field(text):
-    """A form or lemma as one CoNLL-U field (no tab, no line break, not empty)."""
-    return "_" if not text else "".join(" " if c in "\t\r\n" else c for c in text)
+#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them.
+WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -288,22 +236,24 @@ class Pipeline(modelfile.Stored):
 
     # ------------------------------------------------------------ annotating
 
-    def annotate(self, text: str) -> list[AnnotatedSentence]:
-        """The sentences of raw ``text`` (a str), tokenized by the model's
-        tokenizer and tagged by all its taggers; offsets into ``text``.
+    def annotate(self, text: str) -> UDDocument:
+        """The document of raw ``text`` (a str), tokenized by the model's
+        tokenizer and tagged by all its taggers: its ``sentences``, each of
+        ``tokens`` (offsets into ``text``) and ``words`` (a
+        :class:`fasttag.text.conllu.UDWord` with every predicted column).
         A line break always ends a sentence and opens a paragraph."""
         if not isinstance(text, str):
             raise ftio.not_str("annotate()", text)
-        return self._annotate(text, self._raw_tokenizer())
+        return self._document(text, self._raw_tokenizer().spans(text))
 
     __call__ = annotate
 
     def to_conllu(self, text: str) -> str:
-        """The CoNLL-U of raw ``text`` (:meth:`annotate`, :func:`conllu_lines`)."""
+        """The CoNLL-U of raw ``text``: ``# newdoc``, ``# newpar``, ``# sent_id``,
+        ``# text``, multiword ranges, ``SpaceAfter=No``, every predicted column."""
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
-        lines = conllu_lines(self.annotate(text))
-        return "\n".join(lines) + ("\n" if lines else "")
+        return "".join(line + "\n" for line in document_lines(self.annotate(text)))
 
     def tag_words(self, sentences) -> dict:
         """Every column of pretokenized ``sentences`` (lists of words): a
@@ -321,40 +271,21 @@ class Pipeline(modelfile.Stored):
             return self.tokenizer
         return tokenizer_for(self, tokenizer)
 
-    def _annotate(self, text, tokenizer):
-        found = tokenizer.spans(text)
-        return self._sentences(text, found, [True] + [False] * (len(found) - 1) if found else [])
-
-    def _sentences(self, text, found, newpar):
-        """Annotated sentences of the token lists ``found`` in ``text``."""
-        if found:
-            newpar = list(newpar)
-            for i in range(1, len(found)):        # a line break between sentences opens a paragraph
-                gap = text[found[i - 1][-1].end:found[i][0].start]
-                newpar[i] = newpar[i] or "\n" in gap or "\r" in gap
-        words = [[w for t in s for w in t.words] for s in found]
-        predicted = self.tag_words(words)
-        starts = [t.start for s in found for t in s][1:] + [None]
-        out, k = [], 0
+    def _document(self, text, found):
+        """The annotated document of ``text`` cut into ``found``, sentences
+        of :class:`fasttag.tasks.tok.Token`."""
+        predicted = self.tag_words([[w for t in s for w in t.words] for s in found])
+        sentences = []
         for i, s in enumerate(found):
-            space = []
+            k, tokens = 0, []
             for t in s:
-                nxt = starts[k]
-                space.append(nxt is None or nxt > t.end)
-                k += 1
-            cols = {name: predicted[name][i] for name in predicted}
-            ws, at = [], 0
-            for t in s:
-                spelled = len(t.words) > 1 and "".join(t.words) == t.form     # "don't": "do" + "n't"
-                a = t.start
+                words = []
                 for w in t.words:
-                    values = {c: cols[c][at] if c in cols else "_" for c in ("lemma", "upos", "xpos", "feats")}
-                    b = a + len(w) if spelled else t.end
-                    ws.append(Word(at + 1, w, start=a if spelled else t.start, end=b, **values))
-                    a = b
-                    at += 1
-            out.append(AnnotatedSentence(text[s[0].start:s[-1].end], s, ws, newpar[i], space))
-        return out
+                    words.append(UDWord(k + 1, w, **{c: values[i][k] for c, values in predicted.items()}))
+                    k += 1
+                tokens.append(t._replace(words=words))
+            sentences.append(tokens)
+        return UDDocument.from_tokens(text, sentences)
 
     # ------------------------------------------------------------ files
 
@@ -424,95 +355,88 @@ class Pipeline(modelfile.Stored):
         return jsonlib.dumps(obj, ensure_ascii=False) + "\n"
 
     def _text_records(self, lines, tokenizer, n_threads, to):
-        """Per batch of lines, what ``to`` writes of them: a line is a paragraph."""
-        sent_id = [1]
-
+        """Per batch of lines, what ``to`` writes of them: a line is a
+        paragraph; a blank line is kept as an empty line in word/TAG output."""
         def work(batch):
             text = "\n".join(line for _, line in batch)
-            if tokenizer is None:
-                found = _pretokenized(text)
-            else:
-                found = tokenizer.spans(text)
-            return batch, text, self._sentences(text, found, [True] * len(found) if tokenizer is None
-                                                else [False] * len(found))
-        first = [True]
-        for batch, text, sentences in parallel.ordered_map(work, _line_batches(lines), n_threads):
+            return batch, self._document(text, _pretokenized(text) if tokenizer is None else tokenizer.spans(text))
+        sent_id = 0
+        for batch, doc in parallel.ordered_map(work, _line_batches(lines), n_threads):
             if to == "conllu":
-                if first[0] and sentences:
-                    sentences[0] = sentences[0]._replace(newpar=True)
-                lines_out = conllu_lines(sentences, sent_id[0], newdoc=first[0])
-                if sentences:
-                    first[0] = False
-                sent_id[0] += len(sentences)
-                yield "\n".join(lines_out) + ("\n" if lines_out else "")
+                for sent in doc.sentences:
+                    sent_id += 1
+                    sent.sent_id = str(sent_id)
+                    if sent_id > 1:
+                        sent.newdoc = None          # one document; each batch, as each line, opens a paragraph
+                yield "".join(line + "\n" for line in document_lines(doc))
                 continue
             starts = [0]
             for _, line in batch:
                 starts.append(starts[-1] + len(line) + 1)
-            for s in sentences:
-                k = bisect_right(starts, s.tokens[0].start) - 1
-                number, line = batch[k]
-                shift = starts[k]
-                ws = [w.form for w in s.words]
-                offsets = [(w.start - shift, w.end - shift) for w in s.words]
-                if to == "json":
-                    yield self._json(ws, {c: [getattr(w, c) for w in s.words] for c in self.parts}, number, offsets)
-                else:
-                    yield output.Record(ws, [w.upos for w in s.words], number, offsets)
+            by_line = {}
+            for sent in doc.sentences:
+                by_line.setdefault(bisect_right(starts, sent.start) - 1, []).append(sent)
+            for k, (number, line) in enumerate(batch):
+                if k not in by_line:
+                    if to == "tagged":
+                        yield output.Record([], [], number, [])
+                    continue
+                for sent in by_line[k]:
+                    words = sent.words
+                    offsets = [(a - starts[k], b - starts[k]) for t in sent.tokens for a, b in _word_spans(t)]
+                    forms = [w.form for w in words]
+                    if to == "json":
+                        yield self._json(forms, {c: [getattr(w, c) for w in words] for c in self.parts}, number,
+                                         offsets)
+                    else:
+                        yield output.Record(forms, [w.upos for w in words], number, offsets)
 
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self, data, gold_tokens=False, n_threads=1) -> dict:
-        """Scores on gold CoNLL-U ``data`` as fractions: from its raw text
-        (the default: ``token_f1``, ``sentence_f1``, ``word_f1``) or with
-        its gold tokens (``gold_tokens=True``); the columns (``upos``,
-        ``xpos``, ``ufeats``, ``alltags``, ``lemmas``) are scored on the
-        gold tokens, as accuracies."""
+        """The CoNLL 2018 shared task's scores on gold CoNLL-U ``data``
+        (:mod:`fasttag.text.conll18`), F1 as fractions: Tokens, Sentences,
+        Words and the columns the model predicts (UPOS, XPOS, UFeats,
+        AllTags, Lemmas), from its raw text (the default) or with its gold
+        tokens (``gold_tokens=True``); under ``scores`` each one's counts,
+        precision, recall and aligned accuracy."""
         n_threads = parallel.check_threads(n_threads)
         if gold_tokens not in (True, False):
             raise TypeError(f"gold_tokens must be True or False, not {gold_tokens!r}")
-        source = _rereadable(data, "test")
-        sentences = _sentences(source, "test data")
-        if not sentences:
+        gold = read_document(data)
+        if not gold.sentences:
             raise InputError("the evaluation data holds no sentences", path=_name(data))
-        result = {"mode": "gold tokens" if gold_tokens else "raw text"}
+        if not gold_tokens and self.tokenizer is None:
+            raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
         t0 = time.perf_counter()
-        words = sum(len(s.words) for s in sentences)
-        if not gold_tokens:
-            if self.tokenizer is None:
-                raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
-            gold = read_conllu_text(_reopened(source))
-            found = self._annotate(gold.text, self.tokenizer)
-            scores = score_tokenization(gold.sentences, [s.tokens for s in found])
-            result.update({k: scores[k] for k in ("token_f1", "sentence_f1", "word_f1")})
-            words = sum(len(s.words) for s in found)
-        predicted = self.tag_words([s.words for s in sentences])
-        names = {"upos": "upos", "xpos": "xpos", "feats": "ufeats", "lemma": "lemmas"}
-        right = None
-        for part in PARTS:
-            if part.name not in predicted:
-                continue
-            gold_col = [[row[part.field] for row in s.rows] for s in sentences]
-            result[names[part.name]] = score_tagging(gold_col, predicted[part.name])["accuracy"]
-            if part.name in ("upos", "xpos", "feats"):
-                ok = [g == p for gs, ps in zip(gold_col, predicted[part.name]) for g, p in zip(gs, ps)]
-                right = ok if right is None else [a and b for a, b in zip(right, ok)]
-        if right is not None and {"upos", "xpos", "feats"} <= set(predicted):
-            result["alltags"] = sum(right) / len(right) if right else 0.0
-        result["words"] = sum(len(s.words) for s in sentences)
-        result["seconds"] = time.perf_counter() - t0
-        result["words_per_second"] = words / result["seconds"] if result["seconds"] > 0 else 0.0
+        if gold_tokens:
+            found = [[Token(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in s.tokens]
+                     for s in gold.sentences]
+        else:
+            found = self.tokenizer.spans(gold.text)
+        system = self._document(gold.text, found)
+        seconds = time.perf_counter() - t0
+        scores = evaluate_documents(gold, system)
+        names = [m for m in METRICS if m in ("Tokens", "Sentences", "Words") or _METRIC_PARTS[m] <= set(self.parts)]
+        result = {"mode": "gold tokens" if gold_tokens else "raw text"}
+        result.update({_KEYS[m]: scores[m].f1 for m in names})
+        result["scores"] = {m: scores[m].as_dict() for m in names}
+        result["words"] = scores["Words"].system
+        result["seconds"] = seconds
+        result["words_per_second"] = result["words"] / seconds if seconds > 0 else 0.0
         return result
 
     @staticmethod
     def report(result):
-        """The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it."""
-        rows = [("Tokens", "token_f1"), ("Sentences", "sentence_f1"), ("Words", "word_f1"), ("UPOS", "upos"),
-                ("XPOS", "xpos"), ("UFeats", "ufeats"), ("AllTags", "alltags"), ("Lemmas", "lemmas")]
-        lines = [f"from {result['mode']}" + ("; the columns are scored on the gold tokens"
-                                             if result["mode"] == "raw text" else ""),
-                 f"{'Metric':<11}{'F1':>8}"]
-        lines += [f"{label:<11}{100 * result[key]:7.2f}%" for label, key in rows if key in result]
+        """The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it:
+        the shared task's table."""
+        lines = [f"from {result['mode']} (CoNLL 2018 shared task scores)",
+                 f"{'Metric':<11}| {'Precision':>9} | {'Recall':>9} | {'F1 Score':>9} | {'AligndAcc':>9}",
+                 "-----------+-----------+-----------+-----------+-----------"]
+        for name, s in result["scores"].items():
+            acc = "" if s["aligned_accuracy"] is None else f"{100 * s['aligned_accuracy']:9.2f}"
+            lines.append(f"{name:<11}| {100 * s['precision']:9.2f} | {100 * s['recall']:9.2f} | "
+                         f"{100 * s['f1']:9.2f} | {acc:>9}")
         lines.append(f"speed      {result['words_per_second']:,.0f} words/s")
         return "\n".join(lines)
 
@@ -567,6 +491,26 @@ class Pipeline(modelfile.Stored):
 
 
 # ---------------------------------------------------------------- helpers
+
+#: The result keys of the shared task's metrics, and the parts a column metric needs.
+_KEYS = {"Tokens": "token_f1", "Sentences": "sentence_f1", "Words": "word_f1", "UPOS": "upos", "XPOS": "xpos",
+         "UFeats": "ufeats", "AllTags": "alltags", "Lemmas": "lemmas"}
+_METRIC_PARTS = {"UPOS": {"upos"}, "XPOS": {"xpos"}, "UFeats": {"feats"}, "AllTags": {"upos", "feats"},
+                 "Lemmas": {"lemma"}}
+
+
+def _word_spans(token):
+    """(start, end) of each word of ``token``: a multiword token's words that
+    spell it ("don't": "do" "n't") their own, the others the token's."""
+    forms = [w.form for w in token.words]
+    if len(forms) == 1 or "".join(forms) != token.form:
+        return [(token.start, token.end)] * len(forms)
+    out, at = [], token.start
+    for f in forms:
+        out.append((at, at + len(f)))
+        at += len(f)
+    return out
+
 
 def _meta(given):
     return {k: given[k] for k in ("corpus", "licence") if given.get(k)}
