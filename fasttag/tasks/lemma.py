@@ -16,57 +16,21 @@ import numpy as np
 
 from ..errors import InputError, ModelFormatError
 from ..features.editscripts import STORED, apply, parse, script_for
-from ..features.words import POS_TEMPLATES, WordFeaturizer, bad_token, one_sentence, token_lists
+from ..features.words import WordFeaturizer, bad_token, one_sentence
 from ..model import confidence, registry
 from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel
 from ..text import formats as ftio, output
-from .base import Examples, SequenceTask, closed_after
+from . import wordinput
+from .base import SequenceTask, closed_after
 
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
 
-#: Beside the POS tagger's templates: the UPOS (``col1``) alone, with the
-#: word's affixes and with its neighbours' UPOS.
-LEMMA_TEMPLATES = POS_TEMPLATES + (
-    "col1[0]", "col1[-1]|col1[0]", "col1[0]|col1[1]",
-    "col1[0]|suffix1[0]", "col1[0]|suffix2[0]", "col1[0]|suffix3[0]", "col1[0]|suffix4[0]",
-    "col1[0]|suffix5[0]", "col1[0]|lower[0]", "col1[0]|prefix1[0]", "col1[0]|prefix2[0]",
-    "col1[0]|short_shape[0]",
-)
-
-NO_UPOS = "_"
-
-
 def _annotated(form, lemma):
     """Whether a gold ``lemma`` is one (CoNLL-U's ``_`` is none, but for the word ``_``)."""
     return lemma != "_" or form == "_"
-
-
-def _read_python(data, what):
-    """``(words, upos, lemmas)`` of sentences given as lists of
-    ``(form, upos, lemma)`` triples or as CoNLL-U Sentence objects."""
-    if not hasattr(data, "__iter__") or isinstance(data, (str, bytes)):
-        raise TypeError(f"{what} must be a path or a list of sentences, not {type(data).__name__}")
-    out = []
-    for i, sent in enumerate(data):
-        if isinstance(sent, ftio.Sentence):
-            if any(len(r) != 10 for r in sent.rows):
-                raise InputError(f"{what}: sentence {i} is not CoNLL-U (FORM, UPOS, LEMMA)")
-            triples = [(r[1], r[3], r[2]) for r in sent.rows]
-        else:
-            try:
-                triples = [tuple(t) for t in sent]
-            except TypeError:
-                raise TypeError(f"{what}: sentence {i} must be a list of (form, upos, lemma) triples, "
-                                f"not {type(sent).__name__}") from None
-            if any(len(t) != 3 or not all(isinstance(v, str) for v in t) for t in triples):
-                raise TypeError(f"{what}: sentence {i} must be a list of (form, upos, lemma) triples of str")
-        if triples:
-            words, upos, lemmas = (list(c) for c in zip(*triples))
-            out.append((words, upos, lemmas))
-    return out
 
 
 @registry.task("lemma", title="lemmatizer", help="lemmatizer from CoNLL-U (FORM, UPOS, LEMMA)",
@@ -96,11 +60,7 @@ class Lemmatizer(SequenceTask):
 
     @classmethod
     def _read(cls, data, opts, what):
-        if not ftio.is_source(data):
-            return _read_python(data, what)
-        fmt, sentences = ftio.read_all(data, "conllu", "upos")
-        return Examples([(s.words, s.tags, [r[2] for r in s.rows]) for s in sentences if s.words],
-                        {})
+        return wordinput.read_examples(data, what, 2, "lemma")
 
     @classmethod
     def _build(cls, examples, opts):
@@ -116,25 +76,18 @@ class Lemmatizer(SequenceTask):
         if not counts:
             raise InputError("the training data has no lemmas: every LEMMA is '_'")
         tags = sorted({s for s, c in scripts.items() if c >= MIN_SCRIPT_COUNT} | {STORED, "L||||", "K||||"})
-        model = SequenceModel(tags, WordFeaturizer(n_columns=1), opts["templates"] or LEMMA_TEMPLATES,
+        model = SequenceModel(tags, WordFeaturizer(n_columns=1), opts["templates"] or wordinput.UPOS_TEMPLATES,
                               decoder="greedy")
         return cls(model, {}, [(f, u, lemma, c) for (f, u, lemma), c in sorted(counts.items())])
 
     def _encode(self, examples, training=False):
         index = self.model.tag_index
-        stored = index[STORED]
-        out = []
-        for words, upos, lemmas in examples:
-            gold = None
-            if lemmas is not None:
-                if training:        # an unseen script or no lemma: the lexicon's
-                    gold = [index.get(script_for(w, lemma), stored) if _annotated(w, lemma) else stored
-                            for w, lemma in zip(words, lemmas)]
-                else:               # the model has no class for it
-                    gold = [index.get(script_for(w, lemma), -1) if _annotated(w, lemma) else -1
-                            for w, lemma in zip(words, lemmas)]
-            out.append((words, [(u,) for u in upos], gold))
-        return out
+        # training: an unseen script or no lemma is the lexicon's class; else the model has none for it
+        other = index[STORED] if training else -1
+        golds = [None if lemmas is None else
+                 [index.get(script_for(w, lemma), other) if _annotated(w, lemma) else other
+                  for w, lemma in zip(words, lemmas)] for words, _, lemmas in examples]
+        return [(x, c, g) for (x, c), g in zip(wordinput.inputs(examples), golds)]
 
     def _fit_temperature(self, encoded):
         """Per token: thousands of scripts make forward-backward too slow."""
@@ -146,15 +99,13 @@ class Lemmatizer(SequenceTask):
         out = []
         for example, row in zip(examples, ids):
             words, upos = example[0], example[1]
-            lemmas, scores = [], None
+            lemmas, ranked = [], wordinput.Ranked(self.model, example)
             for i, (w, u, t) in enumerate(zip(words, upos, np.asarray(row).tolist())):
                 lemma = self._unique.get((w, u))
                 if lemma is None:
                     lemma = self._applied(tags[t], w, u)
                 if lemma is None:           # the script does not fit: the best one that does
-                    if scores is None:
-                        scores = next(confidence.lattices(self.model, [(words, [(v,) for v in upos])])).E
-                    for c in np.argsort(-scores[i], kind="stable").tolist():
+                    for c in ranked(i):
                         lemma = self._applied(tags[c], w, u)
                         if lemma is not None:
                             break
@@ -221,21 +172,11 @@ class Lemmatizer(SequenceTask):
                         n_threads: int = 1) -> list[list[str]]:
         """:meth:`lemmatize` of many sentences at once (``upos``: a UPOS list
         per sentence, or None); ``n_threads`` as :meth:`fasttag.Tagger.tag_sents`."""
-        sents = token_lists(sentences)
-        if upos is None:
-            upos = [[NO_UPOS] * len(s) for s in sents]
-        else:
-            upos = list(upos)
-            if len(upos) != len(sents):
-                raise ValueError(f"upos has {len(upos)} entries for {len(sents)} sentences: give one per sentence")
-            for i, (s, u) in enumerate(zip(sents, upos)):
-                if isinstance(u, str) or len(u) != len(s) or not all(isinstance(t, str) for t in u):
-                    raise ValueError(f"upos: sentence {i} needs a list of {len(s)} str tags, one per word")
-        examples = [(s, list(u), None) for s, u in zip(sents, upos)]
+        examples = wordinput.prediction_examples(sentences, upos)
         try:
             return self._predict(examples, n_threads)
         except TypeError:
-            err = bad_token(sents)
+            err = bad_token([words for words, _, _ in examples])
             if err is None:
                 raise
             raise err from None
