@@ -20,9 +20,8 @@ from ..features.words import WordFeaturizer, bad_token, one_sentence
 from ..model import confidence, registry
 from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel
-from ..text import formats as ftio, output
 from . import wordinput
-from .base import SequenceTask, closed_after
+from .base import SequenceTask
 
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
@@ -144,22 +143,8 @@ class Lemmatizer(SequenceTask):
     def _records(self, source, json, n_threads, format=None, column=None, tokenizer=None, nbest=None):
         """The records of :meth:`tag_file`: CoNLL-U with its LEMMA column
         filled from FORM and UPOS."""
-        if nbest is not None:
-            raise InputError("option nbest: a lemmatizer gives one lemma per word")
-        if tokenizer is not None:
-            raise InputError("option tokenizer: a lemmatizer reads CoNLL-U with UPOS, not raw text")
-        if column not in (None, "lemma"):
-            raise InputError(f"option column {column}: a lemmatizer fills the LEMMA column")
-        name, fmt, lines, close = ftio.open_tagging_input(source, format)
-        if fmt != "conllu":
-            close()
-            raise InputError(f"a lemmatizer reads CoNLL-U (FORM and UPOS), not {fmt} input", name)
-        sentences = ftio.parse_lines(lines, name, "conllu", "upos")
-        records = self._tagged(ftio.batches(sentences),
-                               lambda batch: self.lemmatize_sents([s.words for s in batch], [s.tags for s in batch]),
-                               lambda sent, lemmas: output.Record(sent.words, lemmas, sent.start_line, sentence=sent),
-                               n_threads)
-        return closed_after(records, close), {"style": "json" if json else "conllu", "column": "lemma"}
+        return wordinput.conllu_records(self._tagged, source, json, n_threads, self.lemmatize_sents, "lemma",
+                                        "lemmatizer", format, column, tokenizer, nbest)
 
     # ------------------------------------------------------------ lemmatizing
 

@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import InputError
 from ..features.words import POS_TEMPLATES, token_lists
 from ..model import confidence
-from ..text import formats as ftio
-from .base import Examples
+from ..text import formats as ftio, output
+from .base import Examples, closed_after
 
 #: The UPOS of a word whose tag nobody gave.
 NO_UPOS = "_"
@@ -87,3 +87,27 @@ class Ranked:
         if self.scores is None:
             self.scores = next(confidence.lattices(self.model, inputs([self.example]))).E
         return np.argsort(-self.scores[i], kind="stable").tolist()
+
+
+def conllu_records(tagged, source, json, n_threads, predict, column, what, format=None, column_given=None,
+                   tokenizer=None, nbest=None):
+    """``(records, how)`` of ``tag_file`` for a task that fills the CoNLL-U
+    ``column`` (``lemma``, ``feats``) from FORM and UPOS with
+    ``predict(word lists, UPOS lists)``, batches run by the task's
+    ``tagged`` on ``n_threads`` threads; ``what`` names the task in messages."""
+    if nbest is not None:
+        raise InputError(f"option nbest: a {what} gives one answer per word")
+    if tokenizer is not None:
+        raise InputError(f"option tokenizer: a {what} reads CoNLL-U with UPOS, not raw text")
+    if column_given not in (None, column):
+        raise InputError(f"option column {column_given}: a {what} fills the {column.upper()} column")
+    name, fmt, lines, close = ftio.open_tagging_input(source, format)
+    if fmt != "conllu":
+        close()
+        raise InputError(f"a {what} reads CoNLL-U (FORM and UPOS), not {fmt} input", name)
+    sentences = ftio.parse_lines(lines, name, "conllu", "upos")
+    records = tagged(ftio.batches(sentences),
+                     lambda batch: predict([s.words for s in batch], [s.tags for s in batch]),
+                     lambda sent, out: output.Record(sent.words, out, sent.start_line, sentence=sent),
+                     n_threads)
+    return closed_after(records, close), {"style": "json" if json else "conllu", "column": column}
