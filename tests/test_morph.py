@@ -101,6 +101,9 @@ def test_cli_train_eval_and_tag(run_cli, tmp_path):
     model = tmp_path / "morph.ftm"
     r = run_cli("train", "morph", SAMPLE, "-o", model, "--epochs", "5", "--quiet")
     assert r.returncode == 0, r.stderr.decode()
+    r = run_cli("eval", model, SAMPLE)
+    assert r.returncode == 0, r.stderr.decode()
+    assert [line.split()[0] for line in r.stdout.decode().splitlines()] == ["bundles", "UFeats", "Feat=Val"]
     r = run_cli("eval", model, SAMPLE, "--json")
     assert r.returncode == 0, r.stderr.decode()
     import json
