@@ -161,3 +161,11 @@ def test_cli_errors_are_one_line(run_cli, tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "no lemmas" in err, err
 
+
+
+def test_fine_tuning_adds_the_new_datas_lemmas(lemmatizer):
+    assert lemmatizer.lemmatize(["mice"], ["NOUN"]) != ["mouse"]
+    tuned = fasttag.Lemmatizer.train([[("mice", "NOUN", "mouse"), ("ran", "VERB", "run")]] * 2, init=lemmatizer,
+                                     epochs=1, verbose=False)
+    assert tuned.lemmatize(["mice", "ran"], ["NOUN", "VERB"]) == ["mouse", "run"]
+    assert lemmatizer.lemmatize(["mice"], ["NOUN"]) != ["mouse"]       # the base model is unchanged

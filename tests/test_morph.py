@@ -130,3 +130,12 @@ def test_cli_errors_are_one_line(run_cli, tmp_path):
     r = run_cli("tag", "-m", model, raw)
     err = r.stderr.decode()
     assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "CoNLL-U" in err, err
+
+
+def test_fine_tuning_with_a_new_bundle_needs_allow_new_tags_then_allows_it(morphologizer):
+    data = [[("geese", "NOUN", "Number=Plur|Foreign=Yes"), ("flew", "VERB", "Mood=Ind|Tense=Past|VerbForm=Fin")]] * 4
+    with pytest.raises(InputError, match="allow_new_tags"):
+        fasttag.Morphologizer.train(data, init=morphologizer, epochs=1, verbose=False)
+    tuned = fasttag.Morphologizer.train(data, init=morphologizer, epochs=3, allow_new_tags=True, verbose=False)
+    assert "Foreign=Yes|Number=Plur" in tuned.model.tags
+    assert tuned.analyze(["geese"], ["NOUN"]) == ["Foreign=Yes|Number=Plur"]

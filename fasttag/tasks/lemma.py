@@ -46,7 +46,11 @@ class Lemmatizer(SequenceTask):
 
     def __init__(self, model, meta=None, lexicon=()):
         super().__init__(model, meta)
-        self._lexicon = [tuple(e) for e in lexicon]      # (form, upos, lemma, count)
+        self._set_lexicon(lexicon)
+
+    def _set_lexicon(self, lexicon):
+        """Keep ``lexicon`` ((form, upos, lemma, count) entries) and its lookups."""
+        self._lexicon = [tuple(e) for e in lexicon]
         by_pos, by_form = defaultdict(Counter), defaultdict(Counter)
         for form, upos, lemma, count in self._lexicon:
             by_pos[form, upos][lemma] += count
@@ -78,6 +82,13 @@ class Lemmatizer(SequenceTask):
         model = SequenceModel(tags, WordFeaturizer(n_columns=1), opts["templates"] or wordinput.UPOS_TEMPLATES,
                               decoder="greedy")
         return cls(model, {}, [(f, u, lemma, c) for (f, u, lemma), c in sorted(counts.items())])
+
+    def _learn_words(self, examples):
+        """Fine-tuning: the new data's lemmas join the lexicon."""
+        counts = Counter({(f, u, lemma): c for f, u, lemma, c in self._lexicon})
+        counts.update((w, u, lemma) for words, upos, lemmas in examples
+                      for w, u, lemma in zip(words, upos, lemmas) if _annotated(w, lemma))
+        self._set_lexicon([(f, u, lemma, c) for (f, u, lemma), c in sorted(counts.items())])
 
     def _encode(self, examples, training=False):
         index = self.model.tag_index

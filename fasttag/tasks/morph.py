@@ -56,7 +56,7 @@ def universal(bundle):
 
 
 @registry.task("morph", title="morphologizer", help="morphological features from CoNLL-U (FORM, UPOS, FEATS)",
-               options=("templates",), defaults={"epochs": 10})
+               options=("templates", "allow_new_tags"), defaults={"epochs": 10})
 class Morphologizer(SequenceTask):
     """Trained morphological features: :meth:`train` on CoNLL-U or
     :func:`fasttag.load`.  It reads each word's UPOS (gold in training, a
@@ -100,6 +100,19 @@ class Morphologizer(SequenceTask):
         model = SequenceModel(tags, WordFeaturizer(n_columns=1), opts["templates"] or wordinput.UPOS_TEMPLATES,
                               decoder="greedy")
         return cls(model, {}, {u: sorted(ids) for u, ids in allowed.items()})
+
+    def _gold_tags(self, examples):
+        return {b for _, _, bundles in examples for b in bundles}
+
+    def _learn_words(self, examples):
+        """Fine-tuning: the bundles the new data gives each UPOS are allowed too."""
+        index = self.model.tag_index
+        allowed = {u: set(ids) for u, ids in self._allowed.items()}
+        for _, upos, bundles in examples:
+            for u, b in zip(upos, bundles):
+                if b in index:
+                    allowed.setdefault(u, set()).add(index[b])
+        self._allowed = {u: frozenset(ids) for u, ids in allowed.items()}
 
     def _encode(self, examples, training=False):
         index = self.model.tag_index
