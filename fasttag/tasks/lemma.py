@@ -27,6 +27,7 @@ from .base import SequenceTask
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
 
+
 def _annotated(form, lemma):
     """Whether a gold ``lemma`` is one (CoNLL-U's ``_`` is none, but for the word ``_``)."""
     return lemma != "_" or form == "_"

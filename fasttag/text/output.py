@@ -178,8 +178,8 @@ def report(result):
     if "ufeats" in result:
         return "\n".join([f"bundles           {_pct(result['accuracy'])}   ({result['tokens']} words)",
                           f"UFeats            {_pct(result['ufeats'])}",
-                          f"Feat=Val F1       {_pct(result['feature_f1'])}   (precision {_pct(result['feature_precision'])}, "
-                          f"recall {_pct(result['feature_recall'])})"])
+                          f"Feat=Val F1       {_pct(result['feature_f1'])}   "
+                          f"(precision {_pct(result['feature_precision'])}, recall {_pct(result['feature_recall'])})"])
     if "per_tag" not in result or "known_accuracy" not in result:
         return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
     skipped = result.get("unannotated_tokens")
