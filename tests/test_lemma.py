@@ -169,3 +169,12 @@ def test_fine_tuning_adds_the_new_datas_lemmas(lemmatizer):
                                      epochs=1, verbose=False)
     assert tuned.lemmatize(["mice", "ran"], ["NOUN", "VERB"]) == ["mouse", "run"]
     assert lemmatizer.lemmatize(["mice"], ["NOUN"]) != ["mouse"]       # the base model is unchanged
+
+
+def test_portuguese_lemmas_beat_the_most_frequent_lemma_baseline(shared_data):
+    """A floor on real data (its baseline: 84.84%), trained on the file the data README names."""
+    bank = shared_data / "ud" / "UD_Portuguese-Bosque"
+    if not bank.is_dir():
+        pytest.skip("UD_Portuguese-Bosque is not in the shared data")
+    model = fasttag.Lemmatizer.train(bank / "pt_bosque-ud-dev.conllu", epochs=3, verbose=False)
+    assert model.evaluate(bank / "pt_bosque-ud-test.conllu")["accuracy"] >= 0.95
