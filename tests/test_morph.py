@@ -32,6 +32,7 @@ def morphologizer():
     ("Number=Sing|Case=Nom", "Case=Nom|Number=Sing"),
     ("Tense=Past|mood=Ind", "mood=Ind|Tense=Past"),
     ("Number[psor]=Sing|Number=Plur", "Number=Plur|Number[psor]=Sing"),
+    ("PronType=Rel,Int|Case=Gen", "Case=Gen|PronType=Int,Rel"),
     ("_", "_"),
 ])
 def test_bundles_are_put_in_ud_order(given_, expected):

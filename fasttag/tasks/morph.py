@@ -37,7 +37,7 @@ _FEATURE = re.compile(r"[A-Za-z0-9]+(\[[A-Za-z0-9]+\])?=[A-Za-z0-9]+(,[A-Za-z0-9
 
 def canonical(bundle):
     """``bundle`` (a FEATS string) in UD order: features sorted by name,
-    case-insensitively.  A ValueError for a string that is not ``_`` or
+    case-insensitively, and the values of one feature too.  A ValueError for a string that is not ``_`` or
     ``Feat=Val|...``."""
     if bundle == NO_FEATURES:
         return bundle
@@ -47,6 +47,8 @@ def canonical(bundle):
     names = [f.partition("=")[0] for f in feats]
     if len(set(names)) != len(names):
         raise ValueError(f"FEATS {bundle!r} names a feature twice")
+    feats = [f"{name}={','.join(sorted(f.partition('=')[2].split(','), key=lambda v: (v.lower(), v)))}"
+             for name, f in zip(names, feats)]
     return "|".join(sorted(feats, key=lambda f: (f.partition("=")[0].lower(), f)))
 
 
