@@ -160,6 +160,12 @@ def test_cli_errors_are_one_line(run_cli, tmp_path):
     r = run_cli("eval", model, bad)
     err = r.stderr.decode()
     assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "no lemmas" in err, err
+    columns = tmp_path / "columns.conll"
+    columns.write_text("Dogs NNS\nbark VBP\n", encoding="utf-8")
+    for args in (("train", "lemma", columns, "-o", tmp_path / "m2.ftm", "--quiet"), ("eval", model, columns)):
+        r = run_cli(*args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "columns.conll:1:" in err, err
 
 
 
