@@ -184,3 +184,25 @@ def test_portuguese_lemmas_beat_the_most_frequent_lemma_baseline(shared_data):
         pytest.skip("UD_Portuguese-Bosque is not in the shared data")
     model = fasttag.Lemmatizer.train(bank / "pt_bosque-ud-dev.conllu", epochs=3, verbose=False)
     assert model.evaluate(bank / "pt_bosque-ud-test.conllu")["accuracy"] >= 0.95
+
+
+def test_dev_data_fits_a_per_token_temperature(lemmatizer):
+    """Thousands of scripts: the temperature is fitted on each token's
+    softmax (forward-backward would cost T squared a token)."""
+    import numpy as np
+
+    from fasttag.model import confidence
+    model = fasttag.Lemmatizer.train(SAMPLE, dev=SAMPLE, epochs=2, verbose=False)
+    encoded = model._encode(model._read(SAMPLE, {}, "dev"))
+    examples, gold = [(x, c) for x, c, _ in encoded], [g for _, _, g in encoded]
+    tau = confidence.fit_temperature(model.model, examples, gold, per_token=True)
+    assert model.temperature == pytest.approx(tau)
+
+    def nll(t):
+        total = 0.0
+        for lat, g in zip(confidence.lattices(model.model, examples), gold):
+            if min(g) >= 0:
+                p = confidence.posteriors(lat.E / t)
+                total -= np.log(np.maximum(p[np.arange(len(g)), g], 1e-12)).sum()
+        return total
+    assert nll(tau) <= min(nll(tau * 1.5), nll(tau / 1.5)) + 1e-9
