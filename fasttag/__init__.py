@@ -11,10 +11,10 @@ from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrup
 from .store import default_model_path, load, loads  # noqa: E402
 
 __all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupted", "WorkersLost", "Tagger",
-           "Segmenter", "SpanTagger", "Tokenizer", "Pipeline",
+           "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer", "Pipeline",
            "load", "loads", "default_model_path", "evaluate_conllu", "__version__"]
 
-_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer", "Pipeline")
+_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer", "Pipeline")
 
 
 def __getattr__(name):

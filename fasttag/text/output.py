@@ -192,6 +192,11 @@ def report(result):
             f"OOV recall        {_pct(result['oov_recall'])}",
             f"IV recall         {_pct(result['iv_recall'])}",
             f"speed             {result['chars_per_second']:,.0f} chars/s"])
+    if "ufeats" in result:
+        return "\n".join([f"bundles           {_pct(result['accuracy'])}   ({result['tokens']} words)",
+                          f"UFeats            {_pct(result['ufeats'])}",
+                          f"Feat=Val F1       {_pct(result['feature_f1'])}   "
+                          f"(precision {_pct(result['feature_precision'])}, recall {_pct(result['feature_recall'])})"])
     if "per_tag" not in result or "known_accuracy" not in result:
         return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
     skipped = result.get("unannotated_tokens")
