@@ -94,7 +94,7 @@ def check_conllu(text):
 # ---------------------------------------------------------------- Python
 
 def test_raw_text_to_every_column(pipe):
-    assert pipe.tokenizer is not None and pipe.columns == ["upos", "xpos", "feats"]
+    assert pipe.tokenizer is not None and pipe.columns == ["upos", "xpos", "feats", "lemma"]
     doc = pipe.annotate(RAW)
     sentences = doc.sentences
     assert sentences[0].newpar is not None and sentences[-1].newpar is not None and doc.text == RAW
@@ -103,7 +103,8 @@ def test_raw_text_to_every_column(pipe):
     tags = {w.upos for w in words}
     assert tags <= {"PRON", "AUX", "ADV", "ADJ", "PUNCT", "CCONJ", "PROPN", "PART", "VERB", "DET", "NOUN", "ADP",
                     "NUM"}
-    assert all(w.xpos != "_" for w in words) and any(w.feats != "_" for w in words)
+    assert all(w.xpos != "_" and w.lemma != "_" for w in words) and any(w.feats != "_" for w in words)
+    assert [w.lemma for w in words if w.form in ("books", "'m")] == ["be", "book"]
     assert doc.sentence_text(sentences[-1]) == "Mary likes two books."
 
 
@@ -141,7 +142,7 @@ def test_saved_and_loaded_the_same(pipe, pipe_path):
     assert isinstance(again, Pipeline) and again.to_conllu(RAW) == pipe.to_conllu(RAW)
     assert again.to_bytes() == pipe.to_bytes()
     header, arrays = modelfile.read(pipe_path)
-    assert header["kind"] == "pipeline" and set(header["parts"]) == {"tok", "upos", "xpos", "feats"}
+    assert header["kind"] == "pipeline" and set(header["parts"]) == {"tok", "upos", "xpos", "feats", "lemma"}
     assert all(k.partition("/")[0] in header["parts"] for k in arrays)
 
 
@@ -164,15 +165,17 @@ def test_gold_tokens_and_raw_text_evaluation(pipe):
     gold = pipe.evaluate(SAMPLE, gold_tokens=True)
     assert raw["mode"] == "raw text" and {"token_f1", "sentence_f1", "word_f1"} <= set(raw)
     assert gold["mode"] == "gold tokens" and gold["token_f1"] == gold["word_f1"] == 1.0
-    for key in ("upos", "xpos", "ufeats", "alltags"):
+    for key in ("upos", "xpos", "ufeats", "alltags", "lemmas"):
         assert 0.9 <= gold[key] <= 1.0
-    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"]) and "lemmas" not in gold
-    assert list(raw["scores"]) == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags"]
+    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"])
+    assert list(raw["scores"]) == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"]
     system = io.BytesIO(pipe.to_conllu(read_conllu_text(SAMPLE).text).encode())
     file_scores = fasttag.evaluate_conllu(SAMPLE, system)         # the same as scoring the file it writes
     assert {m: s["f1"] for m, s in raw["scores"].items()} == {m: file_scores[m]["f1"] for m in raw["scores"]}
     text = Pipeline.report(raw)
-    assert "Tokens" in text and "UPOS" in text and "AllTags" in text and "Lemmas" not in text
+    assert "Tokens" in text and "UPOS" in text and "AllTags" in text and "Lemmas" in text
+    tagger_only = Pipeline(None, {"upos": pipe.parts["upos"]}).evaluate(SAMPLE, gold_tokens=True)
+    assert list(tagger_only["scores"]) == ["Tokens", "Sentences", "Words", "UPOS"]
 
 
 def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):
@@ -181,7 +184,7 @@ def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):
     assert all(m.meta.get("fine_tuned") == 1 for m in [tuned.tokenizer, *tuned.parts.values()])
     copy = fasttag.loads(pipe.to_bytes())
     temperatures = copy.calibrate(SAMPLE)
-    assert set(temperatures) == {"tok", "upos", "xpos", "feats"} and all(t > 0 for t in temperatures.values())
+    assert set(temperatures) == {"tok", "upos", "xpos", "feats", "lemma"} and all(t > 0 for t in temperatures.values())
     assert copy.to_conllu(RAW) == pipe.to_conllu(RAW)
 
 
@@ -199,13 +202,13 @@ def _without_xpos(tmp_path):
 
 def test_a_treebank_without_xpos_gets_no_xpos_tagger(tmp_path):
     model = Pipeline.train(_without_xpos(tmp_path), epochs=2, verbose=False)
-    assert model.columns == ["upos", "feats"]
+    assert model.columns == ["upos", "feats", "lemma"]
     assert all(fields[4] == "_" for _, words, _ in check_conllu(model.to_conllu(RAW)) for fields in words)
 
 
 def test_fine_tuning_on_data_without_a_column_keeps_its_part(pipe, tmp_path):
     tuned = Pipeline.train(_without_xpos(tmp_path), init=pipe, epochs=1, verbose=False)
-    assert tuned.columns == ["upos", "xpos", "feats"] and tuned.parts["xpos"] is pipe.parts["xpos"]
+    assert tuned.columns == pipe.columns and tuned.parts["xpos"] is pipe.parts["xpos"]
     assert tuned.parts["upos"].meta.get("fine_tuned") == 1
 
 
@@ -251,15 +254,15 @@ def test_cli_fills_the_columns_of_gold_tokens(run_cli, pipe_path, tmp_path):
     for line in SAMPLE.read_text(encoding="utf-8").splitlines():
         fields = line.split("\t")
         if len(fields) == 10 and "-" not in fields[0]:
-            fields[3:6] = ["_", "_", "_"]
+            fields[2:6] = ["_", "_", "_", "_"]
         lines.append("\t".join(fields))
     blank.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = run_cli("tag", "-m", pipe_path, blank)
     assert r.returncode == 0, r.stderr
     got = [line.split("\t") for line in r.stdout.decode().splitlines() if "\t" in line and "-" not in line.split("\t")[0]]
     want = [line.split("\t") for line in lines if "\t" in line and "-" not in line.split("\t")[0]]
-    assert [g[:3] + g[6:] for g in got] == [w[:3] + w[6:] for w in want]      # the rest kept as read
-    assert all(g[3] != "_" and g[4] != "_" for g in got)
+    assert [g[:2] + g[6:] for g in got] == [w[:2] + w[6:] for w in want]      # the rest kept as read
+    assert all(g[2] != "_" and g[3] != "_" and g[4] != "_" for g in got)
     gold = [line.split("\t") for line in SAMPLE.read_text(encoding="utf-8").splitlines()
             if "\t" in line and "-" not in line.split("\t")[0]]
     assert sum(g[3] == w[3] for g, w in zip(got, gold)) >= 0.9 * len(gold)
@@ -340,6 +343,7 @@ def test_spacy_tokenizer_splits_sentences_and_the_ud_component_sets_every_column
     assert [t.text for t in tokens] == [w.form for w in words]
     assert [t.pos_ for t in tokens] == [w.upos for w in words] and [t.tag_ for t in tokens] == [w.xpos for w in words]
     assert [str(t.morph) or "_" for t in tokens] == [w.feats for w in words]
+    assert [t.lemma_ for t in tokens] == [w.lemma for w in words]
     assert all(t.pos_ == "SPACE" for t in doc if t.is_space)
     nlp.to_disk(tmp_path / "pipe")
     again = spacy.load(tmp_path / "pipe")(text)

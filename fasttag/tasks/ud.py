@@ -30,6 +30,8 @@ from ..text.conllu import UDDocument, UDWord, document_lines, read_document
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .base import closed_after, tokenizer_for
+from .lemma import Lemmatizer
+from .morph import Morphologizer
 from .pos import Tagger
 from .tok import Token, Tokenizer
 
@@ -69,7 +71,6 @@ class Part:
     examples: Callable
     present: Callable
     predict: Callable = _column_tags
-    options: tuple = ("allow_new_tags",)        # options beyond the shared ones it takes
 
 
 def column_part(name, cls=Tagger):
@@ -94,7 +95,8 @@ def upos_part(name, cls, method):
 
 #: The word columns a pipeline predicts, in the order they are predicted
 #: (a later part may read the earlier ones' values).
-PARTS = (column_part("upos"), column_part("xpos"), column_part("feats"))
+PARTS = (column_part("upos"), column_part("xpos"), upos_part("feats", Morphologizer, "analyze_sents"),
+         upos_part("lemma", Lemmatizer, "lemmatize_sents"))
 #: The part names, with the tokenizer's.
 TOKENIZER = "tok"
 
@@ -110,7 +112,7 @@ WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
 # ---------------------------------------------------------------- the pipeline
 
 @registry.task("ud", title="UD pipeline", help="UD pipeline from CoNLL-U: tokenizer, sentence splitter, UPOS, "
-               "XPOS, FEATS (and lemmas) in one model", options=("allow_new_tags",))
+               "XPOS, FEATS and lemmas in one model", options=("allow_new_tags",))
 class Pipeline(modelfile.Stored):
     """A tokenizer and the taggers of CoNLL-U's word columns in one model
     (:data:`PARTS`): :meth:`train` from one CoNLL-U file, or
@@ -187,7 +189,8 @@ class Pipeline(modelfile.Stored):
                     continue
                 current = p.name
                 report.line(f"training the {p.name} tagger")
-                own = {k: v for k, v in given.items() if k in shared or base is not None and k in p.options}
+                own = {k: v for k, v in given.items() if k in shared or base is not None
+                       and options.BY_NAME[k].applies(p.cls.task)}
                 if base is not None:
                     own["init"] = base
                 done[p.name] = p.cls.train(p.examples(sentences), dev=None if dev is None else
