@@ -15,14 +15,14 @@ from fasttag.tasks import TASKS, task_class
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "chunk": DATA / "sample_chunk.conll",
            "ner": DATA / "sample_ner.conll", "tok": DATA / "sample_tok.conllu",
-           "ud": DATA / "sample_ud.conllu"}
+           "lemma": DATA / "sample_lemma.conllu", "morph": DATA / "sample_lemma.conllu", "ud": DATA / "sample_ud.conllu"}
 
 # a valid value other than the default for every training flag, and what
 # the flag needs beside it
 TRAIN_VALUES = {
     "epochs": ["3"], "seed": ["7"],
     "algorithm": {"pos": ["mira"], "seg": ["perceptron"], "tok": ["mira"], "chunk": ["perceptron"], "ner": ["perceptron"],
-                  "ud": ["mira"]},
+                  "lemma": ["mira"], "morph": ["mira"], "ud": ["mira"]},
     "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
     "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],
     "format": ["conll"], "column": {"pos": ["xpos"], "chunk": ["1"], "ner": ["1"]},

@@ -433,7 +433,7 @@ class Pipeline(modelfile.Stored):
     def report(result):
         """The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it:
         the shared task's table."""
-        lines = [f"from {result['mode']} (CoNLL 2018 shared task scores)",
+        lines = [f"from {result['mode']} (CoNLL 2018 shared task scores, in %)",
                  f"{'Metric':<11}| {'Precision':>9} | {'Recall':>9} | {'F1 Score':>9} | {'AligndAcc':>9}",
                  "-----------+-----------+-----------+-----------+-----------"]
         for name, s in result["scores"].items():
