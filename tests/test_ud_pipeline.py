@@ -370,3 +370,12 @@ def test_spacy_ud_component_refuses_to_train(pipe_path):
     other.add_pipe("fasttag_ud", config={"model": "en"})
     with pytest.raises(InputError, match="needs a Pipeline model"):
         other("a b")
+
+
+def test_word_tag_output_keeps_every_input_line(pipe, tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Mary likes two books.\n\nThey walked.\n", encoding="utf-8")
+    out = io.StringIO()
+    pipe.tag_file(str(raw), out)
+    lines = out.getvalue().split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[0].startswith("Mary/") and lines[2].startswith("They/")
