@@ -18,7 +18,7 @@ import sys
 import time
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted
