@@ -306,11 +306,11 @@ class Pipeline(modelfile.Stored):
             raise InputError("option column: a pipeline fills every column it predicts")
         if format not in (None, "raw", "text", "conllu"):
             raise InputError(f"a pipeline reads raw text, pretokenized text or CoNLL-U, not {format!r} (option format)")
-        to = "json" if json and to is None else to
-        if to not in (None, "tagged", "json", "conllu") or json and to != "json":
-            raise InputError(f"option to must be tagged, json or conllu, not {to!r}" if to not in
-                             (None, "tagged", "json", "conllu") else "option json writes JSON, not option to "
-                             f"{to}: give one")
+        if to not in (None, "tagged", "json", "conllu"):
+            raise InputError(f"option to must be tagged, json or conllu, not {to!r}")
+        if json and to not in (None, "json"):
+            raise InputError(f"option json writes JSON, not option to {to}: give one")
+        to = "json" if json else to
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt == "conll":
@@ -332,11 +332,14 @@ class Pipeline(modelfile.Stored):
             close()
             raise
         records = closed_after(records, close)
-        if style == "tagged":
-            output.write(out, records, "tagged")
-        else:
-            for text in records:
-                out.write(text)
+        try:
+            if style == "tagged":
+                output.write(out, records, "tagged")
+            else:
+                for text in records:
+                    out.write(text)
+        finally:
+            records.close()
 
     def _conllu_records(self, sentences, n_threads, json):
         def tag(batch):
