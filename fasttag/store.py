@@ -31,8 +31,8 @@ def load(path: str | os.PathLike | None = None):
     """Load a model file; without ``path``, the bundled English POS tagger.
 
     ``path`` is a model file, or the name of a bundled model ("en",
-    "en-tok", "en-ner", "zh"), which always means the bundled model: write
-    ``./en`` for a file of that name.  Only a regular file is read.
+    "en-tok", "en-ner", "zh", "en-ud"), which always means the bundled
+    model: write ``./en`` for a file of that name.  Only a regular file is read.
 
     Returns the task model or :mod:`fasttag.linear` estimator the file's
     header names.  Raises :class:`fasttag.ModelFormatError` for anything

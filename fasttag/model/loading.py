@@ -15,12 +15,13 @@ BUNDLED = {
     "en-tok": "en_ewt_tok.ftm",
     "en-ner": "en_conll03_ner.ftm",
     "zh": "zh_pku_seg.ftm",
+    "en-ud": "en_ewt_ud.ftm",
 }
 
 
 def default_model_path(lang: str = "en") -> Path:
     """Path of the model bundled under the name ``lang``: "en", "en-tok",
-    "en-ner" or "zh" (``fasttag/models/MODELS.md``)."""
+    "en-ner", "zh" or "en-ud" (``fasttag/models/MODELS.md``)."""
     try:
         name = BUNDLED[lang]
     except KeyError:
