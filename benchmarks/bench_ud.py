@@ -1,7 +1,7 @@
 """UD treebanks from raw text, side by side: fasttag, UDPipe 1, spaCy's rules.
 
     python benchmarks/bench_ud.py [--treebanks pt,fi,tr,ja,en] [--cache DIR]
-                                  [--no-train-udpipe] [--skip-tagging]
+                                  [--no-train-udpipe] [--reuse-udpipe] [--skip-tagging]
 
 For each treebank (../shared/data: EWT and the four in ud/, trained on the
 file the data README names, scored on the test file):
@@ -25,7 +25,8 @@ so every system divides by the same number), peak memory the isolated
 process's (``harness.run_isolated``).  UDPipe 1 models and their scores are
 cached in ``--cache`` (``udpipe_cache.py``); training one takes minutes
 (EWT: most of an hour), so ``--no-train-udpipe`` leaves out treebanks whose
-model is not cached yet.
+model is not cached yet, and ``--reuse-udpipe`` takes UDPipe 1's raw-text
+row from the scores and speed recorded by an earlier run.
 """
 from __future__ import annotations
 
@@ -115,10 +116,18 @@ def tokenization_scores(gold_sents, sys_sents):
     return score_tokenization(gold_sents, sys_sents)
 
 
+#: The features UFeats compares (CoNLL 2018: the universal ones of UD v2).
+UNIVERSAL_FEATURES = frozenset((
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case",
+    "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity",
+    "Person", "Polite"))
+
+
 def tags_with_gold_tokens(gold_path, sys_conllu):
     """UPOS, XPOS, UFeats, AllTags and Lemmas accuracy of a system that
     tagged the gold words (same words, in order): the CoNLL 2018 definitions
-    (features compared as sets; a gold lemma ``_`` counts as matched)."""
+    (the universal features compared as sets; a gold lemma ``_`` counts as
+    matched)."""
     def words(text):
         return [line.split("\t") for line in text.splitlines()
                 if line and not line.startswith("#") and line.split("\t", 1)[0].isdigit()]
@@ -127,8 +136,8 @@ def tags_with_gold_tokens(gold_path, sys_conllu):
     if [g[1] for g in gold] != [p[1] for p in pred]:
         raise ValueError("the system's words are not the gold words")
 
-    def feats(f):
-        return frozenset(f.split("|")) if f != "_" else frozenset()
+    def feats(f):  # the universal features only, as the CoNLL 2018 script compares them
+        return frozenset(x for x in f.split("|") if x.split("=", 1)[0] in UNIVERSAL_FEATURES)
     n = len(gold)
     counts = dict.fromkeys(("upos", "xpos", "ufeats", "alltags", "lemmas"), 0)
     for g, p in zip(gold, pred):
@@ -323,7 +332,25 @@ def udpipe_gold_tokens(tb_key, cache):
 # The run
 # --------------------------------------------------------------------------
 
-def run_treebank(tb, cache, train_udpipe, skip_tagging):
+#: What the cache records of UDPipe 1's run from raw text.
+RECORDED = (*[m for m, _ in METRICS], "tag_words_per_cpu_s", "peak_rss_mb", "n_words", "tag_cpu_s",
+            "train_cpu_s")
+
+
+def udpipe_cached_row(tb, cache):
+    """UDPipe 1's raw-text row as the cache recorded it (None if it has
+    none), its tag scores recomputed from the cached output, so that they
+    appear once ``full_scores`` can give them without rerunning UDPipe."""
+    rec = U.read_record(tb, cache)
+    out = Path(cache) / f"{U.cache_stem(tb)}.test.conllu"
+    if "raw_text" not in rec or not out.exists():
+        return None
+    row = {"label": "UDPipe 1 (cached)", "system": "UDPipe 1", **rec["raw_text"]}
+    row.update(full_scores(tb.test, out.read_text(encoding="utf-8")))
+    return row
+
+
+def run_treebank(tb, cache, train_udpipe, skip_tagging, reuse_udpipe=False):
     """Raw-text rows and gold-token rows of one treebank."""
     text, gold_sents = raw_text(tb.test)
     print(f"{tb.name}: {n_words(gold_sents):,} test words, {len(gold_sents):,} sentences", flush=True)
@@ -339,15 +366,19 @@ def run_treebank(tb, cache, train_udpipe, skip_tagging):
         jobs.append(H.Job("spaCy", spacy_raw, (tb.lang, text, gold_sents)))
     except ImportError as exc:  # e.g. Japanese needs SudachiPy, a dictionary tokenizer
         print(f"  spaCy left out for {tb.lang}: {str(exc).splitlines()[0]}", flush=True)
-    if have_udpipe:
+    cached_row = udpipe_cached_row(tb, cache) if reuse_udpipe else None
+    if cached_row is not None:
+        print("  UDPipe 1: the scores and speed recorded in the cache (not rerun)", flush=True)
+    elif have_udpipe:
         jobs.append(H.Job("UDPipe 1", udpipe_raw, (tb.key, cache, text, gold_sents)))
     else:
         print(f"  UDPipe 1 left out: no cached model of {tb.key} (run udpipe_cache.py)", flush=True)
     raw_rows, failures = H.run_jobs(jobs)
     for r in raw_rows:
         if r["label"] == "UDPipe 1":
-            U.update_record(tb, cache, raw_text={k: r.get(k) for k in (
-                *[m for m, _ in METRICS], "tag_words_per_cpu_s", "peak_rss_mb", "n_words", "tag_cpu_s")})
+            U.update_record(tb, cache, raw_text={k: r.get(k) for k in RECORDED})
+    if cached_row is not None:
+        raw_rows.append(cached_row)
     gold_rows = []
     if not skip_tagging:
         train, test = H.load_conllu(tb.train), H.load_conllu(tb.test)
@@ -390,6 +421,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-train-udpipe", action="store_true",
                     help="leave UDPipe 1 out where its model is not cached (no training)")
     ap.add_argument("--skip-tagging", action="store_true", help="no gold-token UPOS rows")
+    ap.add_argument("--reuse-udpipe", action="store_true",
+                    help="UDPipe 1's raw-text row from the scores and speed the cache recorded (not rerun)")
     args = ap.parse_args(argv)
     known = U.treebanks()
     keys = [k for k in args.treebanks.split(",") if k]
@@ -402,7 +435,8 @@ def main(argv=None) -> int:
         return 0
     raw_rows, gold_rows, failures = [], [], []
     for k in keys:
-        r, g, f = run_treebank(known[k], args.cache, not args.no_train_udpipe, args.skip_tagging)
+        r, g, f = run_treebank(known[k], args.cache, not args.no_train_udpipe, args.skip_tagging,
+                               args.reuse_udpipe)
         raw_rows += r
         gold_rows += g
         failures += f
