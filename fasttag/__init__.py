@@ -11,10 +11,10 @@ from .errors import FasttagError, InputError, ModelFormatError, TrainingInterrup
 from .store import default_model_path, load, loads  # noqa: E402
 
 __all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupted", "WorkersLost", "Tagger",
-           "Segmenter", "SpanTagger", "Tokenizer",
-           "load", "loads", "default_model_path", "__version__"]
+           "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer",
+           "load", "loads", "default_model_path", "evaluate_conllu", "__version__"]
 
-_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer")
+_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer")
 
 
 def __getattr__(name):
@@ -22,4 +22,7 @@ def __getattr__(name):
     if name in _TASK_CLASSES:
         from . import tasks
         return getattr(tasks, name)
+    if name == "evaluate_conllu":
+        from .text.conll18 import evaluate_conllu
+        return evaluate_conllu
     raise AttributeError(f"module 'fasttag' has no attribute {name!r}")

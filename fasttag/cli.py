@@ -32,7 +32,8 @@ TAG_COMMANDS = {
     "tag": ("en", "tag raw text, pretokenized text, CoNLL-U or column files"),
     "ner": ("en-ner", "find named entities in raw text, one line per entity"),
     "segment": ("zh", "segment Chinese text, one line in, one line out"),
-    "tokenize": ("en-tok", "split raw text into sentences of tokens, one sentence a line"),
+    "tokenize": ("en-tok", "split raw text into sentences of tokens, one sentence a line, an empty line "
+                           "after each input line"),
 }
 
 

@@ -82,7 +82,8 @@ def test_raw_text_is_tokenized_and_tagged(run_cli):
 
 def test_raw_text_is_split_into_sentences(run_cli):
     out = ok(run_cli("tag", input=b"I saw her. She did not see me.\n"))
-    lines = out.splitlines()
+    assert out.endswith("PUNCT\n\n")               # an empty line ends the input line
+    lines = out.splitlines()[:-1]
     assert [[w for w, _ in word_tags(line)] for line in lines] == [
         ["I", "saw", "her", "."], ["She", "did", "not", "see", "me", "."]]
 
@@ -92,7 +93,7 @@ def test_raw_text_is_split_into_sentences(run_cli):
                                   "a b\n\nc d\n\n"])
 def test_lines_of_equal_word_counts_are_text_not_columns(run_cli, text):
     out = ok(run_cli("tag", input=text.encode()))
-    words = [[w for w, _ in word_tags(line)] for line in out.splitlines()]
+    words = [[w for w, _ in word_tags(line)] for line in out.splitlines() if line]    # empty lines end input lines
     assert words == [line.split() for line in text.splitlines() if line.strip()]
 
 
@@ -114,6 +115,59 @@ def test_pretokenized_output_lines_match_input_lines(run_cli):
         assert [w for w, _ in word_tags(lines[3])] == ["Yes", "."]
     records = [json.loads(x) for x in ok(run_cli("tag", "--pretokenized", "--json", input=text)).splitlines()]
     assert [r["line"] for r in records] == [1, 4]
+
+
+def blocks(out):
+    """The blocks of plain raw-text output: each a list of sentence lines,
+    closed by an empty line."""
+    assert out == "" or out.endswith("\n\n") or out == "\n", out
+    found, block = [], []
+    for line in out.split("\n")[:-1]:
+        if line:
+            block.append(line)
+        else:
+            found.append(block)
+            block = []
+    assert block == []
+    return found
+
+
+#: input lines: blank ones (first, inside, last, of spaces) and lines of several sentences
+LINES = ["", "I saw her. She did not see me.", "", "  ", "The end.", "One more. And two. And three!", "", ""]
+
+
+@pytest.mark.parametrize("command", [("tag",), ("tag", "--threads", "2"), ("tag", "-m", "en-ner")])
+def test_raw_text_output_has_a_block_per_input_line(run_cli, command):
+    """docs/cli.md: each input line, blank ones included, is a block of its
+    sentences one a line closed by an empty line; the blocks hold what the
+    JSON records of that line hold."""
+    text = "\n".join(LINES) + "\n"
+    found = blocks(ok(run_cli(*command, input=text.encode())))
+    assert len(found) == len(LINES)
+    records = _json_lines(ok(run_cli(*command, "--json", input=text.encode())))
+    for number, block in enumerate(found, start=1):
+        assert block == [" ".join(f"{w}/{t}" for w, t in zip(r["tokens"], r["tags"]))
+                         for r in records if r["line"] == number]
+    assert [len(b) for b in found] == [0, 2, 0, 0, 1, 3, 0, 0]
+
+
+def test_tokenize_output_has_a_block_per_input_line(run_cli):
+    """The same blocks from ``tokenize``: blank lines before and between
+    lines are kept."""
+    text = "\n".join(LINES[:-2]) + "\n"
+    found = blocks(ok(run_cli("tokenize", input=text.encode())))
+    assert len(found) == len(LINES) - 2
+    records = _json_lines(ok(run_cli("tokenize", "--json", input=text.encode())))
+    for number, block in enumerate(found, start=1):
+        assert block == [" ".join(r["tokens"]) for r in records if r["line"] == number]
+
+
+def test_segment_and_pretokenized_output_has_a_line_per_input_line(run_cli):
+    """Commands that do not cut lines into sentences write one line per line."""
+    out = ok(run_cli("segment", input="\n我爱北京。今天天气很好。\n\n他来了\n\n".encode()))
+    assert out.split("\n")[0] == "" and out.count("\n") == 5 and out.split("\n")[2] == ""
+    out = ok(run_cli("tag", "--pretokenized", input=b"\nI saw her . She left .\n\n"))
+    assert out.count("\n") == 3 and out.split("\n")[1].count("/") == 7
 
 
 def test_conllu_is_read_when_unmistakable(run_cli):

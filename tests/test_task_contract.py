@@ -8,12 +8,14 @@ import pytest
 
 from fasttag.tasks.base import DECLARED, HOOKS, SequenceTask
 from fasttag.tasks.featuredicts import FeatureTagger
+from fasttag.tasks.lemma import Lemmatizer
+from fasttag.tasks.morph import Morphologizer
 from fasttag.tasks.pos import Tagger
 from fasttag.tasks.seg import Segmenter
 from fasttag.tasks.spans import SpanTagger
 from fasttag.tasks.tok import Tokenizer
 
-TASKS = [Tagger, Segmenter, SpanTagger, Tokenizer, FeatureTagger]
+TASKS = [Tagger, Segmenter, SpanTagger, Tokenizer, FeatureTagger, Lemmatizer, Morphologizer]
 
 #: What Python puts in every class's namespace.
 IMPLICIT = {"__module__", "__doc__", "__qualname__", "__dict__", "__weakref__", "__annotations__",

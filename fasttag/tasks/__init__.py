@@ -9,14 +9,16 @@ task, here or in a user's code, is its class alone.  Importing this
 package declares the package's tasks.
 """
 from ..model import registry
-from . import pos, seg, spans, tok, featuredicts  # noqa: F401  (each declares its tasks)
+from . import pos, seg, spans, tok, featuredicts, lemma, morph  # noqa: F401  (each declares its tasks)
 from .featuredicts import FeatureTagger
+from .lemma import Lemmatizer
+from .morph import Morphologizer
 from .pos import Tagger
 from .seg import Segmenter
 from .spans import SpanTagger
 from .tok import Tokenizer
 
-__all__ = ["Tagger", "Segmenter", "SpanTagger", "Tokenizer", "FeatureTagger", "TASKS", "task_class"]
+__all__ = ["Tagger", "Segmenter", "SpanTagger", "Tokenizer", "FeatureTagger", "Lemmatizer", "Morphologizer", "TASKS", "task_class"]
 
 #: The package's ``fasttag train`` tasks, by name.
 TASKS = registry.train_commands()

@@ -44,6 +44,7 @@ HOOKS = (
     "_score",               # the task's metrics, the dev-selection score under ``primary``
     "_check_gold",          # refuse gold data that cannot be scored (no tags, another tag set)
     "_dev_scorer",          # a faster dev score on tag ids, where decoding would cost most of an epoch
+    "_fit_temperature",     # the marginals' temperature on gold data (per token where T squared is too much)
     "_gold_tags",           # fine-tuning: the tags gold data uses, in the model's label space
     "_tags_added",          # fine-tuning: the tag set grew (constraints to rebuild)
     "_learn_words",         # fine-tuning and online training: the words the model keeps grow
@@ -539,7 +540,7 @@ class SequenceTask(modelfile.Stored):
             if json and n_best is None:
                 tagged = rawtext.whole_lines(tagged)
         else:
-            tagged = rawtext.raw_sentences(lines, tokenizer_of(tokenizer), n_threads, tag_sents=tag)
+            tagged = rawtext.raw_sentences(lines, tokenizer_of(tokenizer), n_threads, tag_sents=tag, blank_lines=not json)
         for sent, out in tagged:
             yield make(sent, out)
 

@@ -299,7 +299,7 @@ class Tagger(SequenceTask):
                                    lambda sent, result: make(sent, result, sent.start_line), n_threads)
         else:
             records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
-        return closed_after(records, close), {"style": "json" if json else "tagged" if fmt in ("raw", "text") else fmt,
+        return closed_after(records, close), {"style": "json" if json else output.text_style(fmt) if fmt in ("raw", "text") else fmt,
                                           "column": column}
 
     # ------------------------------------------------------------ storage

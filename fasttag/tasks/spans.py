@@ -522,7 +522,8 @@ class SpanTagger(SequenceTask):
         def make(sent, result, line=None):
             tags = result if nbest is None else result[0][0]
             if not (json or entities):
-                return output.Record(sent.words, tags, sentence=sent, ends_line=getattr(sent, "ends_line", True))
+                return output.Record(sent.words, tags, getattr(sent, "line", None), sentence=sent,
+                                     ends_line=getattr(sent, "ends_line", True))
             found = schemes.spans(tags, self.scheme)
             if not json:
                 return output.Record(sent.words, tags, sent.line, sent.offsets, sent.text, found)
@@ -538,7 +539,7 @@ class SpanTagger(SequenceTask):
                                    lambda sent, tags: make(sent, tags, sent.start_line), n_threads)
         else:
             records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
-        style = "json" if json else "conll" if fmt == "conll" else "entities" if entities else "tagged"
+        style = "json" if json else "conll" if fmt == "conll" else "entities" if entities else output.text_style(fmt)
         return closed_after(records, close), {"style": style}
 
     def _json_tags(self, tags, found=None):

@@ -16,8 +16,7 @@ from ..text import formats as ftio
 from .. import parallel
 from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks, bmp_lookup, codepoints, mix, powers_of
 from ..errors import InputError, ModelFormatError
-from ..text.parsers import CONLLU_EMPTY, CONLLU_RANGE, parse_conllu
-from ..text.sources import open_lines
+from ..text.conllu import paused_gc, read_document
 from ..text import output
 from ..text.metrics import score_tokenization
 from ..text.rawtext import PIECE_CHARS, cuts, raw_sentences
@@ -355,143 +354,27 @@ class GoldText:
         return [[w for t in s for w in t.words] for s in self.sentences]
 
 
-_ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
-_SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
-
-
-def _spaces_after(value, name, lineno):
-    def sub(m):
-        e = m.group(1)
-        if len(e) == 5:
-            return chr(int(e[1:], 16))
-        if e in _ESCAPES:
-            return _ESCAPES[e]
-        raise InputError(f"unknown escape \\{e} in SpacesAfter", name, lineno)
-    out = _SPACES_ESCAPE.sub(sub, value)
-    if not out or not out.isspace():
-        raise InputError(f"SpacesAfter={value} is not whitespace", name, lineno)
-    return out
-
-
-def _space_after(misc, name, lineno):
-    if misc == "_":
-        return " "
-    out = None
-    for item in misc.split("|"):
-        key, eq, value = item.partition("=")
-        if key == "SpaceAfter":
-            if value != "No":
-                raise InputError(f"SpaceAfter={value}: the only value CoNLL-U allows is No", name, lineno)
-            new = ""
-        elif key == "SpacesAfter":
-            new = _spaces_after(value, name, lineno)
-        else:
-            continue
-        if out is not None and out != new:
-            raise InputError("MISC gives both SpaceAfter and SpacesAfter", name, lineno)
-        out = new
-    return " " if out is None else out
-
-
 def read_conllu_text(source):
-    """Read a CoNLL-U file (a path or a file object) as a :class:`GoldText`.
-    A malformed line raises :class:`fasttag.InputError` naming the file and
-    the line."""
-    name, lines, close = open_lines(source)
-    try:
-        return _parse(lines, name)
-    finally:
-        close()
+    """Read a CoNLL-U file (a path or a file object) as a :class:`GoldText`
+    (the text as :mod:`fasttag.text.conllu` rebuilds it).  A malformed line
+    raises :class:`fasttag.InputError` naming the file and the line."""
+    with paused_gc():
+        return gold_text(read_document(source))
 
 
-def _parse(lines, name):
-    pieces = []               # the text, in pieces
-    length = 0                # len("".join(pieces))
-    tokens = []
-    sentence_starts = []
-    paragraph_starts = []
-    mismatches = []
-    after = None              # the spacing after the previous sentence's last token
-    for sentence in parse_conllu(lines, name, 1):
-        newpar, text_comment, sent_tokens = _sentence_tokens(sentence, name)
-        if sentence_starts:
-            sep = "\n" if newpar else after
-            pieces.append(sep)
-            length += len(sep)
-        if newpar or not sentence_starts:
-            paragraph_starts.append(len(sentence_starts))
+def gold_text(doc):
+    """The :class:`GoldText` of a :class:`fasttag.text.conllu.UDDocument`."""
+    tokens, sentence_starts, paragraph_starts, mismatches = [], [], [], []
+    for i, sent in enumerate(doc.sentences):
+        if sent.opens_paragraph or i == 0:
+            paragraph_starts.append(i)
         sentence_starts.append(len(tokens))
-        rebuilt = []
-        for i, (form, words, after) in enumerate(sent_tokens):
-            tokens.append(Token(length, length + len(form), form, words))
-            rebuilt.append(form)
-            length += len(form)
-            if i + 1 < len(sent_tokens):
-                rebuilt.append(after)
-                length += len(after)
-        pieces.extend(rebuilt)
-        if text_comment is not None and text_comment[1] != "".join(rebuilt):
-            mismatches.append(text_comment[0])
+        tokens.extend([Token(t.start, t.end, t.form, (t.words[0].form,) if len(t.words) == 1
+                             else tuple(w.form for w in t.words)) for t in sent.tokens])
+        if sent.text_comment is not None and sent.text_comment != doc.sentence_text(sent):
+            mismatches.append(sent.text_line)
     sentence_starts.append(len(tokens))
-    return GoldText("".join(pieces), tokens, sentence_starts, paragraph_starts, mismatches, name)
-
-
-def _sentence_tokens(sentence, name):
-    """(opens a paragraph?, (line, ``# text``) or None, [(form, words,
-    spacing after)]) of a parsed sentence, checking what the raw text needs
-    beyond the parser's checks."""
-    newpar = False
-    text_comment = None
-    out = []
-    next_id = 1
-    mwt = None                # (first id, last id, form, after, words, line number)
-    for lineno, line in enumerate(sentence.lines, sentence.start_line):
-        if not line or line.isspace():
-            # comments without a sentence (a file header) end here: only a paragraph mark carries on
-            text_comment = None
-            continue
-        if line.startswith("#"):
-            if out or mwt is not None:
-                raise InputError("a comment line among word lines (comments go before a sentence)",
-                                 name, lineno)
-            body = line[1:].strip()
-            if body == "newpar" or body.startswith(("newpar ", "newpar=", "newdoc ", "newdoc=")) \
-                    or body == "newdoc":
-                newpar = True
-            elif body.startswith("text") and body[4:].lstrip().startswith("="):
-                value = line[line.index("=") + 1:]
-                text_comment = (lineno, value[1:] if value.startswith(" ") else value)
-            continue
-        fields = line.split("\t")
-        wid, form, misc = fields[0], fields[1], fields[9]
-        if CONLLU_EMPTY.fullmatch(wid):
-            continue
-        if form.isspace():
-            raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
-        m = CONLLU_RANGE.fullmatch(wid)
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if mwt is not None:
-                raise InputError(f"multiword token {wid} begins inside {mwt[0]}-{mwt[1]}", name, lineno)
-            if a != next_id:
-                raise InputError(f"multiword token range {wid} does not start at the next word "
-                                 f"({next_id}) or is empty", name, lineno)
-            mwt = (a, b, form, _space_after(misc, name, lineno), [], lineno)
-            continue
-        if int(wid) != next_id:
-            raise InputError(f"word ID {wid} where {next_id} was expected "
-                             f"(IDs count 1, 2, 3 ... in a sentence; missing blank line?)", name, lineno)
-        next_id += 1
-        if mwt is None:
-            out.append((form, (form,), _space_after(misc, name, lineno)))
-            continue
-        mwt[4].append(form)
-        if int(wid) == mwt[1]:
-            out.append((mwt[2], tuple(mwt[4]), mwt[3]))
-            mwt = None
-    if mwt is not None:
-        raise InputError(f"multiword token {mwt[0]}-{mwt[1]} lacks its words", name, mwt[5])
-    return newpar, text_comment, out
+    return GoldText(doc.text, tokens, sentence_starts, paragraph_starts, mismatches, doc.path)
 
 
 # ---------------------------------------------------------------- gold labels

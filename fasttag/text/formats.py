@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..errors import InputError
 from ..parallel import batches as batches_of
+from .conllu import UDDocument, read_document, write_document
 from .guessing import guess_format, guess_from_lines, guess_prefix, input_prefix, is_conllu, tagging_format
 from .parsers import (CONLLU_FIELDS, Sentence, column_index, conllu_field, parse_conll, parse_conllu,
                       parse_text, read_conll, read_conllu, read_text, sentence_text, surface_tokens)
@@ -43,6 +44,9 @@ __all__ = [
     "write_text",
     "CONLLU_FIELDS",
     "FORMATS",
+    "UDDocument",
+    "read_document",
+    "write_document",
 ]
 
 #: The format names :func:`read` and :func:`guess_format` use.

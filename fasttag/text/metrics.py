@@ -8,7 +8,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import schemes
+from . import conll18, schemes
 from ..errors import InputError
 
 __all__ = ["score_tagging", "score_spans", "score_segmentation", "score_tokenization", "bmes_word_f1", "span_f1",
@@ -248,11 +248,15 @@ def bmes_word_f1(pred: List[np.ndarray], gold: List[np.ndarray]) -> float:
 
 def score_tokenization(gold, system):
     """Scores of a tokenization against the gold one, as the CoNLL 2018
-    script computes them (docs/tasks.md, scores).  ``gold`` and ``system``:
-    lists of sentences of :class:`fasttag.tasks.tok.Token` over the same
-    text.  Returns ``token_precision``, ``token_recall``, ``token_f1``, the
-    same for ``sentence_`` and ``word_``, and ``gold_tokens``,
-    ``system_tokens``, ``correct_tokens`` (and for sentences and words)."""
+    script computes them (:mod:`fasttag.text.conll18`; docs/tasks.md,
+    scores).  ``gold`` and ``system``: lists of sentences of
+    :class:`fasttag.tasks.tok.Token` over the same text.  Returns
+    ``token_precision``, ``token_recall``, ``token_f1``, the same for
+    ``sentence_`` and ``word_``, and ``gold_tokens``, ``system_tokens``,
+    ``correct_tokens`` (and for sentences and words)."""
+    # Offsets into one text serve as the script's offsets into the text
+    # without spaces: tokens begin and end on other characters, so every
+    # comparison the alignment makes comes out the same.
     def spans(sents):
         toks = [(t.start, t.end) for s in sents for t in s]
         sent = [(s[0].start, s[-1].end) for s in sents if s]
@@ -260,85 +264,19 @@ def score_tokenization(gold, system):
 
     g_tok, g_sent = spans(gold)
     s_tok, s_sent = spans(system)
+    g_words, s_words = _word_list(gold), _word_list(system)
+    scores = {"token": conll18.Score(conll18.span_matches(g_tok, s_tok), len(g_tok), len(s_tok)),
+              "sentence": conll18.Score(conll18.span_matches(g_sent, s_sent), len(g_sent), len(s_sent)),
+              "word": conll18.Score(len(conll18.align_words(g_words, s_words)), len(g_words), len(s_words))}
     out = {}
-    for what, g, s in (("token", g_tok, s_tok), ("sentence", g_sent, s_sent)):
-        correct = len(set(g) & set(s))
-        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = prf(correct, len(g), len(s))
-        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = len(g), len(s), correct
-    g_words = _word_list(gold)
-    s_words = _word_list(system)
-    correct = _align_words(g_words, s_words)
-    out["word_precision"], out["word_recall"], out["word_f1"] = prf(correct, len(g_words), len(s_words))
-    out["gold_words"], out["system_words"], out["correct_words"] = len(g_words), len(s_words), correct
+    for what, score in scores.items():
+        out[f"{what}_precision"], out[f"{what}_recall"], out[f"{what}_f1"] = score.precision, score.recall, score.f1
+        out[f"gold_{what}s"], out[f"system_{what}s"], out[f"correct_{what}s"] = score.gold, score.system, score.correct
     return out
 
 
 def _word_list(sentences):
-    """(start, end, is multiword, lowercased form) of every word; the words
-    of a multiword token have the token's span, as in the CoNLL 2018 script."""
-    out = []
-    for s in sentences:
-        for t in s:
-            multi = len(t.words) > 1
-            for w in t.words:
-                out.append((t.start, t.end, multi, w.lower()))
-    return out
-
-
-def _align_words(gold, system):
-    """The number of aligned words (the CoNLL 2018 script's ``align_words``)."""
-    def beyond_end(words, i, end):
-        if i >= len(words):
-            return True
-        if words[i][2]:
-            return words[i][0] >= end
-        return words[i][1] > end
-
-    def extend_end(word, end):
-        return max(end, word[1]) if word[2] else end
-
-    correct = 0
-    gi = si = 0
-    while gi < len(gold) and si < len(system):
-        g, s = gold[gi], system[si]
-        if g[2] or s[2]:
-            # a multiword span: align by LCS of the forms
-            if g[2]:
-                end = g[1]
-                if not s[2] and s[0] < g[0]:
-                    si += 1
-            else:
-                end = s[1]
-                if not g[2] and g[0] < s[0]:
-                    gi += 1
-            gs, ss = gi, si
-            while not beyond_end(gold, gi, end) or not beyond_end(system, si, end):
-                if gi < len(gold) and (si >= len(system) or gold[gi][0] <= system[si][0]):
-                    end = extend_end(gold[gi], end)
-                    gi += 1
-                else:
-                    end = extend_end(system[si], end)
-                    si += 1
-            correct += _lcs([w[3] for w in gold[gs:gi]], [w[3] for w in system[ss:si]])
-        elif (g[0], g[1]) == (s[0], s[1]):
-            correct += 1
-            gi += 1
-            si += 1
-        elif g[0] <= s[0]:
-            gi += 1
-        else:
-            si += 1
-    return correct
-
-
-def _lcs(a, b):
-    """Length of the longest common subsequence of two short lists."""
-    if not a or not b:
-        return 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
+    """The words of sentences of tokens as :class:`conll18.Unit`: the words
+    of a multiword token have the token's span."""
+    return [conll18.Unit(t.start, t.end, len(t.words) > 1, w.lower())
+            for s in sentences for t in s for w in t.words]

@@ -97,7 +97,9 @@ class Record(NamedTuple):
     scheme: str = None
 
 
-#: The styles of :func:`write`.
+#: The styles of :func:`write`.  ``paragraphs``, the plain output of raw
+#: text (docs/cli.md): each input line, blank ones included, is a block of
+#: its sentences one a line, closed by an empty line.
 STYLES = ("json", "tagged", "entities", "conllu", "conll", "words", "paragraphs")
 
 
@@ -118,7 +120,7 @@ def write(out, records, style, column=None):
                 obj["nbest"] = r.nbest
             out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         elif style == "tagged":
-            out.write(" ".join(f"{w}/{printable(t)}" for w, t in zip(r.words, r.tags)))
+            out.write(_sentence_line(r))
             out.write("\n" if r.ends_line else " ")
         elif style == "entities":
             for s in (entity(r, label, i, j) for label, i, j in r.spans):
@@ -134,13 +136,28 @@ def write(out, records, style, column=None):
             if r.ends_line:
                 out.write("\n")
                 started = False
-        else:                          # paragraphs
-            if line is not None and r.line != line:
-                out.write("\n")
-            line = r.line
-            out.write(" ".join(r.words) + "\n")
+        else:                          # paragraphs: a block per input line, blank ones too
+            if r.line != line:         # close the blocks before, blank lines not given as records
+                out.write("\n" * (r.line - (1 if line is None else line)))
+                line = r.line
+            if r.words:
+                out.write(_sentence_line(r) + "\n")
     if style == "paragraphs" and line is not None:
         out.write("\n")
+
+
+def _sentence_line(r):
+    """The words of the record ``r`` on one line, ``word/TAG`` when tagged."""
+    if r.tags is None:
+        return " ".join(r.words)
+    return " ".join(f"{w}/{printable(t)}" for w, t in zip(r.words, r.tags))
+
+
+def text_style(fmt):
+    """The plain style of text input: raw text (``fmt`` "raw") is cut into
+    sentences, so each line gives a block (``paragraphs``); pretokenized
+    text (``fmt`` "text") is a sentence a line, so a line gives a line."""
+    return "paragraphs" if fmt == "raw" else "tagged"
 
 
 def entity(r, label, i, j):
@@ -175,6 +192,11 @@ def report(result):
             f"OOV recall        {_pct(result['oov_recall'])}",
             f"IV recall         {_pct(result['iv_recall'])}",
             f"speed             {result['chars_per_second']:,.0f} chars/s"])
+    if "ufeats" in result:
+        return "\n".join([f"bundles           {_pct(result['accuracy'])}   ({result['tokens']} words)",
+                          f"UFeats            {_pct(result['ufeats'])}",
+                          f"Feat=Val F1       {_pct(result['feature_f1'])}   "
+                          f"(precision {_pct(result['feature_precision'])}, recall {_pct(result['feature_recall'])})"])
     if "per_tag" not in result or "known_accuracy" not in result:
         return f"accuracy          {100 * result['accuracy']:.2f}%   ({result['tokens']} tokens)"
     skipped = result.get("unannotated_tokens")

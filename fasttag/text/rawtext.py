@@ -119,18 +119,31 @@ def _piece_batches(lines):
         yield batch
 
 
-def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None):
+def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None, blank_lines=False):
     """:class:`TextSentence` of str ``lines`` of raw text, each line cut
     into sentences by ``tokenizer`` (anything with ``tokenize_lines``),
-    lazily; with ``tag_sents``, ``(sentence, tags)`` pairs.  Each batch is
+    lazily; with ``tag_sents``, ``(sentence, tags)`` pairs.  With
+    ``blank_lines``, a line without sentences (blank) gives one sentence
+    of no words, so that output can keep every input line.  Each batch is
     tokenized and tagged on one thread: one level of threads."""
     def work(batch):
-        pieces = tokenizer.tokenize_lines([piece for *_, piece in batch], offsets=True)
-        sents = [TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
-                 for (number, line, shift, _), found in zip(batch, pieces) for s in found]
-        return sents if tag_sents is None else list(zip(sents, tag_sents([s.words for s in sents])))
+        found = tokenizer.tokenize_lines([piece for *_, piece in batch], offsets=True)
+        sents = [[TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
+                  for s in piece] for (number, line, shift, _), piece in zip(batch, found)]
+        if tag_sents is not None:
+            tags = iter(tag_sents([s.words for piece in sents for s in piece]))
+            sents = [[(s, next(tags)) for s in piece] for piece in sents]
+        return list(zip(batch, sents))
+    last = None                                     # the line of the last sentence yielded
     for done in parallel.ordered_map(work, _piece_batches(lines), n_threads):
-        yield from done
+        for (number, line, shift, piece), found in done:
+            if found:
+                last = number
+                yield from found
+            elif blank_lines and last != number and shift + len(piece) == len(line):   # a line's last piece
+                last = number
+                empty = TextSentence(number, line, [], [])
+                yield empty if tag_sents is None else (empty, [])
 
 
 def sentence_batches(sentences):

@@ -1,0 +1,313 @@
+"""The CoNLL 2018 shared task's scores of a system's CoNLL-U against the
+gold one, as its evaluation script ``conll18_ud_eval.py`` (version 1.2,
+Straka and Popel) defines them, so that fasttag's numbers are comparable
+with the published ones.
+
+Definitions:
+
+* **Characters.**  Each file's text is the concatenation of its tokens'
+  forms without the characters of Unicode category Zs (so the two files may
+  differ in spacing, also inside tokens); the two texts must be equal, else
+  the evaluation stops.  Tokens, words and sentences are spans of it; empty
+  nodes are skipped.
+* **Tokens, Sentences.**  A system span is correct when a gold span has the
+  same start and end.
+* **Words.**  Words are aligned: outside multiword tokens by identical
+  spans; a *multiword span* (the smallest stretch that holds a multiword
+  token of either side and every multiword token it overlaps) has its gold
+  and system words aligned by the longest common subsequence of their
+  lowercased forms.  The words of a multiword token have its span.
+* **UPOS, XPOS, UFeats, AllTags, Lemmas.**  An aligned word is correct when
+  the field agrees: UFeats compares only the universal features
+  (:data:`UNIVERSAL_FEATURES`, sorted); AllTags UPOS, XPOS and UFeats
+  together; Lemmas counts every word whose gold lemma is ``_`` as correct.
+
+Each score has precision (correct / system), recall (correct / gold), F1
+(2 correct / (gold + system)), and for the field scores the aligned accuracy
+(correct / aligned words); 0.0 where a ratio is undefined.
+"""
+from __future__ import annotations
+
+import bisect
+import unicodedata
+from typing import NamedTuple, Sequence
+
+from ..errors import InputError, shown
+from .conllu import paused_gc, read_document
+from .sources import is_source
+
+__all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "span_matches", "align_words", "universal_features",
+           "evaluate_documents", "evaluate_conllu"]
+
+#: The features the script scores in UFeats (its ``UNIVERSAL_FEATURES``).
+UNIVERSAL_FEATURES = frozenset((
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case", "Definite",
+    "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity", "Person", "Polite"))
+
+#: The scores :func:`evaluate_conllu` gives, in the script's order and names.
+METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas")
+
+
+class Score(NamedTuple):
+    """Counts of one score: ``correct``, ``gold``, ``system`` and
+    ``aligned`` (the aligned words, None for Tokens, Sentences and Words)."""
+    correct: int
+    gold: int
+    system: int
+    aligned: int | None = None
+
+    @property
+    def precision(self):
+        return self.correct / self.system if self.system else 0.0
+
+    @property
+    def recall(self):
+        return self.correct / self.gold if self.gold else 0.0
+
+    @property
+    def f1(self):
+        total = self.gold + self.system
+        return 2 * self.correct / total if total else 0.0
+
+    @property
+    def aligned_accuracy(self):
+        if self.aligned is None:
+            return None
+        return self.correct / self.aligned if self.aligned else 0.0
+
+    def as_dict(self):
+        """precision, recall, f1, aligned_accuracy and the counts."""
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "aligned_accuracy": self.aligned_accuracy, "correct": self.correct, "gold": self.gold,
+                "system": self.system, "aligned": self.aligned}
+
+
+class Unit(NamedTuple):
+    """A word as the alignment sees it: the ``start`` and ``end`` of its
+    span (its token's), whether it is part of a ``multiword`` token, its
+    lowercased ``form``, and the ``word`` itself (any object, or None)."""
+    start: int
+    end: int
+    multiword: bool
+    form: str
+    word: object = None
+
+
+def span_matches(gold: Sequence, system: Sequence) -> int:
+    """The number of system spans ``(start, end)`` equal to a gold span,
+    both lists in text order (the script's ``spans_score``)."""
+    correct = gi = si = 0
+    while gi < len(gold) and si < len(system):
+        g, s = gold[gi], system[si]
+        if s[0] < g[0]:
+            si += 1
+        elif g[0] < s[0]:
+            gi += 1
+        else:
+            correct += g[1] == s[1]
+            gi += 1
+            si += 1
+    return correct
+
+
+def align_words(gold: Sequence[Unit], system: Sequence[Unit]) -> list:
+    """The aligned ``(gold index, system index)`` pairs of two lists of
+    :class:`Unit` in text order (the script's ``align_words``)."""
+    pairs = []
+    gi = si = 0
+    while gi < len(gold) and si < len(system):
+        g, s = gold[gi], system[si]
+        if g.multiword or s.multiword:
+            gs, ss, gi, si = _multiword_span(gold, system, gi, si)
+            pairs.extend((gs + a, ss + b) for a, b in
+                         _lcs_pairs([w.form for w in gold[gs:gi]], [w.form for w in system[ss:si]]))
+        elif g.start == s.start and g.end == s.end:
+            pairs.append((gi, si))
+            gi += 1
+            si += 1
+        elif g.start <= s.start:
+            gi += 1
+        else:
+            si += 1
+    return pairs
+
+
+def _beyond(words, i, end):
+    """Whether word ``i`` lies past a multiword span that ends at ``end``."""
+    if i >= len(words):
+        return True
+    w = words[i]
+    return w.start >= end if w.multiword else w.end > end
+
+
+def _multiword_span(gold, system, gi, si):
+    """(gold start, system start, gold end, system end) word indices of
+    the smallest multiword span from ``gold[gi]`` or ``system[si]``, one
+    of which is part of a multiword token."""
+    g, s = gold[gi], system[si]
+    if g.multiword:
+        end = g.end
+        if not s.multiword and s.start < g.start:
+            si += 1
+    else:
+        end = s.end
+        if g.start < s.start:
+            gi += 1
+    gs, ss = gi, si
+    while not _beyond(gold, gi, end) or not _beyond(system, si, end):
+        if gi < len(gold) and (si >= len(system) or gold[gi].start <= system[si].start):
+            w = gold[gi]
+            gi += 1
+        else:
+            w = system[si]
+            si += 1
+        if w.multiword and w.end > end:
+            end = w.end
+    return gs, ss, gi, si
+
+
+def _lcs_pairs(a, b):
+    """The pairs of one longest common subsequence of ``a`` and ``b``: the
+    first equal pair taken greedily from the left, as the script does."""
+    n, m = len(a), len(b)
+    if not n or not m:
+        return []
+    # after[i][j]: the LCS length of a[i:] and b[j:]
+    after = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, below = after[i], after[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if a[i] == b[j] else max(below[j], row[j + 1])
+    pairs = []
+    i = j = 0
+    while i < n and j < m:
+        if a[i] == b[j]:
+            pairs.append((i, j))
+            i += 1
+            j += 1
+        elif after[i][j] == after[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def universal_features(feats: str) -> str:
+    """The universal features of a FEATS value, sorted, ``|``-joined
+    (``""`` for ``_`` or none)."""
+    return "|".join(sorted(f for f in feats.split("|") if f.split("=", 1)[0] in UNIVERSAL_FEATURES))
+
+
+def _no_space(form):
+    if form.isascii():
+        return form.replace(" ", "")
+    return "".join(c for c in form if unicodedata.category(c) != "Zs")
+
+
+class _Side:
+    """One file as the script sees it: its text without Zs characters, the
+    spans of its tokens and sentences in that text, its words as
+    :class:`Unit`, and each token's line for error messages."""
+
+    def __init__(self, doc, side):
+        chars, tokens, sentences, units, lines = [], [], [], [], []
+        at = 0
+        for sent in doc.sentences:
+            first = at
+            for t in sent.tokens:
+                form = _no_space(t.form)
+                if not form:
+                    raise InputError("a token of only spaces", doc.path or f"the {side} document", t.line)
+                chars.append(form)
+                tokens.append((at, at + len(form)))
+                lines.append(t.line)
+                multi = t.multiword
+                for w in t.words:
+                    units.append(Unit(at, at + len(form), multi, (w.form if multi else form).lower(), w))
+                at += len(form)
+            sentences.append((first, at))
+        self.text = "".join(chars)
+        self.path = doc.path if doc.path is not None else f"the {side} document"
+        self.tokens, self.sentences, self.units, self.lines = tokens, sentences, units, lines
+
+    def line_at(self, i):
+        """The line of the token that holds character ``i`` (None when unknown)."""
+        k = bisect.bisect_right(self.tokens, (i, float("inf"))) - 1
+        return self.lines[max(k, 0)] if self.lines else None
+
+    def where(self, i):
+        """``path:line`` of character ``i``, or what is known of it."""
+        line = self.line_at(i)
+        return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+def _check_texts(gold, system):
+    g, s = gold.text, system.text
+    if g == s:
+        return
+    i = 0
+    n = min(len(g), len(s))
+    step = 1 << 12
+    while i < n and g[i:i + step] == s[i:i + step]:
+        i += step
+    while i < n and g[i] == s[i]:
+        i += 1
+    if i >= len(s):
+        raise InputError(f"the text ends before the gold text does: {gold.where(i)} goes on with "
+                         f"{shown(g[i:i + 20])}", system.path)
+    if i >= len(g):
+        raise InputError(f"text beyond the end of the gold text ({gold.path}): {shown(s[i:i + 20])}",
+                         system.path, system.line_at(i))
+    raise InputError(f"the text differs from the gold text (spaces aside): here it reads {shown(s[i:i + 20])}, "
+                     f"{gold.where(i)} reads {shown(g[i:i + 20])}", system.path, system.line_at(i))
+
+
+def _field_scores(gold, system, pairs):
+    aligned = len(pairs)
+    counts = dict.fromkeys(("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"), 0)
+    for gi, si in pairs:
+        g, s = gold[gi].word, system[si].word
+        upos = g.upos == s.upos
+        xpos = g.xpos == s.xpos
+        feats = g.feats == s.feats or universal_features(g.feats) == universal_features(s.feats)
+        counts["UPOS"] += upos
+        counts["XPOS"] += xpos
+        counts["UFeats"] += feats
+        counts["AllTags"] += upos and xpos and feats
+        counts["Lemmas"] += g.lemma == "_" or g.lemma == s.lemma
+    return {k: Score(c, len(gold), len(system), aligned) for k, c in counts.items()}
+
+
+def evaluate_documents(gold, system) -> dict:
+    """:class:`Score` of each of :data:`METRICS` for two
+    :class:`fasttag.text.conllu.UDDocument`; :class:`fasttag.InputError`
+    naming both files' lines where their texts (spaces aside) differ."""
+    with paused_gc():
+        g, s = _Side(gold, "gold"), _Side(system, "system")
+    if not g.tokens:
+        raise InputError("no sentences: nothing to score against", g.path)
+    _check_texts(g, s)
+    with paused_gc():
+        pairs = align_words(g.units, s.units)
+    out = {
+        "Tokens": Score(span_matches(g.tokens, s.tokens), len(g.tokens), len(s.tokens)),
+        "Sentences": Score(span_matches(g.sentences, s.sentences), len(g.sentences), len(s.sentences)),
+        "Words": Score(len(pairs), len(g.units), len(s.units)),
+    }
+    out.update(_field_scores(g.units, s.units, pairs))
+    return out
+
+
+def evaluate_conllu(gold, system) -> dict:
+    """The CoNLL 2018 shared task's scores of the ``system`` CoNLL-U file
+    against the ``gold`` one (paths or file objects): for each of Tokens,
+    Sentences, Words, UPOS, XPOS, UFeats, AllTags and Lemmas a dict of
+    precision, recall, f1 and aligned_accuracy (fractions; None for the
+    first three) and the counts correct, gold, system and aligned.  A
+    malformed file or texts that differ beyond spacing raise
+    :class:`fasttag.InputError` naming the file and line."""
+    for name, source in (("gold", gold), ("system", system)):
+        if not is_source(source):
+            raise TypeError(f"{name} must be the path of a CoNLL-U file or a file object, not {type(source).__name__}")
+    scores = evaluate_documents(read_document(gold), read_document(system))
+    return {name: scores[name].as_dict() for name in METRICS}

@@ -1,0 +1,487 @@
+"""Universal Dependencies documents: CoNLL-U read into sentences, surface
+tokens and syntactic words, and written back as valid CoNLL-U.
+
+A raw-text pipeline needs both levels CoNLL-U keeps apart: the surface
+tokens of the text (``zum``, with its character offsets) and the words a
+tagger annotates (``zu``, ``dem``).  The document's raw text is rebuilt from
+its tokens: a token is followed by the spacing its MISC gives
+(``SpaceAfter=No``: nothing; ``SpacesAfter=\\s\\n``: those characters; else
+one space), and a sentence that opens a paragraph or a document (``#
+newpar``, ``# newdoc``) follows a newline instead.  Empty nodes (``8.1``)
+are kept aside, unannotated by the taggers and skipped by the CoNLL 2018
+evaluation, and written back where they were.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import re
+from typing import Iterable, Iterator
+
+from ..errors import InputError
+from ..files import atomic_file
+from .parsers import CONLLU_RANGE, parse_conllu
+from .sources import is_path, open_lines
+
+__all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_lines",
+           "write_document", "format_document", "escape_spaces", "paused_gc"]
+
+
+class UDWord:
+    """A syntactic word: the ten CoNLL-U fields (``id`` an int, the others
+    strings, ``_`` where empty) and ``line``, its line in the file read
+    (None when built).  A word that is a whole token keeps no
+    ``SpaceAfter``/``SpacesAfter`` in ``misc``: its token's ``spacing`` says it."""
+    __slots__ = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc", "line")
+
+    def __init__(self, id, form, lemma="_", upos="_", xpos="_", feats="_", head="_", deprel="_", deps="_",
+                 misc="_", line=None):
+        self.id, self.form, self.lemma, self.upos, self.xpos = id, form, lemma, upos, xpos
+        self.feats, self.head, self.deprel, self.deps, self.misc = feats, head, deprel, deps, misc
+        self.line = line
+
+    def fields(self):
+        """The ten fields as strings."""
+        return [str(self.id), self.form, self.lemma, self.upos, self.xpos, self.feats, self.head, self.deprel,
+                self.deps, self.misc]
+
+    def __repr__(self):
+        return f"UDWord({self.id}, {self.form!r}, upos={self.upos!r})"
+
+
+class UDToken:
+    """A surface token: ``form`` as written, ``start``/``end`` offsets into
+    the document's text, ``spacing`` (the text after it: ``""`` for
+    ``SpaceAfter=No``, ``" "`` by default), ``words`` (one, or the words of
+    a multiword token), ``misc`` (the range line's MISC without the spacing,
+    ``_`` for a one-word token) and ``line``."""
+    __slots__ = ("form", "start", "end", "spacing", "words", "misc", "line")
+
+    def __init__(self, form, start, end, words, spacing=" ", misc="_", line=None):
+        self.form, self.start, self.end, self.words = form, start, end, words
+        self.spacing, self.misc, self.line = spacing, misc, line
+
+    @property
+    def multiword(self):
+        """Whether the token holds several words (a range line ``3-4``)."""
+        return len(self.words) > 1
+
+    @property
+    def space_after(self):
+        """False where CoNLL-U says ``SpaceAfter=No``."""
+        return self.spacing != ""
+
+    def __repr__(self):
+        return f"UDToken({self.form!r}, {self.start}, {self.end}, {[w.form for w in self.words]})"
+
+
+class UDSentence:
+    """A sentence: ``tokens``; ``newdoc`` and ``newpar`` (None, or the id
+    after ``# newdoc id =``, ``""`` without one); ``sent_id``; ``text_comment``
+    (the ``# text`` as read, or None) and its ``text_line``; ``comments``
+    (other comment lines, verbatim); ``empty_nodes`` (the ten fields of each
+    ``8.1`` line); ``start``/``end`` offsets into the document's text;
+    ``line`` (its first line)."""
+    __slots__ = ("tokens", "newdoc", "newpar", "sent_id", "text_comment", "text_line", "comments", "empty_nodes",
+                 "start", "end", "line")
+
+    def __init__(self, tokens, start=0, end=0, newdoc=None, newpar=None, sent_id=None, text_comment=None,
+                 text_line=None, comments=(), empty_nodes=(), line=None):
+        self.tokens, self.start, self.end = tokens, start, end
+        self.newdoc, self.newpar, self.sent_id = newdoc, newpar, sent_id
+        self.text_comment, self.text_line = text_comment, text_line
+        self.comments, self.empty_nodes, self.line = list(comments), list(empty_nodes), line
+
+    @property
+    def words(self):
+        """The sentence's syntactic words, in order."""
+        return [w for t in self.tokens for w in t.words]
+
+    @property
+    def opens_paragraph(self):
+        """Whether the text has a paragraph break before it (``# newpar`` or ``# newdoc``)."""
+        return self.newpar is not None or self.newdoc is not None
+
+
+class UDDocument:
+    """A CoNLL-U document: ``sentences``, the rebuilt raw ``text`` the
+    offsets point into, and ``path`` (the name of what was read, or None)."""
+
+    def __init__(self, sentences, text, path=None):
+        self.sentences, self.text, self.path = sentences, text, path
+
+    def sentence_text(self, sentence):
+        """The raw text of ``sentence``: its first token's start to its last token's end."""
+        return self.text[sentence.start:sentence.end]
+
+    @property
+    def tokens(self):
+        """Every token of the document, in order."""
+        return [t for s in self.sentences for t in s.tokens]
+
+    @property
+    def words(self):
+        """Every word of the document, in order."""
+        return [w for s in self.sentences for t in s.tokens for w in t.words]
+
+    @classmethod
+    def from_tokens(cls, text, sentences, path=None):
+        """The document of a raw ``text`` split into ``sentences`` of tokens,
+        each with ``start``, ``end`` and ``words`` (word forms, or
+        :class:`UDWord`), as a tokenizer gives them: the spacing after a token
+        is the text up to the next token; a sentence after a gap that holds a
+        line break opens a paragraph; the first opens the document; sentences
+        are numbered ``sent_id`` 1, 2, ...; the fields not given are ``_``."""
+        sentences = [list(s) for s in sentences]
+        sentences = [s for s in sentences if s]
+        _check_tokens(text, sentences)
+        out = []
+        for i, toks in enumerate(sentences):
+            sent = UDSentence([], toks[0].start, toks[-1].end, sent_id=str(i + 1))
+            if i == 0:
+                sent.newdoc = sent.newpar = ""
+            elif _has_break(text[sentences[i - 1][-1].end:toks[0].start]):
+                sent.newpar = ""
+            n = 0
+            for j, t in enumerate(toks):
+                if j + 1 < len(toks):
+                    spacing = text[t.end:toks[j + 1].start]
+                else:           # a paragraph break or the text's end is not the token's spacing
+                    last = i + 1 == len(sentences)
+                    spacing = text[t.end:len(text) if last else sentences[i + 1][0].start]
+                    if _has_break(spacing) or (last and spacing):
+                        spacing = " "
+                words = []
+                for w in t.words:
+                    n += 1
+                    if not isinstance(w, UDWord):
+                        w = UDWord(n, w)
+                    w.id = n
+                    words.append(w)
+                sent.tokens.append(UDToken(text[t.start:t.end], t.start, t.end, words, spacing))
+            out.append(sent)
+        return cls(out, text, path)
+
+
+def _check_tokens(text, sentences):
+    """ValueError naming the first token that is not a non-empty stretch of
+    ``text`` after the previous one with only whitespace between them (the
+    tokens cover every other character)."""
+    end = 0
+    for i, toks in enumerate(sentences):
+        for j, t in enumerate(toks):
+            where = f"sentence {i + 1}, token {j + 1} ({t.start}, {t.end})"
+            if not 0 <= t.start < t.end <= len(text):
+                raise ValueError(f"{where}: not a non-empty span of the text of {len(text)} characters")
+            if t.start < end:
+                raise ValueError(f"{where}: begins before the previous token ends ({end})")
+            gap = text[end:t.start]
+            if gap and not gap.isspace():
+                raise ValueError(f"{where}: the text before it is not whitespace: {gap[:20]!r}")
+            if not t.words:
+                raise ValueError(f"{where}: a token without words")
+            end = t.end
+    if text[end:] and not text[end:].isspace():
+        raise ValueError(f"the text after the last token is not whitespace: {text[end:end + 20]!r}")
+
+
+def _has_break(gap):
+    """Whether ``gap`` holds a line end (those of ``str.splitlines``)."""
+    return bool(gap) and gap.splitlines() != [gap]
+
+
+# ---------------------------------------------------------------- reading
+
+_ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
+_UNESCAPES = {v: "\\" + k for k, v in _ESCAPES.items()}
+_SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
+
+
+def _spaces_after(value, name, lineno):
+    def sub(m):
+        e = m.group(1)
+        if len(e) == 5:
+            return chr(int(e[1:], 16))
+        if e in _ESCAPES:
+            return _ESCAPES[e]
+        raise InputError(f"unknown escape \\{e} in SpacesAfter", name, lineno)
+    out = _SPACES_ESCAPE.sub(sub, value)
+    if not out or not out.isspace():
+        raise InputError(f"SpacesAfter={value} is not whitespace", name, lineno)
+    return out
+
+
+def escape_spaces(spacing):
+    """The ``SpacesAfter`` value of a run of whitespace (``\\s``, ``\\n``,
+    ``\\u00A0`` ...)."""
+    return "".join(_UNESCAPES.get(c) or f"\\u{ord(c):04X}" for c in spacing)
+
+
+def split_spacing(misc, name, lineno):
+    """(the spacing after the token, MISC without ``SpaceAfter``/``SpacesAfter``)."""
+    if misc == "_" or "Space" not in misc:
+        return " ", misc
+    if misc == "SpaceAfter=No":
+        return "", "_"
+    out = None
+    rest = []
+    for item in misc.split("|"):
+        key, _, value = item.partition("=")
+        if key == "SpaceAfter":
+            if value != "No":
+                raise InputError(f"SpaceAfter={value}: the only value CoNLL-U allows is No", name, lineno)
+            new = ""
+        elif key == "SpacesAfter":
+            new = _spaces_after(value, name, lineno)
+        else:
+            rest.append(item)
+            continue
+        if out is not None and out != new:
+            raise InputError("MISC gives both SpaceAfter and SpacesAfter", name, lineno)
+        out = new
+    return (" " if out is None else out), ("|".join(rest) or "_")
+
+
+def read_document(source) -> UDDocument:
+    """The :class:`UDDocument` of a CoNLL-U file (a path or a file object).
+    A malformed line raises :class:`fasttag.InputError` naming the file and
+    the line."""
+    name, lines, close = open_lines(source)
+    try:
+        with paused_gc():
+            return parse_document(lines, name)
+    finally:
+        close()
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """The garbage collector paused in the ``with`` block: building a
+    document's many small objects would trigger collection after
+    collection (over half the reading time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_document(lines, name):
+    """The :class:`UDDocument` of CoNLL-U ``lines`` read from ``name``."""
+    pieces = []               # the text, in pieces
+    length = 0                # len("".join(pieces))
+    sentences = []
+    for parsed in parse_conllu(lines, name, 1):
+        sent = _sentence(parsed, name)
+        if sentences:
+            sep = "\n" if sent.opens_paragraph else sentences[-1].tokens[-1].spacing
+            pieces.append(sep)
+            length += len(sep)
+        sent.start = length
+        last = len(sent.tokens) - 1
+        for i, t in enumerate(sent.tokens):
+            t.start, t.end = length, length + len(t.form)
+            pieces.append(t.form)
+            length = t.end
+            if i < last:
+                pieces.append(t.spacing)
+                length += len(t.spacing)
+        sent.end = length
+        sentences.append(sent)
+    return UDDocument(sentences, "".join(pieces), name)
+
+
+def _comment(sent, line, lineno):
+    body = line[1:].strip()
+    key, eq, value = body.partition("=")
+    key = key.strip()
+    for mark in ("newdoc", "newpar"):
+        if body == mark or body.startswith((mark + " ", mark + "=")):
+            rest = body[len(mark):].strip()
+            ident = ""
+            if rest.startswith("id") and rest[2:].lstrip().startswith("="):
+                ident = rest[2:].lstrip()[1:].strip()
+            elif rest:
+                sent.comments.append(line)      # "# newpar something" unlike UD's: kept as read
+            setattr(sent, mark, ident)
+            return
+    if eq and key == "text":
+        value = line[line.index("=") + 1:]
+        sent.text_comment = value[1:] if value.startswith(" ") else value
+        sent.text_line = lineno
+    elif eq and key == "sent_id":
+        sent.sent_id = value.strip() or None        # "# sent_id =" names nothing
+    else:
+        sent.comments.append(line)
+
+
+def _sentence(parsed, name):
+    """The :class:`UDSentence` of a parsed sentence (offsets not yet set),
+    checking what the raw text needs beyond the parser's checks."""
+    sent = UDSentence([], line=parsed.start_line)
+    tokens = sent.tokens
+    next_id = 1
+    mwt = None                # the multiword token being filled, and its last word's id
+    for lineno, line in enumerate(parsed.lines, parsed.start_line):
+        if not line or line.isspace():
+            # comments without a sentence (a file header) end here: only document and paragraph marks carry on
+            sent.text_comment = sent.text_line = sent.sent_id = None
+            continue
+        if line[0] == "#":
+            if tokens or mwt is not None:
+                raise InputError("a comment line among word lines (comments go before a sentence)",
+                                 name, lineno)
+            _comment(sent, line, lineno)
+            continue
+        fields = line.split("\t")
+        wid, form = fields[0], fields[1]
+        if "." in wid:                      # the parser checked the IDs' form
+            sent.empty_nodes.append(fields)
+            continue
+        if form.isspace():
+            raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
+        m = CONLLU_RANGE.fullmatch(wid) if "-" in wid else None
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if mwt is not None:
+                raise InputError(f"multiword token {wid} begins inside {mwt[0].words[0].id}-{mwt[1]}",
+                                 name, lineno)
+            if a != next_id:
+                raise InputError(f"multiword token range {wid} does not start at the next word "
+                                 f"({next_id}) or is empty", name, lineno)
+            spacing, misc = split_spacing(fields[9], name, lineno)
+            mwt = (UDToken(form, 0, 0, [], spacing, misc, lineno), b, a)
+            continue
+        if int(wid) != next_id:
+            raise InputError(f"word ID {wid} where {next_id} was expected "
+                             f"(IDs count 1, 2, 3 ... in a sentence; missing blank line?)", name, lineno)
+        next_id += 1
+        misc = fields[9]
+        spacing = " "
+        if "Space" in misc:
+            spacing, fields[9] = split_spacing(misc, name, lineno)
+        word = UDWord(int(wid), *fields[1:], line=lineno)
+        if mwt is None:
+            tokens.append(UDToken(form, 0, 0, [word], spacing, "_", lineno))
+            continue
+        mwt[0].words.append(word)
+        if word.id == mwt[1]:
+            tokens.append(mwt[0])
+            mwt = None
+    if mwt is not None:
+        raise InputError(f"multiword token {mwt[2]}-{mwt[1]} lacks its words", name, mwt[0].line)
+    return sent
+
+
+# ---------------------------------------------------------------- writing
+
+def _misc(misc, spacing=None):
+    """MISC with the spacing item ``spacing`` calls for (none for None or
+    one space) in place of any it had."""
+    if "Space" in misc:
+        misc = "|".join(x for x in misc.split("|") if not x.startswith(("SpaceAfter=", "SpacesAfter="))) or "_"
+    if spacing is None or spacing == " ":
+        return misc
+    item = "SpaceAfter=No" if spacing == "" else "SpacesAfter=" + escape_spaces(spacing)
+    return item if misc == "_" else misc + "|" + item
+
+
+def _check_field(value, what, where, spaces=True):
+    """``value`` as a field (``_`` where empty), or ValueError naming what
+    CoNLL-U cannot hold."""
+    if not isinstance(value, str):
+        raise TypeError(f"{where}: {what} is {type(value).__name__}, not str")
+    if not value:
+        if what == "FORM" or what == "a token's form":
+            raise ValueError(f"{where}: an empty {what}")
+        return "_"
+    if "\t" in value or "\n" in value or "\r" in value:
+        raise ValueError(f"{where}: {what} {value!r} holds a tab or a line break, which CoNLL-U cannot hold")
+    if not spaces and " " in value:
+        raise ValueError(f"{where}: {what} {value!r} holds a space, which CoNLL-U allows only in FORM, LEMMA "
+                         f"and MISC")
+    return value
+
+
+def _sentence_lines(doc, index, sent):
+    where = f"sentence {index + 1}"
+    if not sent.tokens:
+        raise ValueError(f"{where} has no tokens: CoNLL-U has no empty sentences")
+    for what in ("newdoc", "newpar", "sent_id"):
+        value = getattr(sent, what)
+        if value is not None and (not isinstance(value, str) or value != "".join(value.split())):
+            raise ValueError(f"{where}: {what} {value!r} is not a string without spaces")
+    out = []
+    if sent.newdoc is not None:
+        out.append("# newdoc" + (f" id = {sent.newdoc}" if sent.newdoc else ""))
+    if sent.newpar is not None:
+        out.append("# newpar" + (f" id = {sent.newpar}" if sent.newpar else ""))
+    if sent.sent_id is not None:
+        out.append(f"# sent_id = {sent.sent_id}")
+    text = doc.sentence_text(sent)
+    out.append("# text = " + " ".join(text.splitlines()))
+    for c in sent.comments:
+        _check_field(c, "a comment", where)
+        out.append(c if c.startswith("#") else "# " + c)
+    empty = {}
+    for fields in sent.empty_nodes:
+        empty.setdefault(int(fields[0].split(".")[0]), []).append("\t".join(fields))
+    out.extend(empty.pop(0, ()))
+    n = 0
+    for t in sent.tokens:
+        if not t.words:
+            raise ValueError(f"{where}: token {t.form!r} has no words")
+        if t.spacing and not t.spacing.isspace():
+            raise ValueError(f"{where}: the spacing after token {t.form!r} is not whitespace ({t.spacing!r})")
+        form = _check_field(t.form, "a token's form", where)
+        if t.multiword:
+            misc = _misc(_check_field(t.misc, "MISC", where), t.spacing)
+            out.append(f"{n + 1}-{n + len(t.words)}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+        for w in t.words:
+            n += 1
+            fields = [_check_field(v, name, where, name in _SPACED) for v, name in zip(w.fields()[1:], _NAMES)]
+            fields[8] = _misc(fields[8], None if t.multiword else t.spacing)
+            out.append(f"{n}\t" + "\t".join(fields))
+            out.extend(empty.pop(n, ()))
+    for rest in empty.values():         # empty nodes after a word the sentence no longer has
+        out.extend(rest)
+    out.append("")
+    return out
+
+
+_NAMES = ("FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
+_SPACED = frozenset(("FORM", "LEMMA", "MISC"))
+
+
+def document_lines(doc) -> Iterator[str]:
+    """The lines (without terminators) of ``doc`` as CoNLL-U: ``# newdoc``,
+    ``# newpar``, ``# sent_id`` where the sentences have them, ``# text``
+    (the sentence's raw text, each line end as a space), the other comments,
+    range lines of multiword tokens, ``SpaceAfter=No``/``SpacesAfter`` in the
+    MISC of the token's line, words numbered 1, 2, ... in each sentence,
+    ``_`` for empty fields; a blank line after each sentence."""
+    for i, sent in enumerate(doc.sentences):
+        yield from _sentence_lines(doc, i, sent)
+
+
+def write_document(doc, dest):
+    """Write ``doc`` as CoNLL-U to ``dest``, a path (written whole or not at
+    all) or a text file object; every line is formed before the first is
+    written, so a document that cannot be written leaves nothing behind."""
+    text = "".join(line + "\n" for line in document_lines(doc))
+    if is_path(dest):
+        with atomic_file(dest, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    else:
+        dest.write(text)
+
+
+def format_document(doc) -> str:
+    """``doc`` as one CoNLL-U string."""
+    buf = io.StringIO()
+    write_document(doc, buf)
+    return buf.getvalue()
+
