@@ -13,12 +13,13 @@ file the data README names, scored on the test file):
   training file with its defaults, and spaCy's rule tokenizer for the
   language (``spacy.blank(lang)`` + ``sentencizer``, each paragraph a doc).
   Tokens, Sentences and Words F1 are the CoNLL 2018 shared-task scores as
-  ``fasttag.text.metrics.score_tokenization`` computes them; tag columns
-  come from ``full_scores`` (see there);
+  ``fasttag.text.metrics.score_tokenization`` computes them, the tag
+  columns (UPOS, XPOS, UFeats, AllTags, Lemmas) ``fasttag.evaluate_conllu``
+  on the system's CoNLL-U (UDPipe 1's output; fasttag's words with UPOS);
 * UPOS from the gold tokens: fasttag's ``Tagger`` (defaults), CRFsuite
   L-BFGS with the anchor features (``anchors.crfsuite_pos``) and UDPipe 1's
-  tagger (with its XPOS, UFeats, AllTags and Lemmas accuracy, the CoNLL 2018
-  definitions on gold words).
+  tagger (with its XPOS, UFeats, AllTags and Lemmas, scored by
+  ``fasttag.evaluate_conllu``: on the gold words F1 is accuracy).
 
 Speed is words per CPU second on the same test text (the gold word count,
 so every system divides by the same number), peak memory the isolated
@@ -42,7 +43,8 @@ import anchors  # noqa: E402
 import harness as H  # noqa: E402
 import udpipe_cache as U  # noqa: E402
 
-#: The CoNLL 2018 metrics in table order: (result key, column header).
+#: The CoNLL 2018 metrics in table order: (result key, the score's name,
+#: which is also the column header).
 METRICS = (("token_f1", "Tokens"), ("sentence_f1", "Sentences"), ("word_f1", "Words"),
            ("upos_f1", "UPOS"), ("xpos_f1", "XPOS"), ("ufeats_f1", "UFeats"),
            ("alltags_f1", "AllTags"), ("lemmas_f1", "Lemmas"))
@@ -102,52 +104,21 @@ def n_words(sents):
 
 def full_scores(gold_path, system_conllu):
     """UPOS, XPOS, UFeats, AllTags and Lemmas F1 of a system's CoNLL-U output
-    from raw text against the gold file (CoNLL 2018 definitions, words
-    aligned as the shared-task script aligns them).  The place where
-    fasttag's full CoNLL 2018 evaluation plugs in: until fasttag.text has
-    it, no tag scores from raw text ({}); the system output is kept in the
-    cache, so the scores can be added without rerunning UDPipe."""
-    return {}
+    from raw text against the gold file: fasttag's CoNLL 2018 evaluation
+    (``fasttag.evaluate_conllu``, words aligned as the shared-task script
+    aligns them).  Tokens, Sentences and Words come from
+    ``tokenization_scores`` (the same definitions)."""
+    import io
+
+    import fasttag
+    scores = fasttag.evaluate_conllu(str(gold_path), io.StringIO(system_conllu))
+    return {key: scores[name]["f1"] for key, name in METRICS[3:]}
 
 
 def tokenization_scores(gold_sents, sys_sents):
     """Tokens, Sentences and Words F1 (fasttag's CoNLL 2018 implementation)."""
     from fasttag.text.metrics import score_tokenization
     return score_tokenization(gold_sents, sys_sents)
-
-
-#: The features UFeats compares (CoNLL 2018: the universal ones of UD v2).
-UNIVERSAL_FEATURES = frozenset((
-    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case",
-    "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity",
-    "Person", "Polite"))
-
-
-def tags_with_gold_tokens(gold_path, sys_conllu):
-    """UPOS, XPOS, UFeats, AllTags and Lemmas accuracy of a system that
-    tagged the gold words (same words, in order): the CoNLL 2018 definitions
-    (the universal features compared as sets; a gold lemma ``_`` counts as
-    matched)."""
-    def words(text):
-        return [line.split("\t") for line in text.splitlines()
-                if line and not line.startswith("#") and line.split("\t", 1)[0].isdigit()]
-    gold = words(Path(gold_path).read_text(encoding="utf-8"))
-    pred = words(sys_conllu)
-    if [g[1] for g in gold] != [p[1] for p in pred]:
-        raise ValueError("the system's words are not the gold words")
-
-    def feats(f):  # the universal features only, as the CoNLL 2018 script compares them
-        return frozenset(x for x in f.split("|") if x.split("=", 1)[0] in UNIVERSAL_FEATURES)
-    n = len(gold)
-    counts = dict.fromkeys(("upos", "xpos", "ufeats", "alltags", "lemmas"), 0)
-    for g, p in zip(gold, pred):
-        upos, xpos, uf = g[3] == p[3], g[4] == p[4], feats(g[5]) == feats(p[5])
-        counts["upos"] += upos
-        counts["xpos"] += xpos
-        counts["ufeats"] += uf
-        counts["alltags"] += upos and xpos and uf
-        counts["lemmas"] += g[2] == "_" or g[2] == p[2]
-    return {f"{k}_f1": v / n for k, v in counts.items()}
 
 
 # --------------------------------------------------------------------------
@@ -232,7 +203,8 @@ def fasttag_raw(train_path, text, gold_sents, test_path=None, tag=False):
         if tag:
             upos = tagger.tag_sents([[w for t in s for w in t.words] for s in sys_sents])
     size = len(tok.to_bytes()) + (len(tagger.to_bytes()) if tag else 0)
-    more = full_scores(test_path, to_conllu(sys_sents, upos)) if tag else {}
+    # UPOS only: the other columns are "_", which scores as if predicted
+    more = {"upos_f1": full_scores(test_path, to_conllu(sys_sents, upos))["upos_f1"]} if tag else {}
     return H.make_result("fasttag Tokenizer + Tagger" if tag else "fasttag Tokenizer", train=t_train,
                          tag=t_tag, n_items=n_words(gold_sents), unit="words", model_bytes=size,
                          **tokenization_scores(gold_sents, sys_sents), **more)
@@ -325,7 +297,7 @@ def udpipe_gold_tokens(tb_key, cache):
     out = "".join(writer.writeSentence(sents[i]) for i in range(len(sents)))
     n = sum(len(sents[i].words) - 1 for i in range(len(sents)))  # words[0] is the root
     return H.make_result("UDPipe 1", tag=t_tag, n_items=n, unit="words",
-                         **tags_with_gold_tokens(tb.test, out))
+                         **full_scores(tb.test, out))
 
 
 # --------------------------------------------------------------------------
