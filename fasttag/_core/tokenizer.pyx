@@ -69,7 +69,7 @@ DEF MAX_SHAPE = 12
 DEF MAX_SUFFIX = 4        # the longest learned multiword suffix
 DEF ZWJ = 0x200D
 
-N_ATTRIBUTES = 20
+N_ATTRIBUTES = 21
 KIND_NAMES = ("punct", "spaceless", "suffix", "gap")
 
 cdef uint64_t P = 0x9E3779B97F4A7C15ULL
@@ -138,7 +138,9 @@ cdef inline uint64_t low_hash(const uint32_t* cp, Py_ssize_t a, Py_ssize_t b, co
 
 def suffix_key(str suffix, uint32_t after, const uint32_t[::1] lower):
     """The key of a learned multiword suffix: the lowercased end of a letter
-    run and the code point after the run inside its chunk (0: none)."""
+    run and the code point after the run inside its chunk (0: none).  The
+    functions here take the sorted keys followed by a mask with bit
+    ``lowercased last letter % 64`` set for each suffix."""
     cdef Py_ssize_t n = len(suffix), i
     cdef uint64_t h = 0
     for i in range(n):
@@ -160,6 +162,11 @@ cdef inline bint is_suffix(const uint32_t* cp, Py_ssize_t a, Py_ssize_t b, uint3
         else:
             hi = mid
     return lo < n_keys and keys[lo] == key
+
+
+cdef inline Py_ssize_t n_keys_of(const uint64_t[::1] keys) noexcept:
+    """The suffix keys of an array that ends with the last-letter mask."""
+    return keys.shape[0] - 1 if keys.shape[0] > 1 else 0
 
 
 cdef struct Text:
@@ -302,7 +309,8 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
                     kind = K_SPACELESS
                 else:
                     kind = K_PUNCT
-            if n_keys and t.base[j - 1] == LETTER and (j == i or t.base[j] != LETTER):
+            if n_keys and t.base[j - 1] == LETTER and (j == i or t.base[j] != LETTER) \
+                    and (keys[n_keys] >> (lowered(t.cp[j - 1], lower) & 63)) & 1:
                 # the end of a letter run [run_start, j): its learned suffixes
                 after = t.cp[j] if j < i and t.cls[j] == OTHER else 0
                 for k in range(MAX_SUFFIX, 0, -1):        # in text order
@@ -364,7 +372,7 @@ cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t*
     """The attribute row of candidate ``c`` (names: ATTRIBUTES of tok)."""
     cdef Py_ssize_t a = t.left[c], b = t.pos[c], ls = t.cstart[t.lchunk[c]], re = t.cend[t.rchunk[c]]
     cdef Py_ssize_t i, x
-    cdef uint64_t v[20]
+    cdef uint64_t v[21]
     cdef int k
     cdef uint8_t kind = t.kind[c]
     v[0] = kind * 4 + (t.cgap[t.rchunk[c]] if kind == K_GAP else 0)
@@ -397,7 +405,15 @@ cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t*
         v[19] = 16
     else:
         v[19] = (b - ls if b - ls < 3 else 3) * 4 + (re - b if re - b < 3 else 3)
-    for k in range(20):
+    # the word before the punctuation that ends the left part ("m" of "M.", "yahoo" of "Yahoo!")
+    x = a
+    while x > ls and x > a - 3 and t.base[x - 1] == OTHER:
+        x -= 1
+    i = x
+    while i > ls and i > x - MAX_PART and wordlike(t.base[i - 1]):
+        i -= 1
+    v[20] = low_hash(t.cp, i, x, lower) if i < x and x < a else NONE
+    for k in range(21):
         row[k] = mix64(v[k] ^ seeds[k])
 
 
@@ -439,7 +455,7 @@ def candidates(str text, const uint8_t[::1] cat_table, const uint32_t[::1] lower
     keep = []
     cdef const int64_t* prot = protected_of(protected, &n_prot, keep)
     load(&t, text, &cat_table[0], &lower[0], &suffix_keys[0] if suffix_keys.shape[0] else NULL,
-         suffix_keys.shape[0], prot, n_prot)
+         n_keys_of(suffix_keys), prot, n_prot)
     try:
         m = t.n_cands
         left = np.empty(m, dtype=np.int64)
@@ -477,7 +493,7 @@ def featurize(list texts, const uint8_t[::1] cat_table, const uint32_t[::1] lowe
         for i in range(n):
             prot = protected_of(None if protected is None else protected[i], &n_prot, keep)
             load(&ts[i], texts[i], &cat_table[0], &lower[0],
-                 &suffix_keys[0] if suffix_keys.shape[0] else NULL, suffix_keys.shape[0], prot, n_prot)
+                 &suffix_keys[0] if suffix_keys.shape[0] else NULL, n_keys_of(suffix_keys), prot, n_prot)
             loaded += 1
             total += ts[i].n_cands
             bv[i + 1] = total
@@ -509,7 +525,7 @@ def assemble(str text, const int32_t[::1] labels, const uint8_t[::1] cat_table, 
     keep = []
     cdef const int64_t* prot = protected_of(protected, &n_prot, keep)
     load(&t, text, &cat_table[0], &lower[0], &suffix_keys[0] if suffix_keys.shape[0] else NULL,
-         suffix_keys.shape[0], prot, n_prot)
+         n_keys_of(suffix_keys), prot, n_prot)
     try:
         if labels.shape[0] != t.n_cands:
             raise ValueError(f"{labels.shape[0]} labels for {t.n_cands} candidates")
@@ -622,7 +638,7 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
         for i in range(n):
             text = texts[i]
             load(&t, text, &cat_table[0], &lower[0], &suffix_keys[0] if suffix_keys.shape[0] else NULL,
-                 suffix_keys.shape[0], NULL, 0)
+                 n_keys_of(suffix_keys), NULL, 0)
             try:
                 if bounds[i + 1] - bounds[i] != t.n_cands:
                     raise ValueError(f"text {i}: {bounds[i + 1] - bounds[i]} labels for {t.n_cands} candidates")

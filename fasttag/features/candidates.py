@@ -17,7 +17,7 @@ from .._core import tokenizer as _scan
 from .chars import Batch, mix
 
 __all__ = ["CandidateFeaturizer", "CAND_TAGS", "CAND_CLASSES", "candidate_allowed", "CAND_ATTRIBUTES", "CAND_TEMPLATES", "learn_suffixes",
-           "candidate_labels", "MAX_SUFFIX"]
+           "candidate_labels", "MAX_SUFFIX", "SEEDS"]
 
 CAND_TAGS = ("N", "T", "W", "S")
 """Labels of a candidate: nothing, a new token, a new word of the same
@@ -29,12 +29,13 @@ CAND_CLASSES = ((TOKEN, SENTENCE), (NOTHING, TOKEN, WORD, SENTENCE))
 GAP = 3                  # the kind of a whitespace gap
 
 CAND_ATTRIBUTES = ("kind", "l1", "l2", "l3", "r1", "r2", "r3", "kl1", "kl2", "kr1", "kr2", "wl", "wr",
-                   "left", "right", "chunk", "pchunk", "shape", "pshape", "pos")
+                   "left", "right", "chunk", "pchunk", "shape", "pshape", "pos", "pw")
 """Per candidate: its kind (with the gap's width), the characters before
 (l) and after (r) it and their categories (k), the lowercased letter runs
 ending and starting there, the chunk's parts before and after it (8
 characters), the chunk after (and at a gap the chunk before) it and their
-shapes, the position in the chunk."""
+shapes, the position in the chunk, the word before the punctuation that
+ends the left part."""
 
 CAND_TEMPLATES = (
     "bias", "kind[0]", "kind[0]|l1[0]", "kind[0]|r1[0]", "kind[0]|l1[0]|r1[0]",
@@ -45,11 +46,13 @@ CAND_TEMPLATES = (
     "chunk[0]", "chunk[0]|pos[0]", "pchunk[0]|kind[0]", "pchunk[0]|r1[0]", "pchunk[0]|wr[0]",
     "shape[0]", "shape[0]|pos[0]", "pshape[0]|shape[0]", "pshape[0]|kind[0]|r1[0]", "pos[0]|l1[0]|r1[0]",
     "kind[-1]|kind[0]", "kind[0]|kind[1]", "l1[0]|r1[0]|kind[1]", "l1[0]|r1[0]|kind[-1]",
+    "pw[0]|l1[0]", "pw[0]|l1[0]|kr1[0]", "pw[0]|l1[0]|wr[0]",
 )
 """Default templates of the candidate tokenizer."""
 
 MAX_SUFFIX = 4           # the longest learned multiword suffix (the scan's limit)
-_SEEDS = mix(np.arange(1, len(CAND_ATTRIBUTES) + 1, dtype=np.uint64) * np.uint64(0x7C0DE5))
+#: the seed of each attribute, mixed into its values
+SEEDS = mix(np.arange(1, len(CAND_ATTRIBUTES) + 1, dtype=np.uint64) * np.uint64(0x7C0DE5))
 
 
 class CandidateFeaturizer:
@@ -66,14 +69,19 @@ class CandidateFeaturizer:
         self.cat = np.ascontiguousarray(cat, dtype=np.uint8)
         self.lower = np.ascontiguousarray(lower, dtype=np.uint32)
         self.suffixes = sorted({(str(s), int(a)) for s, a in suffixes})
-        self.keys = np.array(sorted({_scan.suffix_key(s, a, self.lower) for s, a in self.suffixes}),
-                             dtype=np.uint64)
+        # the sorted keys, then a bit per last letter (its lowercased code point modulo 64): a quick
+        # rejection of letter runs that end in no suffix's letter
+        last = 0
+        for s, _ in self.suffixes:
+            last |= 1 << (int(self.lower[ord(s[-1])]) if ord(s[-1]) < 0x10000 else ord(s[-1])) % 64
+        keys = sorted({_scan.suffix_key(s, a, self.lower) for s, a in self.suffixes})
+        self.keys = np.array(keys + [last], dtype=np.uint64)
 
     def batch(self, inputs, columns=None):
         """Featurize a list of texts (``columns``: per text None or its
         protected spans)."""
         protected = None if columns is None or all(c is None for c in columns) else list(columns)
-        attrs, bounds, kinds = _scan.featurize(list(inputs), self.cat, self.lower, self.keys, _SEEDS, protected)
+        attrs, bounds, kinds = _scan.featurize(list(inputs), self.cat, self.lower, self.keys, SEEDS, protected)
         return Batch(attrs, bounds, (kinds != GAP).astype(np.int32))
 
     def candidates(self, text, protected=None):

@@ -660,6 +660,9 @@ class Tokenizer(SequenceTask):
     def __init__(self, model, expansions=None, meta=None):
         super().__init__(model, meta)
         self.candidates = isinstance(model.featurizer, CandidateFeaturizer)
+        # the candidate engine's hook for patterns kept whole: None, or a function of a text giving
+        # (starts, ends, ...) arrays of spans inside which no boundary is decided
+        self.protect = None
         if not self.candidates:
             self.featurizer = self.older_featurizers[0]     # an old file saves as it was
         self.expansions = dict(expansions or {})
@@ -727,7 +730,7 @@ class Tokenizer(SequenceTask):
         out = []
         for gold in examples:
             if isinstance(gold, str):
-                out.extend((gold[a:b], None, None) for a, b in cuts(gold))
+                out.extend((gold[a:b], self._protected(gold[a:b]), None) for a, b in cuts(gold))
                 continue
             flags = _gold_flags(gold)
             if training:
@@ -736,21 +739,29 @@ class Tokenizer(SequenceTask):
                 spans = cuts(gold.text)
             for a, b in spans:
                 piece = gold.text[a:b]
+                protected = self._protected(piece)
                 if gold.tokens:
-                    _, pos, kinds = fz.candidates(piece)
+                    _, pos, kinds = fz.candidates(piece, protected)
                     labels = candidate_labels(pos + a, kinds, *flags)
                 else:
                     labels = None
-                out.append((piece, None, labels))
+                out.append((piece, protected, labels))
         return out
+
+    def _protected(self, text):
+        """The (starts, ends) of the spans of ``text`` kept whole, or None."""
+        if self.protect is None:
+            return None
+        spans = self.protect(text)
+        return spans[0], spans[1]
 
     def _arrays(self, text, pieces, pred):
         """(token starts, ends, sentence-start flags, word splits) of a text
         from its pieces' candidate labels."""
         fz = self.model.featurizer
         if len(pieces) == 1:
-            return fz.assemble(text, pred[0])
-        parts = [fz.assemble(text[a:b], p) for (a, b), p in zip(pieces, pred)]
+            return fz.assemble(text, pred[0], self._protected(text))
+        parts = [fz.assemble(text[a:b], p, self._protected(text[a:b])) for (a, b), p in zip(pieces, pred)]
         return tuple(np.concatenate([part[i] + (a if i != 2 else 0) for part, (a, _) in zip(parts, pieces)])
                      for i in range(4))
 
@@ -808,7 +819,8 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
-            if self.candidates and not self.expansions and all(len(t) <= PIECE_CHARS for t in batch):
+            if self.candidates and not self.expansions and self.protect is None \
+                    and all(len(t) <= PIECE_CHARS for t in batch):
                 return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
         batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
