@@ -1,6 +1,9 @@
-"""Tokenization and sentence splitting: a character tagger trained from
-the raw text of CoNLL-U (:func:`read_conllu_text`), decoded under a
-transition mask so every output is a well-formed tokenization.  Labels,
+"""Tokenization and sentence splitting trained from the raw text of
+CoNLL-U (:func:`read_conllu_text`).  Models trained now use the candidate
+engine (:mod:`fasttag.features.candidates`: the model decides only at the
+boundaries worth deciding, in compiled code); model files of the
+character tagger of earlier releases (every character labelled, decoded
+under a transition mask) still load and tokenize as before.  Labels,
 features and how the text is rebuilt: docs/tasks.md.
 """
 from __future__ import annotations
