@@ -581,8 +581,20 @@ cdef extern from "Python.h":
     object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
 
 
-cdef list build_words(str text, const int64_t* starts, const int64_t* ends, const uint8_t* sent, Py_ssize_t n,
-                      const int64_t* splits, Py_ssize_t ns, bint offsets):
+cdef inline bint member(uint64_t h, const uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if keys[mid] < h:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < n and keys[lo] == h
+
+
+cdef list build_words(str text, const uint32_t* cp, const int64_t* starts, const int64_t* ends,
+                      const uint8_t* sent, Py_ssize_t n, const int64_t* splits, Py_ssize_t ns, bint offsets,
+                      const uint32_t* lower, const uint64_t* exp_keys, Py_ssize_t n_exp, object expanded):
     cdef Py_ssize_t i, s = 0, a, b, x
     out = []
     sentence = None
@@ -594,6 +606,9 @@ cdef list build_words(str text, const int64_t* starts, const int64_t* ends, cons
         b = ends[i]
         while s < ns and splits[s] <= a:
             s += 1
+        if n_exp and not (s < ns and splits[s] < b) and member(low_hash(cp, a, b, lower), exp_keys, n_exp):
+            sentence.extend(expanded(PyUnicode_Substring(text, a, b), a, b, offsets))
+            continue
         while s < ns and splits[s] < b:
             x = splits[s]
             if offsets:
@@ -609,19 +624,35 @@ cdef list build_words(str text, const int64_t* starts, const int64_t* ends, cons
     return out
 
 
+def expansion_key(str form, const uint32_t[::1] lower):
+    """The key of an expansion's form for :func:`words_batch`: the hash of
+    the form lowercased by the table."""
+    cdef Py_ssize_t n = len(form), i
+    cdef uint64_t h = 0
+    for i in range(n):
+        h = h * P + lowered(ord(form[i]), &lower[0])
+    return mix64(h ^ (<uint64_t>n << 48))
+
+
 def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds,
                 const uint8_t[::1] cat_table, const uint32_t[::1] lower, const uint64_t[::1] suffix_keys,
-                bint offsets):
+                bint offsets, const uint64_t[::1] expansion_keys=None, expanded=None):
     """The sentences of words of each text of a batch (as
     ``Tokenizer.tokenize`` gives them, without expansions: a token's words
     cut at its split positions; with ``offsets`` each word is (word, start,
     end)), from the batch's decoded labels (text i's candidates are
     labels[bounds[i]:bounds[i + 1]]): the whole path from labels to words in
-    one call."""
+    one call.  A token without splits whose :func:`expansion_key` is among
+    the sorted ``expansion_keys`` gives the items of ``expanded(form,
+    start, end, offsets)``."""
     cdef Py_ssize_t n = len(texts), i, nt, ns, longest = 0
     cdef Text t
     cdef int64_t* buf
     cdef uint8_t* sent
+    cdef Py_ssize_t n_exp = 0 if expansion_keys is None else expansion_keys.shape[0]
+    cdef const uint64_t* exp_keys = &expansion_keys[0] if n_exp else NULL
+    if n_exp and expanded is None:
+        raise ValueError("expansion keys without the function that expands")
     if bounds.shape[0] != n + 1 or bounds[n] != labels.shape[0]:
         raise ValueError("the bounds do not match the texts and labels")
     for i in range(n):
@@ -644,8 +675,8 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
                     raise ValueError(f"text {i}: {bounds[i + 1] - bounds[i]} labels for {t.n_cands} candidates")
                 _assemble(&t, &labels[0] + bounds[i] if labels.shape[0] else NULL, buf, buf + longest + 1, sent,
                           buf + 2 * (longest + 1), &nt, &ns)
-                out.append(build_words(text, buf, buf + longest + 1, sent, nt, buf + 2 * (longest + 1), ns,
-                                       offsets))
+                out.append(build_words(text, t.cp, buf, buf + longest + 1, sent, nt, buf + 2 * (longest + 1), ns,
+                                       offsets, &lower[0], exp_keys, n_exp, expanded))
             finally:
                 text_free(&t)
     finally:

@@ -693,7 +693,9 @@ class Tokenizer(SequenceTask):
         featurizer = CandidateFeaturizer(cat, _TABLES["lower"], suffixes)
         model = SequenceModel(CAND_TAGS, featurizer, opts["templates"] or CAND_TEMPLATES,
                               allowed=candidate_allowed(), tagdict_classes=CAND_CLASSES)
-        tok = cls(model, _expansions(gold.tokens))
+        # multiword tokens split where no candidate lies (Portuguese "ao" = "a" + "o") are expanded
+        _, positions, _ = featurizer.candidates(gold.text)
+        tok = cls(model, _expansions(gold.tokens, set(positions.tolist())))
         tok.meta.update({"train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
                          "text_mismatches": len(gold.mismatches)})
         return tok
@@ -822,7 +824,7 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
-            if self.candidates and not self.expansions and self.protect is None \
+            if self.candidates and self.protect is None \
                     and all(len(t) <= PIECE_CHARS for t in batch):
                 return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
@@ -836,11 +838,18 @@ class Tokenizer(SequenceTask):
         without expansions)."""
         fz = self.model.featurizer
         out = []
+        forms = list(self.expansions)
         for ids, bounds, _ in self.model.predict_chunks([(t, None) for t in texts]):
             n = len(bounds) - 1
             chunk, texts = texts[:n], texts[n:]
-            out.extend(fz.words(chunk, ids, bounds, offsets))
+            out.extend(fz.words(chunk, ids, bounds, offsets, forms, self._expanded))
         return out
+
+    def _expanded(self, form, start, end, offsets):
+        """The word items of a token that may be an expanded multiword token,
+        as :meth:`_words` gives them."""
+        words = self._expand(form)
+        return self._words([[Token(start, end, form, words)]], offsets)[0]
 
     @staticmethod
     def _words(sentences, offsets):
@@ -982,21 +991,35 @@ def _recase(form, words):
     return tuple(words)
 
 
-def _expansions(tokens):
+def _expansions(tokens, candidates=None):
     """form -> most frequent words, of forms whose words do not concatenate
-    to them and that were multiword tokens in most occurrences."""
+    to them (or, given the set of ``candidates`` positions, are split
+    where no candidate lies) and that were multiword tokens in most
+    occurrences."""
     multi = defaultdict(Counter)
     plain = Counter()
     for t in tokens:
         if len(t.words) == 1:
             plain[t.form] += 1
-        elif "".join(t.words) != t.form and not any(ch.isspace() for ch in t.form):
+        elif any(ch.isspace() for ch in t.form):
+            continue
+        elif "".join(t.words) != t.form or (candidates is not None and not _splits_at(t, candidates)):
             multi[t.form][t.words] += 1
     out = {}
     for form, counts in multi.items():
         if sum(counts.values()) > plain[form]:
             out[form] = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     return out
+
+
+def _splits_at(token, candidates):
+    """Whether every split of a concatenating multiword token is a candidate."""
+    at = token.start
+    for w in token.words[:-1]:
+        at += len(w)
+        if at not in candidates:
+            return False
+    return True
 
 
 def _first_sentences(gold, n):
