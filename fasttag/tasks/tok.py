@@ -998,16 +998,26 @@ def _expansions(tokens, candidates=None):
     occurrences."""
     multi = defaultdict(Counter)
     plain = Counter()
+    plain_lower = Counter()
+    multi_lower = Counter()
+    concatenated = set()
     for t in tokens:
         if len(t.words) == 1:
             plain[t.form] += 1
+            plain_lower[t.form.lower()] += 1
         elif any(ch.isspace() for ch in t.form):
             continue
         elif "".join(t.words) != t.form or (candidates is not None and not _splits_at(t, candidates)):
             multi[t.form][t.words] += 1
+            multi_lower[t.form.lower()] += 1
+            if "".join(t.words) == t.form:
+                concatenated.add(t.form)
     out = {}
     for form, counts in multi.items():
-        if sum(counts.values()) > plain[form]:
+        # a form whose words concatenate is expanded (and looked up lowercased) only where its
+        # lowercase was mostly a multiword token too ("its" is rarely "it s", even if "ITS" was)
+        if sum(counts.values()) > plain[form] and (
+                form not in concatenated or multi_lower[form.lower()] > plain_lower[form.lower()]):
             out[form] = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     return out
 
