@@ -581,6 +581,16 @@ cdef extern from "Python.h":
     object PyUnicode_Substring(object, Py_ssize_t, Py_ssize_t)
 
 
+cdef inline uint64_t read_low_hash(int ukind, void* data, Py_ssize_t a, Py_ssize_t b,
+                                   const uint32_t* lower) noexcept:
+    """:func:`low_hash` of text[a:b] read from the string itself."""
+    cdef uint64_t h = 0
+    cdef Py_ssize_t i
+    for i in range(a, b):
+        h = h * P + lowered(PyUnicode_READ(ukind, data, i), lower)
+    return mix64(h ^ (<uint64_t>(b - a) << 48))
+
+
 cdef inline bint member(uint64_t h, const uint64_t* keys, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = n, mid
     while lo < hi:
@@ -592,7 +602,7 @@ cdef inline bint member(uint64_t h, const uint64_t* keys, Py_ssize_t n) noexcept
     return lo < n and keys[lo] == h
 
 
-cdef list build_words(str text, const uint32_t* cp, const int64_t* starts, const int64_t* ends,
+cdef list build_words(str text, int ukind, void* data, const int64_t* starts, const int64_t* ends,
                       const uint8_t* sent, Py_ssize_t n, const int64_t* splits, Py_ssize_t ns, bint offsets,
                       const uint32_t* lower, const uint64_t* exp_keys, Py_ssize_t n_exp, object expanded):
     cdef Py_ssize_t i, s = 0, a, b, x
@@ -606,7 +616,8 @@ cdef list build_words(str text, const uint32_t* cp, const int64_t* starts, const
         b = ends[i]
         while s < ns and splits[s] <= a:
             s += 1
-        if n_exp and not (s < ns and splits[s] < b) and member(low_hash(cp, a, b, lower), exp_keys, n_exp):
+        if n_exp and not (s < ns and splits[s] < b) and member(read_low_hash(ukind, data, a, b, lower),
+                                                                exp_keys, n_exp):
             sentence.extend(expanded(PyUnicode_Substring(text, a, b), a, b, offsets))
             continue
         while s < ns and splits[s] < b:
@@ -642,44 +653,76 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
     cut at its split positions; with ``offsets`` each word is (word, start,
     end)), from the batch's decoded labels (text i's candidates are
     labels[bounds[i]:bounds[i + 1]]): the whole path from labels to words in
-    one call.  A token without splits whose :func:`expansion_key` is among
-    the sorted ``expansion_keys`` gives the items of ``expanded(form,
-    start, end, offsets)``."""
-    cdef Py_ssize_t n = len(texts), i, nt, ns, longest = 0
+    one call, the scan and assembly of every text without the GIL.  A token
+    without splits whose :func:`expansion_key` is among the sorted
+    ``expansion_keys`` gives the items of ``expanded(form, start, end,
+    offsets)``."""
+    cdef Py_ssize_t n = len(texts), i, longest = 0, total = 0, bad = -1, nt, ns
     cdef Text t
-    cdef int64_t* buf
-    cdef uint8_t* sent
     cdef Py_ssize_t n_exp = 0 if expansion_keys is None else expansion_keys.shape[0]
     cdef const uint64_t* exp_keys = &expansion_keys[0] if n_exp else NULL
+    cdef const uint64_t* keys = &suffix_keys[0] if suffix_keys.shape[0] else NULL
+    cdef Py_ssize_t n_keys = n_keys_of(suffix_keys)
+    cdef int* ukind
+    cdef void** data
+    cdef int64_t* lengths
+    cdef int64_t* tok_at       # per text: its first token in the buffers, then the end
+    cdef int64_t* split_at
+    cdef int64_t* starts
+    cdef int64_t* ends
+    cdef int64_t* splits
+    cdef uint8_t* sent
     if n_exp and expanded is None:
         raise ValueError("expansion keys without the function that expands")
     if bounds.shape[0] != n + 1 or bounds[n] != labels.shape[0]:
         raise ValueError("the bounds do not match the texts and labels")
     for i in range(n):
+        if not isinstance(texts[i], str):
+            raise TypeError(f"text {i} is not a str")
+        total += len(texts[i])
         if len(texts[i]) > longest:
             longest = len(texts[i])
-    buf = <int64_t*>malloc(3 * (longest + 1) * sizeof(int64_t))
-    sent = <uint8_t*>malloc(longest + 1)
-    if buf == NULL or sent == NULL:
-        free(buf)
-        free(sent)
-        raise MemoryError()
-    out = []
+    text_alloc(&t, longest)
+    ukind = <int*>malloc((n + 1) * sizeof(int))
+    data = <void**>malloc((n + 1) * sizeof(void*))
+    lengths = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    tok_at = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    split_at = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    starts = <int64_t*>malloc((total + n + 1) * sizeof(int64_t))
+    ends = <int64_t*>malloc((total + n + 1) * sizeof(int64_t))
+    splits = <int64_t*>malloc((total + n + 1) * sizeof(int64_t))
+    sent = <uint8_t*>malloc(total + n + 1)
     try:
+        if not (ukind and data and lengths and tok_at and split_at and starts and ends and splits and sent):
+            raise MemoryError()
         for i in range(n):
             text = texts[i]
-            load(&t, text, &cat_table[0], &lower[0], &suffix_keys[0] if suffix_keys.shape[0] else NULL,
-                 n_keys_of(suffix_keys), NULL, 0)
-            try:
+            ukind[i] = PyUnicode_KIND(text)
+            data[i] = PyUnicode_DATA(text)
+            lengths[i] = len(text)
+        tok_at[0] = 0
+        split_at[0] = 0
+        with nogil:
+            for i in range(n):
+                t.n = lengths[i]
+                read_text(&t, ukind[i], data[i], &cat_table[0])
+                scan(&t, &lower[0], keys, n_keys, NULL, 0)
                 if bounds[i + 1] - bounds[i] != t.n_cands:
-                    raise ValueError(f"text {i}: {bounds[i + 1] - bounds[i]} labels for {t.n_cands} candidates")
-                _assemble(&t, &labels[0] + bounds[i] if labels.shape[0] else NULL, buf, buf + longest + 1, sent,
-                          buf + 2 * (longest + 1), &nt, &ns)
-                out.append(build_words(text, t.cp, buf, buf + longest + 1, sent, nt, buf + 2 * (longest + 1), ns,
-                                       offsets, &lower[0], exp_keys, n_exp, expanded))
-            finally:
-                text_free(&t)
+                    bad = i
+                    break
+                _assemble(&t, &labels[0] + bounds[i] if labels.shape[0] else NULL, starts + tok_at[i],
+                          ends + tok_at[i], sent + tok_at[i], splits + split_at[i], &nt, &ns)
+                tok_at[i + 1] = tok_at[i] + nt
+                split_at[i + 1] = split_at[i] + ns
+        if bad >= 0:
+            raise ValueError(f"text {bad}: {bounds[bad + 1] - bounds[bad]} labels for a text of other candidates")
+        out = []
+        for i in range(n):
+            out.append(build_words(texts[i], ukind[i], data[i], starts + tok_at[i], ends + tok_at[i],
+                                   sent + tok_at[i], tok_at[i + 1] - tok_at[i], splits + split_at[i],
+                                   split_at[i + 1] - split_at[i], offsets, &lower[0], exp_keys, n_exp, expanded))
+        return out
     finally:
-        free(buf)
-        free(sent)
-    return out
+        text_free(&t)
+        free(ukind); free(data); free(lengths); free(tok_at); free(split_at)
+        free(starts); free(ends); free(splits); free(sent)
