@@ -235,3 +235,25 @@ def test_new_models_use_the_candidate_engine_and_old_files_the_character_tagger(
     assert Tokenizer.load(path).candidates
     previous = Path(__file__).resolve().parent / "data" / "previous" / "tokenizer.ftm"
     assert not Tokenizer.load(previous).candidates
+
+
+def test_multiword_tokens_split_where_no_candidate_lies_are_expanded(tmp_path):
+    """Portuguese "ao" = "a" + "o": the split lies inside a letter run, so
+    the expansion table carries it; tokenize_lines' compiled path expands
+    as tokenize does, offsets included."""
+    rows = []
+    for i in range(2):
+        rows += ["1\tVou\t_\t_\t_\t_\t_\t_\t_\t_", "2-3\tao\t_\t_\t_\t_\t_\t_\t_\t_", "2\ta\t_\t_\t_\t_\t_\t_\t_\t_",
+                 "3\to\t_\t_\t_\t_\t_\t_\t_\t_", "4\tmar\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No",
+                 "5\t.\t_\t_\t_\t_\t_\t_\t_\t_", ""]
+    # many letter runs end in "o" unsplit: "o" is no learned suffix, so "ao" needs the table
+    rows += [f"{i}\tbelo\t_\t_\t_\t_\t_\t_\t_\t_" for i in range(1, 41)] + [""]
+    path = tmp_path / "pt.conllu"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    tok = Tokenizer.train(path, epochs=10, verbose=False)
+    assert tok.expansions == {"ao": ("a", "o")}
+    texts = ["Vou ao mar.", "AO mar. Ao mar.", "aos mares"]
+    assert tok.tokenize(texts[0]) == [["Vou", "a", "o", "mar", "."]]
+    assert tok.tokenize(texts[0], offsets=True)[0][1:3] == [("a", 4, 5), ("o", 5, 6)]
+    assert list(tok.tokenize_lines(texts)) == [tok.tokenize(t) for t in texts]
+    assert list(tok.tokenize_lines(texts, offsets=True)) == [tok.tokenize(t, offsets=True) for t in texts]
