@@ -9,7 +9,8 @@ task as the benchmarks do and prints its test score in memory and after a
 save and load, with a digest of the saved weights and tables: equal
 digests mean equal models.  ``speed`` prints CPU-time throughput of the
 bundled models (POS and NER on EWT test, the segmenter on PD 1998 dev lines,
-the tokenizer and raw-text tagging on EWT test text) and the CPU time of 3
+the tokenizer and raw-text tagging on EWT test text, the tokenizer's
+``tokenize_lines`` on the web text of ``unlabeled_en``) and the CPU time of 3
 EWT training epochs; alternate the checkouts a few times and compare medians.
 """
 import hashlib
@@ -92,6 +93,11 @@ def speed():
     timed("seg_chars_per_cpu_s", sum(map(len, lines)), lambda: list(seg.segment_lines(lines)))
     timed("ner_tokens_per_cpu_s", sum(map(len, test[:4000])), lambda: ner.tag_sents(test[:4000]))
     timed("tok_chars_per_cpu_s", len(text), lambda: tok.tokenize(text))
+    web = H.DATA_ROOT / "unlabeled_en" / "webtext.txt"
+    if web.exists():         # the issue's measure: tokenize_lines on web text, in words per CPU second
+        web_lines = web.read_text(encoding="utf-8").splitlines()
+        words = sum(len(s) for out in tok.tokenize_lines(web_lines) for s in out)
+        timed("tok_lines_words_per_cpu_s", words, lambda: list(tok.tokenize_lines(web_lines)))
     timed("raw_text_pos_chars_per_cpu_s", len(text), lambda: tagger.tag_text(text))
     t = time.process_time()
     fasttag.Tagger.train(str(H.data_path("en_ewt", "en_ewt-ud-train.conllu")), epochs=3, verbose=False)

@@ -110,7 +110,12 @@ def test_a_previous_release_file_predicts_as_it_did(name, expected):
     assert json.loads(json.dumps(predictions(name, model), ensure_ascii=False)) == expected[name]
 
 
-@pytest.mark.parametrize("name", NAMES)
+# the tokenizer's trainer now builds the candidate engine: its old files still load and
+# predict as before (above), but the same recipe no longer gives the old engine's bytes
+RETRAINED_DIFFERENTLY = {"tokenizer"}
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in RETRAINED_DIFFERENTLY])
 def test_training_the_same_recipe_gives_the_same_bytes(name):
     assert recipes()[name]().to_bytes() == (PREVIOUS / f"{name}.ftm").read_bytes()
 

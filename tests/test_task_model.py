@@ -21,7 +21,7 @@ SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "
 # the flag needs beside it
 TRAIN_VALUES = {
     "epochs": ["3"], "seed": ["7"],
-    "algorithm": {"pos": ["mira"], "seg": ["perceptron"], "tok": ["mira"], "chunk": ["perceptron"], "ner": ["perceptron"],
+    "algorithm": {"pos": ["mira"], "seg": ["perceptron"], "tok": ["perceptron"], "chunk": ["perceptron"], "ner": ["perceptron"],
                   "lemma": ["mira"], "morph": ["mira"], "ud": ["mira"]},
     "k": ["2", "--algorithm", "mira"], "C": ["0.05", "--algorithm", "mira"],
     "decoder": ["greedy"], "tagdict_min_count": ["1"], "prune_k": ["2"],

@@ -310,7 +310,7 @@ def test_corrupt_files_raise_model_format_error(tok, tmp_path):
     lambda h, a: h.update(decoder="greedy"),
     lambda h, a: h.update(prune_k=2),
     lambda h, a: h.update(meta=[]),
-    lambda h, a: a.update(allowed=np.ones_like(a["allowed"])),
+    lambda h, a: a.update(allowed=np.zeros_like(a["allowed"])),
     lambda h, a: a.pop("transitions"),
     lambda h, a: a.update({"emit.labels": a["emit.labels"] + 20}),
 ])

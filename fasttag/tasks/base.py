@@ -56,7 +56,7 @@ HOOKS = (
 )
 
 #: What a task declares as class attributes (see :class:`SequenceTask`).
-DECLARED = ("task", "kind", "featurizer", "primary", "commands")
+DECLARED = ("task", "kind", "featurizer", "primary", "commands", "older_featurizers")
 
 
 class Examples(list):
@@ -78,6 +78,7 @@ class SequenceTask(modelfile.Stored):
     featurizer = None      # (name, version) of the featurizer the model was trained with
     primary = None         # the key of the dev-selection score in _score()'s result
     commands = ()          # the ``fasttag`` commands that tag with its models (tag, ner, segment, tokenize)
+    older_featurizers = ()  # (name, version) of featurizers of model files it still reads (an older engine)
 
     def __init__(self, model, meta=None):
         self.model = model
@@ -574,7 +575,9 @@ class SequenceTask(modelfile.Stored):
         is checked here, so a file that loads also decodes."""
         if header.get("kind") != cls.kind:
             raise ModelFormatError(f"not a {cls.__name__} model (kind {header.get('kind')!r})")
-        spec = modelfile.check_stamp(header, *cls.featurizer)
+        named = header.get("featurizer", {}).get("name") if isinstance(header.get("featurizer"), dict) else None
+        stamp = next((f for f in cls.older_featurizers if f[0] == named), cls.featurizer)
+        spec = modelfile.check_stamp(header, *stamp)
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError(f"corrupt fasttag model: meta is a {type(meta).__name__}, not an object")

@@ -1,6 +1,9 @@
-"""Tokenization and sentence splitting: a character tagger trained from
-the raw text of CoNLL-U (:func:`read_conllu_text`), decoded under a
-transition mask so every output is a well-formed tokenization.  Labels,
+"""Tokenization and sentence splitting trained from the raw text of
+CoNLL-U (:func:`read_conllu_text`).  Models trained now use the candidate
+engine (:mod:`fasttag.features.candidates`: the model decides only at the
+boundaries worth deciding, in compiled code); model files of the
+character tagger of earlier releases (every character labelled, decoded
+under a transition mask) still load and tokenize as before.  Labels,
 features and how the text is rebuilt: docs/tasks.md.
 """
 from __future__ import annotations
@@ -21,6 +24,8 @@ from ..text import output
 from ..text.metrics import score_tokenization
 from ..text.rawtext import PIECE_CHARS, cuts, raw_sentences
 from ..model.sequence import SequenceModel
+from ..features.candidates import (CAND_CLASSES, CAND_TAGS, CAND_TEMPLATES, MAX_SUFFIX, CandidateFeaturizer,
+                                   candidate_allowed, candidate_labels, learn_suffixes)
 from ..model import registry
 from .base import SequenceTask, check_fixed_labels
 
@@ -421,9 +426,30 @@ def _gold_labels(gold):
     return lab
 
 
-def _train_pieces(gold, labels):
-    """(text, labels) pieces of about TRAIN_PIECE characters, cut between
-    sentences (the whitespace at a cut is dropped)."""
+def _gold_flags(gold):
+    """Per character of the gold text: token starts, sentence starts (but
+    the first) and word splits of multiword tokens whose words concatenate."""
+    n = len(gold.text) + 1
+    token_start = np.zeros(n, dtype=bool)
+    sentence_start = np.zeros(n, dtype=bool)
+    split = np.zeros(n, dtype=bool)
+    if not gold.tokens:
+        return token_start, sentence_start, split
+    starts = np.fromiter((t.start for t in gold.tokens), dtype=np.int64, count=len(gold.tokens))
+    token_start[starts] = True
+    sentence_start[starts[np.asarray(gold.sentence_starts[:-1], dtype=np.int64)]] = True
+    for t in gold.tokens:
+        if len(t.words) > 1 and "".join(t.words) == t.form:
+            at = t.start
+            for w in t.words[:-1]:
+                at += len(w)
+                split[at] = True
+    return token_start, sentence_start, split
+
+
+def _train_spans(gold):
+    """(start, end) pieces of about TRAIN_PIECE characters, cut between
+    sentences."""
     out = []
     spans = gold.sentence_spans()
     i = 0
@@ -431,10 +457,15 @@ def _train_pieces(gold, labels):
         j = i
         while j + 1 < len(spans) and spans[j][1] - spans[i][0] < TRAIN_PIECE:
             j += 1
-        a, b = spans[i][0], spans[j][1]
-        out.append((gold.text[a:b], labels[a:b]))
+        out.append((spans[i][0], spans[j][1]))
         i = j + 1
     return out
+
+
+def _train_pieces(gold, labels):
+    """(text, labels) pieces of about TRAIN_PIECE characters, cut between
+    sentences (the whitespace at a cut is dropped)."""
+    return [(gold.text[a:b], labels[a:b]) for a, b in _train_spans(gold)]
 
 
 # ---------------------------------------------------------------- decoding
@@ -499,7 +530,7 @@ def _attach_marks(text, labels):
 # ---------------------------------------------------------------- the tokenizer
 
 @registry.task("tok", title="tokenizer", help="tokenizer and sentence splitter from CoNLL-U",
-               options=("templates", "tokenization"), defaults={"epochs": 20})
+               options=("templates", "tokenization"), defaults={"epochs": 20, "algorithm": "mira"})
 class Tokenizer(SequenceTask):
     """A trained tokenizer and sentence splitter.  Create with
     :meth:`train` (CoNLL-U data; dev score ``mean_f1``, the mean of token
@@ -508,11 +539,18 @@ class Tokenizer(SequenceTask):
     task = "tok"
     kind = "tokenizer"
     commands = ("tokenize",)
-    featurizer = ("tokchars", 1)
+    featurizer = ("tokcands", 1)
+    older_featurizers = (("tokchars", 1),)      # the character tagger of earlier releases
     primary = "mean_f1"
 
     def __init__(self, model, expansions=None, meta=None):
         super().__init__(model, meta)
+        self.candidates = isinstance(model.featurizer, CandidateFeaturizer)
+        # the candidate engine's hook for patterns kept whole: None, or a function of a text giving
+        # (starts, ends, ...) arrays of spans inside which no boundary is decided
+        self.protect = None
+        if not self.candidates:
+            self.featurizer = self.older_featurizers[0]     # an old file saves as it was
         self.expansions = dict(expansions or {})
         self._lower = {}
         for form, words in sorted(self.expansions.items()):
@@ -531,10 +569,16 @@ class Tokenizer(SequenceTask):
 
     @classmethod
     def _build(cls, examples, opts):
-        model = SequenceModel(TAGS, TokFeaturizer(), opts["templates"] or TOK_TEMPLATES, allowed=_ALLOWED,
-                              tagdict_classes=CANDIDATE_CLASSES)
         gold = examples[0]
-        tok = cls(model, _expansions(gold.tokens))
+        cat, _, _ = _char_tables()
+        _, _, splits = _gold_flags(gold)
+        suffixes = learn_suffixes(gold.text, np.flatnonzero(splits), cat)
+        featurizer = CandidateFeaturizer(cat, _TABLES["lower"], suffixes)
+        model = SequenceModel(CAND_TAGS, featurizer, opts["templates"] or CAND_TEMPLATES,
+                              allowed=candidate_allowed(), tagdict_classes=CAND_CLASSES)
+        # multiword tokens split where no candidate lies (Portuguese "ao" = "a" + "o") are expanded
+        _, positions, _ = featurizer.candidates(gold.text)
+        tok = cls(model, _expansions(gold.tokens, set(positions.tolist())))
         tok.meta.update({"train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
                          "text_mismatches": len(gold.mismatches)})
         return tok
@@ -542,6 +586,8 @@ class Tokenizer(SequenceTask):
     def _encode(self, examples, training=False):
         """Training texts in pieces with gold labels; others in their decoding
         pieces, with gold labels when they have tokens (for the temperature)."""
+        if self.candidates:
+            return self._encode_candidates(examples, training)
         out = []
         for gold in examples:
             if isinstance(gold, str):
@@ -558,10 +604,58 @@ class Tokenizer(SequenceTask):
         outputs, at = [], 0
         for example in examples:
             text = getattr(example, "text", example)
-            n = len(cuts(text))
-            outputs.append(self._sentences(text, ids[at:at + n]))
+            pieces = cuts(text)
+            n = len(pieces)
+            if self.candidates:
+                outputs.append(self._candidate_sentences(text, pieces, ids[at:at + n]))
+            else:
+                outputs.append(self._sentences(text, ids[at:at + n]))
             at += n
         return outputs
+
+    def _encode_candidates(self, examples, training):
+        fz = self.model.featurizer
+        out = []
+        for gold in examples:
+            if isinstance(gold, str):
+                out.extend((gold[a:b], self._protected(gold[a:b]), None) for a, b in cuts(gold))
+                continue
+            flags = _gold_flags(gold)
+            if training:
+                spans = _train_spans(gold)
+            else:
+                spans = cuts(gold.text)
+            for a, b in spans:
+                piece = gold.text[a:b]
+                protected = self._protected(piece)
+                if gold.tokens:
+                    _, pos, kinds = fz.candidates(piece, protected)
+                    labels = candidate_labels(pos + a, kinds, *flags)
+                else:
+                    labels = None
+                out.append((piece, protected, labels))
+        return out
+
+    def _protected(self, text):
+        """The (starts, ends) of the spans of ``text`` kept whole, or None."""
+        if self.protect is None:
+            return None
+        spans = self.protect(text)
+        return spans[0], spans[1]
+
+    def _arrays(self, text, pieces, pred):
+        """(token starts, ends, sentence-start flags, word splits) of a text
+        from its pieces' candidate labels."""
+        fz = self.model.featurizer
+        if len(pieces) == 1:
+            return fz.assemble(text, pred[0], self._protected(text))
+        parts = [fz.assemble(text[a:b], p, self._protected(text[a:b])) for (a, b), p in zip(pieces, pred)]
+        return tuple(np.concatenate([part[i] + (a if i != 2 else 0) for part, (a, _) in zip(parts, pieces)])
+                     for i in range(4))
+
+    def _candidate_sentences(self, text, pieces, pred):
+        starts, ends, sent, splits = self._arrays(text, pieces, pred)
+        return self._tokens(text, starts, ends, sent, splits)
 
     def _score(self, examples, outputs, opts):
         if not examples:
@@ -613,10 +707,32 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
+            if self.candidates and self.protect is None \
+                    and all(len(t) <= PIECE_CHARS for t in batch):
+                return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
         batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
         for words in parallel.ordered_map(tokenized, batches, n_threads):
             yield from words
+
+    def _fast_words(self, texts, offsets):
+        """What :meth:`_words` gives of each text's tokens, from the decoded
+        labels to the words in compiled code (texts of one piece, a model
+        without expansions)."""
+        fz = self.model.featurizer
+        out = []
+        forms = list(self.expansions)
+        for ids, bounds, _ in self.model.predict_chunks([(t, None) for t in texts]):
+            n = len(bounds) - 1
+            chunk, texts = texts[:n], texts[n:]
+            out.extend(fz.words(chunk, ids, bounds, offsets, forms, self._expanded))
+        return out
+
+    def _expanded(self, form, start, end, offsets):
+        """The word items of a token that may be an expanded multiword token,
+        as :meth:`_words` gives them."""
+        words = self._expand(form)
+        return self._words([[Token(start, end, form, words)]], offsets)[0]
 
     @staticmethod
     def _words(sentences, offsets):
@@ -646,6 +762,13 @@ class Tokenizer(SequenceTask):
         if not len(starts):
             return []
         _lines_end_sentences(text, starts, ends, sent)
+        return self._tokens(text, starts, ends, sent, splits)
+
+    def _tokens(self, text, starts, ends, sent, splits):
+        """Sentences of :class:`Token` from token offsets, sentence-start
+        flags and word split positions."""
+        if not len(starts):
+            return []
         expand = self._expand
         tokens = []
         if len(splits):
@@ -712,12 +835,24 @@ class Tokenizer(SequenceTask):
     # ------------------------------------------------------------ storage
 
     def _task_parts(self):
-        return {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}, {}
+        header = {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}
+        if self.candidates:
+            header["featurizer"] = {"suffixes": [list(p) for p in self.model.featurizer.suffixes]}
+        return header, {}
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
-        check_fixed_labels(header, arrays, "tokenizer", TAGS, CANDIDATE_CLASSES, _ALLOWED)
-        return TokFeaturizer()
+        if spec["name"] == "tokchars":
+            check_fixed_labels(header, arrays, "tokenizer", TAGS, CANDIDATE_CLASSES, _ALLOWED)
+            return TokFeaturizer()
+        check_fixed_labels(header, arrays, "tokenizer", CAND_TAGS, CAND_CLASSES, candidate_allowed())
+        suffixes = spec.get("suffixes")
+        if not isinstance(suffixes, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and 0 < len(p[0]) <= MAX_SUFFIX
+                and type(p[1]) is int and 0 <= p[1] < 0x110000 for p in suffixes):
+            raise ModelFormatError("corrupt fasttag model: the tokenizer's multiword suffixes are malformed")
+        cat, _, _ = _char_tables()
+        return CandidateFeaturizer(cat, _TABLES["lower"], [tuple(p) for p in suffixes])
 
     @classmethod
     def _load(cls, header, arrays, model, meta):
@@ -739,21 +874,45 @@ def _recase(form, words):
     return tuple(words)
 
 
-def _expansions(tokens):
+def _expansions(tokens, candidates=None):
     """form -> most frequent words, of forms whose words do not concatenate
-    to them and that were multiword tokens in most occurrences."""
+    to them (or, given the set of ``candidates`` positions, are split
+    where no candidate lies) and that were multiword tokens in most
+    occurrences."""
     multi = defaultdict(Counter)
     plain = Counter()
+    plain_lower = Counter()
+    multi_lower = Counter()
+    concatenated = set()
     for t in tokens:
         if len(t.words) == 1:
             plain[t.form] += 1
-        elif "".join(t.words) != t.form and not any(ch.isspace() for ch in t.form):
+            plain_lower[t.form.lower()] += 1
+        elif any(ch.isspace() for ch in t.form):
+            continue
+        elif "".join(t.words) != t.form or (candidates is not None and not _splits_at(t, candidates)):
             multi[t.form][t.words] += 1
+            multi_lower[t.form.lower()] += 1
+            if "".join(t.words) == t.form:
+                concatenated.add(t.form)
     out = {}
     for form, counts in multi.items():
-        if sum(counts.values()) > plain[form]:
+        # a form whose words concatenate is expanded (and looked up lowercased) only where its
+        # lowercase was mostly a multiword token too ("its" is rarely "it s", even if "ITS" was)
+        if sum(counts.values()) > plain[form] and (
+                form not in concatenated or multi_lower[form.lower()] > plain_lower[form.lower()]):
             out[form] = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     return out
+
+
+def _splits_at(token, candidates):
+    """Whether every split of a concatenating multiword token is a candidate."""
+    at = token.start
+    for w in token.words[:-1]:
+        at += len(w)
+        if at not in candidates:
+            return False
+    return True
 
 
 def _first_sentences(gold, n):

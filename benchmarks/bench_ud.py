@@ -1,0 +1,423 @@
+"""UD treebanks from raw text, side by side: fasttag, UDPipe 1, spaCy's rules.
+
+    python benchmarks/bench_ud.py [--treebanks pt,fi,tr,ja,en] [--cache DIR]
+                                  [--no-train-udpipe] [--reuse-udpipe] [--skip-tagging]
+
+For each treebank (../shared/data: EWT and the four in ud/, trained on the
+file the data README names, scored on the test file):
+
+* from raw text (the test file's text as fasttag's CoNLL-U reader rebuilds
+  it from the tokens, which is its ``# text`` lines; ``# newpar`` as a blank
+  line between paragraphs): UDPipe 1 (tokenizer + tagger, lemmas and
+  features; its CoNLL-U output), fasttag's ``Tokenizer`` trained on the
+  training file with its defaults, and spaCy's rule tokenizer for the
+  language (``spacy.blank(lang)`` + ``sentencizer``, each paragraph a doc).
+  Tokens, Sentences and Words F1 are the CoNLL 2018 shared-task scores as
+  ``fasttag.text.metrics.score_tokenization`` computes them, the tag
+  columns (UPOS, XPOS, UFeats, AllTags, Lemmas) ``fasttag.evaluate_conllu``
+  on the system's CoNLL-U (UDPipe 1's output; fasttag's words with UPOS);
+* UPOS from the gold tokens: fasttag's ``Tagger`` (defaults), CRFsuite
+  L-BFGS with the anchor features (``anchors.crfsuite_pos``) and UDPipe 1's
+  tagger (with its XPOS, UFeats, AllTags and Lemmas, scored by
+  ``fasttag.evaluate_conllu``: on the gold words F1 is accuracy).
+
+Speed is words per CPU second on the same test text (the gold word count,
+so every system divides by the same number), peak memory the isolated
+process's (``harness.run_isolated``).  UDPipe 1 models and their scores are
+cached in ``--cache`` (``udpipe_cache.py``); training one takes minutes
+(EWT: most of an hour), so ``--no-train-udpipe`` leaves out treebanks whose
+model is not cached yet, and ``--reuse-udpipe`` takes UDPipe 1's raw-text
+row from the scores and speed recorded by an earlier run.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import anchors  # noqa: E402
+import harness as H  # noqa: E402
+import udpipe_cache as U  # noqa: E402
+
+#: The CoNLL 2018 metrics in table order: (result key, the score's name,
+#: which is also the column header).
+METRICS = (("token_f1", "Tokens"), ("sentence_f1", "Sentences"), ("word_f1", "Words"),
+           ("upos_f1", "UPOS"), ("xpos_f1", "XPOS"), ("ufeats_f1", "UFeats"),
+           ("alltags_f1", "AllTags"), ("lemmas_f1", "Lemmas"))
+
+
+# --------------------------------------------------------------------------
+# The raw text and its gold tokens
+# --------------------------------------------------------------------------
+
+def raw_text(path):
+    """``(text, gold sentences)`` of a CoNLL-U file: the text fasttag's
+    reader rebuilds (``# text`` of each sentence), paragraphs separated by a
+    blank line (the paragraph break UDPipe 1's tokenizer knows), and the
+    gold sentences as lists of ``Token`` with offsets into that text."""
+    from fasttag.tasks.tok import Token, read_conllu_text
+
+    gold = read_conllu_text(path)
+    if gold.mismatches:
+        print(f"  note: {len(gold.mismatches)} '# text' lines of {path} disagree with their tokens",
+              file=sys.stderr)
+    par_of_sent = []
+    starts = list(gold.paragraph_starts) + [gold.n_sentences]
+    for p in range(len(starts) - 1):
+        par_of_sent.extend([p] * (starts[p + 1] - starts[p]))
+    # the reader separates paragraphs by one "\n": a second one shifts what follows by one
+    pieces, at = [], 0
+    for p in range(1, len(starts) - 1):
+        first = gold.sentences[starts[p]][0].start
+        pieces.append(gold.text[at:first])
+        pieces.append("\n")
+        at = first
+    pieces.append(gold.text[at:])
+    text = "".join(pieces)
+    sents = [[Token(t.start + p, t.end + p, t.form, t.words) for t in s]
+             for s, p in zip(gold.sentences, par_of_sent)]
+    assert all(text[t.start:t.end] == t.form for s in sents for t in s)
+    return text, sents
+
+
+def paragraphs(text):
+    """``(offset, paragraph)`` of the blank-line separated paragraphs."""
+    out, at = [], 0
+    for m in re.finditer(r"\n\s*\n", text):
+        out.append((at, text[at:m.start()]))
+        at = m.end()
+    out.append((at, text[at:]))
+    return [(a, p) for a, p in out if p.strip()]
+
+
+def n_words(sents):
+    return sum(len(t.words) for s in sents for t in s)
+
+
+# --------------------------------------------------------------------------
+# Scores
+# --------------------------------------------------------------------------
+
+def full_scores(gold_path, system_conllu):
+    """UPOS, XPOS, UFeats, AllTags and Lemmas F1 of a system's CoNLL-U output
+    from raw text against the gold file: fasttag's CoNLL 2018 evaluation
+    (``fasttag.evaluate_conllu``, words aligned as the shared-task script
+    aligns them).  Tokens, Sentences and Words come from
+    ``tokenization_scores`` (the same definitions)."""
+    import io
+
+    import fasttag
+    scores = fasttag.evaluate_conllu(str(gold_path), io.StringIO(system_conllu))
+    return {key: scores[name]["f1"] for key, name in METRICS[3:]}
+
+
+def tokenization_scores(gold_sents, sys_sents):
+    """Tokens, Sentences and Words F1 (fasttag's CoNLL 2018 implementation)."""
+    from fasttag.text.metrics import score_tokenization
+    return score_tokenization(gold_sents, sys_sents)
+
+
+# --------------------------------------------------------------------------
+# Systems from raw text (each run isolated: module-level, returns a dict)
+# --------------------------------------------------------------------------
+
+def _conllu_tokens(conllu, text):
+    """Sentences of ``Token`` from UDPipe 1's CoNLL-U with ``TokenRange``."""
+    from fasttag.tasks.tok import Token
+
+    sents, cur, mwt = [], [], None
+    for line in conllu.splitlines() + [""]:
+        if not line:
+            if cur:
+                sents.append(cur)
+            cur, mwt = [], None
+            continue
+        if line.startswith("#"):
+            continue
+        f = line.split("\t")
+        if "." in f[0]:
+            continue
+        if "-" in f[0]:
+            a, b = (int(x) for x in f[0].split("-"))
+            mwt = [b, f, []]
+            continue
+        if mwt is not None:
+            mwt[2].append(f[1])
+            if int(f[0]) == mwt[0]:
+                cur.append(_token(Token, mwt[1], tuple(mwt[2]), text))
+                mwt = None
+            continue
+        cur.append(_token(Token, f, (f[1],), text))
+    return sents
+
+
+def _token(Token, fields, words, text):
+    m = re.search(r"(?:^|\|)TokenRange=(\d+):(\d+)", fields[9])
+    if m is None:
+        raise ValueError(f"UDPipe 1 output without TokenRange: {fields}")
+    a, b = int(m.group(1)), int(m.group(2))
+    return Token(a, b, text[a:b], words)
+
+
+def udpipe_raw(tb_key, cache, text, gold_sents):
+    """UDPipe 1 (cached model of the treebank): raw text -> CoNLL-U with
+    tokens, UPOS, XPOS, features and lemmas (no parser)."""
+    from ufal.udpipe import Model, Pipeline, ProcessingError
+
+    tb = U.treebanks()[tb_key]
+    path = U.model_path(tb, cache)
+    with H.timer() as t_load:
+        model = Model.load(str(path))
+    if model is None:
+        raise RuntimeError(f"UDPipe 1 cannot load {path}")
+    # ranges: each token's TokenRange in MISC, to score it on the same text
+    pipe = Pipeline(model, "tokenizer=ranges", Pipeline.DEFAULT, Pipeline.NONE, "conllu")
+    err = ProcessingError()
+    with H.timer() as t_tag:
+        out = pipe.process(text, err)
+    if err.occurred():
+        raise RuntimeError(f"UDPipe 1 failed on the test text: {err.message}")
+    sys_sents = _conllu_tokens(out, text)
+    (Path(cache) / f"{U.cache_stem(tb)}.test.conllu").write_text(out, encoding="utf-8")
+    rec = U.read_record(tb, cache)
+    return H.make_result("UDPipe 1", load=t_load, tag=t_tag, n_items=n_words(gold_sents), unit="words",
+                         model_bytes=path.stat().st_size, train_cpu_s=rec.get("train_cpu_s"),
+                         **tokenization_scores(gold_sents, sys_sents), **full_scores(tb.test, out))
+
+
+def fasttag_raw(train_path, text, gold_sents, test_path=None, tag=False):
+    """fasttag's Tokenizer trained on the training file with its defaults;
+    with ``tag``, its Tagger too (defaults), tagging the tokenizer's words
+    with UPOS (tokens + UPOS from raw text)."""
+    from fasttag import Tagger, Tokenizer
+
+    with H.timer() as t_train:
+        tok = Tokenizer.train(str(train_path))
+        tagger = Tagger.train(str(train_path)) if tag else None
+    with H.timer() as t_tag:
+        sys_sents = tok.spans(text)
+        if tag:
+            upos = tagger.tag_sents([[w for t in s for w in t.words] for s in sys_sents])
+    size = len(tok.to_bytes()) + (len(tagger.to_bytes()) if tag else 0)
+    # UPOS only: the other columns are "_", which scores as if predicted
+    more = {"upos_f1": full_scores(test_path, to_conllu(sys_sents, upos))["upos_f1"]} if tag else {}
+    return H.make_result("fasttag Tokenizer + Tagger" if tag else "fasttag Tokenizer", train=t_train,
+                         tag=t_tag, n_items=n_words(gold_sents), unit="words", model_bytes=size,
+                         **tokenization_scores(gold_sents, sys_sents), **more)
+
+
+def to_conllu(sents, upos):
+    """CoNLL-U of sentences of ``Token`` with the UPOS of their words (the
+    other columns ``_``), for ``full_scores``."""
+    lines = []
+    for s, tags in zip(sents, upos):
+        tags = iter(tags)
+        wid = 1
+        for t in s:
+            if len(t.words) > 1:
+                lines.append(f"{wid}-{wid + len(t.words) - 1}\t{t.form}" + "\t_" * 8)
+            for w in t.words:
+                lines.append(f"{wid}\t{w}\t_\t{next(tags)}" + "\t_" * 6)
+                wid += 1
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def spacy_raw(lang, text, gold_sents):
+    """spaCy's rule tokenizer for ``lang`` with its sentencizer (no model
+    download); each paragraph one doc (``nlp.pipe``)."""
+    import spacy
+    from fasttag.tasks.tok import Token
+
+    nlp = spacy.blank(lang)
+    nlp.add_pipe("sentencizer")
+    pars = paragraphs(text)
+    with H.timer() as t_tag:
+        docs = list(nlp.pipe(p for _, p in pars))
+    sys_sents = []
+    for (at, _), doc in zip(pars, docs):
+        for sent in doc.sents:
+            toks = [Token(at + t.idx, at + t.idx + len(t.text), t.text, (t.text,))
+                    for t in sent if not t.is_space]
+            if toks:
+                sys_sents.append(toks)
+    return H.make_result(f"spaCy {spacy.__version__} rules", tag=t_tag, n_items=n_words(gold_sents),
+                         unit="words", **tokenization_scores(gold_sents, sys_sents))
+
+
+# --------------------------------------------------------------------------
+# UPOS from the gold tokens
+# --------------------------------------------------------------------------
+
+def fasttag_gold_tokens(train_path, test):
+    """fasttag's Tagger trained on the training file (defaults), tagging
+    the gold words."""
+    from fasttag import Tagger
+
+    with H.timer() as t_train:
+        tagger = Tagger.train(str(train_path))
+    with H.timer() as t_tag:
+        pred = tagger.tag_sents([w for w, _ in test])
+    acc = H.tagging_metrics(test, pred)["accuracy"]
+    return H.make_result("fasttag Tagger", train=t_train, tag=t_tag, n_items=sum(len(w) for w, _ in test),
+                         unit="words", model_bytes=len(tagger.to_bytes()), upos_f1=acc)
+
+
+def crfsuite_gold_tokens(train, test):
+    """CRFsuite L-BFGS with the anchor features (``anchors.crfsuite_pos``)."""
+    res = anchors.crfsuite_pos(train, test, algorithm="lbfgs")
+    res["upos_f1"] = res["accuracy"]
+    res["n_words"] = res.pop("n_tokens")
+    res["tag_words_per_cpu_s"] = res.pop("tag_tokens_per_cpu_s")
+    return res
+
+
+def udpipe_gold_tokens(tb_key, cache):
+    """UDPipe 1's tagger (cached model) on the gold words of the test file."""
+    from ufal.udpipe import Model, OutputFormat, ProcessingError
+
+    tb = U.treebanks()[tb_key]
+    model = Model.load(str(U.model_path(tb, cache)))
+    sents = U.read_conllu_sentences(tb.test.read_text(encoding="utf-8"))
+    for i in range(len(sents)):  # nothing of the gold annotation but the words
+        words = sents[i].words
+        for j in range(1, len(words)):
+            w = words[j]
+            w.lemma = w.upostag = w.xpostag = w.feats = ""
+    err = ProcessingError()
+    with H.timer() as t_tag:
+        for i in range(len(sents)):
+            if not model.tag(sents[i], Model.DEFAULT, err):
+                raise RuntimeError(f"UDPipe 1 tagging failed: {err.message}")
+    writer = OutputFormat.newConlluOutputFormat()
+    out = "".join(writer.writeSentence(sents[i]) for i in range(len(sents)))
+    n = sum(len(sents[i].words) - 1 for i in range(len(sents)))  # words[0] is the root
+    return H.make_result("UDPipe 1", tag=t_tag, n_items=n, unit="words",
+                         **full_scores(tb.test, out))
+
+
+# --------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------
+
+#: What the cache records of UDPipe 1's run from raw text.
+RECORDED = (*[m for m, _ in METRICS], "tag_words_per_cpu_s", "peak_rss_mb", "n_words", "tag_cpu_s",
+            "train_cpu_s")
+
+
+def udpipe_cached_row(tb, cache):
+    """UDPipe 1's raw-text row as the cache recorded it (None if it has
+    none), its tag scores recomputed from the cached output, so that they
+    appear once ``full_scores`` can give them without rerunning UDPipe."""
+    rec = U.read_record(tb, cache)
+    out = Path(cache) / f"{U.cache_stem(tb)}.test.conllu"
+    if "raw_text" not in rec or not out.exists():
+        return None
+    row = {"label": "UDPipe 1 (cached)", "system": "UDPipe 1", **rec["raw_text"]}
+    row.update(full_scores(tb.test, out.read_text(encoding="utf-8")))
+    return row
+
+
+def run_treebank(tb, cache, train_udpipe, skip_tagging, reuse_udpipe=False):
+    """Raw-text rows and gold-token rows of one treebank."""
+    text, gold_sents = raw_text(tb.test)
+    print(f"{tb.name}: {n_words(gold_sents):,} test words, {len(gold_sents):,} sentences", flush=True)
+    have_udpipe = U.model_path(tb, cache).exists()
+    if not have_udpipe and train_udpipe:
+        U.train(tb, cache)
+        have_udpipe = True
+    jobs = [H.Job("fasttag", fasttag_raw, (tb.train, text, gold_sents)),
+            H.Job("fasttag + Tagger", fasttag_raw, (tb.train, text, gold_sents, tb.test, True))]
+    try:
+        import spacy
+        spacy.blank(tb.lang)
+        jobs.append(H.Job("spaCy", spacy_raw, (tb.lang, text, gold_sents)))
+    except ImportError as exc:  # e.g. Japanese needs SudachiPy, a dictionary tokenizer
+        print(f"  spaCy left out for {tb.lang}: {str(exc).splitlines()[0]}", flush=True)
+    cached_row = udpipe_cached_row(tb, cache) if reuse_udpipe else None
+    if cached_row is not None:
+        print("  UDPipe 1: the scores and speed recorded in the cache (not rerun)", flush=True)
+    elif have_udpipe:
+        jobs.append(H.Job("UDPipe 1", udpipe_raw, (tb.key, cache, text, gold_sents)))
+    else:
+        print(f"  UDPipe 1 left out: no cached model of {tb.key} (run udpipe_cache.py)", flush=True)
+    raw_rows, failures = H.run_jobs(jobs)
+    for r in raw_rows:
+        if r["label"] == "UDPipe 1":
+            U.update_record(tb, cache, raw_text={k: r.get(k) for k in RECORDED})
+    if cached_row is not None:
+        raw_rows.append(cached_row)
+    gold_rows = []
+    if not skip_tagging:
+        train, test = H.load_conllu(tb.train), H.load_conllu(tb.test)
+        jobs = [H.Job("fasttag", fasttag_gold_tokens, (tb.train, test)),
+                H.Job("CRFsuite L-BFGS", crfsuite_gold_tokens, (train, test))]
+        if have_udpipe:
+            jobs.append(H.Job("UDPipe 1", udpipe_gold_tokens, (tb.key, cache)))
+        gold_rows, more = H.run_jobs(jobs)
+        failures += more
+        for r in gold_rows:
+            if r["label"] == "UDPipe 1":
+                U.update_record(tb, cache, gold_tokens={k: r.get(k) for k in (
+                    *[m for m, _ in METRICS[3:]], "tag_words_per_cpu_s")})
+    for r in raw_rows + gold_rows:
+        r["treebank"] = tb.key
+    return raw_rows, gold_rows, failures
+
+
+def print_tables(raw_rows, gold_rows):
+    print("\n### From raw text (CoNLL 2018 F1; speed on the same test text)\n")
+    cols = [("treebank", "treebank"), ("label", "system")]
+    cols += [(k, h, H.pct) for k, h in METRICS]
+    cols += [("tag_words_per_cpu_s", "words/CPU s", H.whole), ("peak_rss_mb", "peak MB", "{:.0f}"),
+             ("train_cpu_s", "train CPU s", H.seconds)]
+    print(H.format_table(raw_rows, cols))
+    if gold_rows:
+        print("\n### From the gold tokens (accuracy)\n")
+        cols = [("treebank", "treebank"), ("label", "system")]
+        cols += [(k, h, H.pct) for k, h in METRICS[3:]]
+        cols += [("tag_words_per_cpu_s", "words/CPU s", H.whole), ("peak_rss_mb", "peak MB", "{:.0f}"),
+                 ("train_cpu_s", "train CPU s", H.seconds)]
+        print(H.format_table(gold_rows, cols))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--treebanks", default="pt,fi,tr,ja,en", help="comma-separated keys")
+    ap.add_argument("--cache", type=Path, default=U.default_cache(),
+                    help="folder of the trained UDPipe 1 models and their scores")
+    ap.add_argument("--no-train-udpipe", action="store_true",
+                    help="leave UDPipe 1 out where its model is not cached (no training)")
+    ap.add_argument("--skip-tagging", action="store_true", help="no gold-token UPOS rows")
+    ap.add_argument("--reuse-udpipe", action="store_true",
+                    help="UDPipe 1's raw-text row from the scores and speed the cache recorded (not rerun)")
+    args = ap.parse_args(argv)
+    known = U.treebanks()
+    keys = [k for k in args.treebanks.split(",") if k]
+    bad = [k for k in keys if k not in known]
+    if bad:
+        ap.error(f"--treebanks: unknown {', '.join(bad)} (known: {', '.join(known)})")
+    missing = [str(known[k].test) for k in keys if not (known[k].train.exists() and known[k].test.exists())]
+    if missing:
+        print(f"skipped: corpora not found ({', '.join(missing)}); see ../shared/data/README.md")
+        return 0
+    raw_rows, gold_rows, failures = [], [], []
+    for k in keys:
+        r, g, f = run_treebank(known[k], args.cache, not args.no_train_udpipe, args.skip_tagging,
+                               args.reuse_udpipe)
+        raw_rows += r
+        gold_rows += g
+        failures += f
+    print_tables(raw_rows, gold_rows)
+    if failures:
+        print(f"\n{len(failures)} system(s) failed: {', '.join(l for l, _ in failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
