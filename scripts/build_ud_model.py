@@ -5,7 +5,7 @@
 
 Trains ``fasttag train ud`` on UD English EWT train with dev for each
 part's epoch (the tokenizer with the current code, unless ``--tokenizer``
-names a model to take instead), prunes each part's averaged weights below
+names a model to put in its place), prunes each part's averaged weights below
 its ``--prune`` threshold (chosen on dev: ``--scan`` prints, for each
 part and threshold, the dev score of the part's metric and the file size,
 with the other parts unpruned; the test set plays no part in any choice),
@@ -80,7 +80,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=0, help="epochs of every part (default: each part's own)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prune", help="part=threshold,... overriding the chosen thresholds " + str(PRUNE))
-    ap.add_argument("--tokenizer", help="take this tokenizer model (path or bundled name) instead of training one")
+    ap.add_argument("--tokenizer", help="replace the trained tokenizer with this model (path or bundled name)")
     ap.add_argument("--trained", help="an unpruned pipeline this script trained (--save-trained): skip training")
     ap.add_argument("--save-trained", help="also save the unpruned pipeline here")
     ap.add_argument("--scan", help="thresholds to measure on dev, comma-separated (writes no model)")
