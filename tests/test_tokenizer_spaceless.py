@@ -57,6 +57,9 @@ def test_save_load_round_trip(tok, tmp_path):
 
 
 def test_tokenize_lines_and_to_conllu_use_the_segmenter(tok):
+    # the tokenizer alone cuts コーヒー (coffee) in two: its character features know no words
+    assert list(tok.tokenize_lines(TEXTS[:1])) == [[["今日", "は", "天気", "が", "いい", "です", "。"],
+                                                  ["私", "は", "毎朝", "コーヒー", "を", "飲み", "ます", "。"]]]
     assert list(tok.tokenize_lines(TEXTS)) == [tok.tokenize(t) for t in TEXTS]
     assert list(tok.tokenize_lines(TEXTS, offsets=True)) == [tok.tokenize(t, offsets=True) for t in TEXTS]
     conllu = tok.to_conllu(TEXTS[1])
