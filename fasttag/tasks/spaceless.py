@@ -68,31 +68,36 @@ def train_segmenter(featurizer, gold, verbose=None):
     return Segmenter.train(sentences, verbose=verbose)
 
 
-def resegment(segmenter, featurizer, text, sentences, protected=None, expand=None):
-    """The tokenizer's ``sentences`` (lists of tokens with ``start``,
-    ``end``, ``form``, ``words``) of ``text`` with the boundaries inside
-    chunks of spaceless characters (:func:`decided_boundaries`) decided by
-    ``segmenter``: a token begins there where the segmenter starts a word.
-    Sentences and every other boundary stay; unchanged tokens are kept as
-    they are, a new token's words are ``expand(form)`` (default: the form
-    alone).  The segmenter reads each sentence's text whole."""
-    inside = decided_boundaries(featurizer, text, protected(text) if protected is not None else None)
-    if not len(inside) or not sentences:
-        return sentences
+def resegment(segmenter, featurizer, texts, outputs, protected=None, expand=None):
+    """The tokenizer's sentences of each of ``texts`` (``outputs``: per
+    text a list of sentences of tokens with ``start``, ``end``, ``form``,
+    ``words``) with the boundaries inside chunks of spaceless characters
+    (:func:`decided_boundaries`) decided by ``segmenter``: a token begins
+    there where the segmenter starts a word.  Sentences and every other
+    boundary stay; unchanged tokens are kept as they are, a new token's
+    words are ``expand(form)`` (default: the form alone).  The segmenter
+    reads each sentence's text whole, all of them in one call."""
     expand = expand or (lambda form: (form,))
-    token_cls = type(sentences[0][0])
-    spans = [(s[0].start, s[-1].end) for s in sentences]
-    first = np.searchsorted(inside, [a for a, _ in spans], side="right")
-    last = np.searchsorted(inside, [b for _, b in spans], side="left")
-    todo = [i for i in range(len(sentences)) if last[i] > first[i]]
+    todo = []               # (text index, sentence index, decided positions, start, end)
+    for k, (text, sentences) in enumerate(zip(texts, outputs)):
+        if not sentences:
+            continue
+        inside = decided_boundaries(featurizer, text, protected(text) if protected is not None else None)
+        if not len(inside):
+            continue
+        spans = [(s[0].start, s[-1].end) for s in sentences]
+        first = np.searchsorted(inside, [a for a, _ in spans], side="right")
+        last = np.searchsorted(inside, [b for _, b in spans], side="left")
+        todo.extend((k, i, inside[first[i]:last[i]].tolist(), *spans[i])
+                    for i in range(len(sentences)) if last[i] > first[i])
     if not todo:
-        return sentences
-    words = segmenter.segment_lines([text[spans[i][0]:spans[i][1]] for i in todo])
-    out = list(sentences)
-    for i, sent_words in zip(todo, words):
-        decided = inside[first[i]:last[i]]
-        starts = set(_word_starts(text, spans[i][0], sent_words))
-        out[i] = _rebuilt(text, sentences[i], decided.tolist(), starts, token_cls, expand)
+        return outputs
+    out = [list(sentences) for sentences in outputs]
+    words = segmenter.segment_lines([texts[k][a:b] for k, _, _, a, b in todo])
+    for (k, i, decided, a, _), sent_words in zip(todo, words):
+        text, sentence = texts[k], outputs[k][i]
+        starts = set(_word_starts(text, a, sent_words))
+        out[k][i] = _rebuilt(text, sentence, decided, starts, type(sentence[0]), expand)
     return out
 
 

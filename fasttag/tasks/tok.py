@@ -614,10 +614,11 @@ class Tokenizer(SequenceTask):
                 outputs.append(self._candidate_sentences(text, pieces, ids[at:at + n]))
             else:
                 outputs.append(self._sentences(text, ids[at:at + n]))
-            if self.segmenter is not None:
-                outputs[-1] = spaceless.resegment(self.segmenter, self.model.featurizer, text, outputs[-1],
-                                                  self._protected, self._expand)
             at += n
+        if self.segmenter is not None:
+            outputs = spaceless.resegment(self.segmenter, self.model.featurizer,
+                                          [getattr(ex, "text", ex) for ex in examples], outputs,
+                                          self._protected, self._expand)
         return outputs
 
     def _encode_candidates(self, examples, training):
