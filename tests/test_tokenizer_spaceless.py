@@ -126,3 +126,23 @@ def test_japanese_gsd_words_reach_the_segmenters(shared_data):
     gold = read_conllu_text(folder / "ja_gsd-ud-test.conllu")
     alone = score_tokenization(gold.sentences, _segmenter_alone(tok.segmenter, gold))["word_f1"]
     assert tok.evaluate(folder / "ja_gsd-ud-test.conllu")["word_f1"] >= alone - 0.005
+
+
+def test_unsegmented_tokens_train_a_tokenizer_without_a_segmenter(tmp_path):
+    # every sentence one token: nothing to learn words from, so the tokenizer decides alone
+    lines = []
+    for n, s in enumerate(read_conllu_text(SAMPLE).sentences, 1):
+        form = "".join(t.form for t in s)
+        lines += [f"# text = {form}", f"1\t{form}\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No", ""]
+    path = tmp_path / "whole.conllu"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tok = Tokenizer.train(path, epochs=2, verbose=False)
+    assert tok.segmenter is None
+    assert tok.tokenize("我们今天去北京参观博物馆。")
+
+
+def test_a_pipeline_keeps_its_tokenizers_segmenter(tok):
+    from fasttag.tasks.ud import Pipeline
+    again = Pipeline.from_bytes(Pipeline(tok).to_bytes())
+    assert isinstance(again.tokenizer.segmenter, fasttag.Segmenter)
+    assert [again.tokenizer.spans(t) for t in TEXTS] == [tok.spans(t) for t in TEXTS]

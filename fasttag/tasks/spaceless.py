@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 import numpy as np
 
 from .._core.tokenizer import KIND_NAMES
-from ..errors import ModelFormatError
+from ..errors import InputError, ModelFormatError
 from ..model import loading
 from .seg import Segmenter
 
@@ -59,13 +59,18 @@ def decided_boundaries(featurizer, text, protected=None):
 def train_segmenter(featurizer, gold, verbose=None):
     """A :class:`Segmenter` trained on the tokens of ``gold`` (a
     :class:`fasttag.tasks.tok.GoldText`) when its text is mostly of scripts
-    without spaces (:data:`MIN_SHARE`, :data:`MIN_BOUNDARIES`), else None."""
+    without spaces (:data:`MIN_SHARE`, :data:`MIN_BOUNDARIES`) and its
+    tokens are words to learn from, else None."""
     n = len(spaceless_boundaries(featurizer, gold.text))
     chars = len(gold.text) - sum(ch.isspace() for ch in gold.text)
     if n < MIN_BOUNDARIES or n < MIN_SHARE * chars:
         return None
     sentences = [[t.form for t in s] for s in gold.sentences]
-    return Segmenter.train(sentences, verbose=verbose)
+    try:
+        return Segmenter.train(sentences, verbose=verbose)
+    except InputError:
+        # tokens no segmenter learns from (no word boundaries): the tokenizer decides alone, as before
+        return None
 
 
 def resegment(segmenter, featurizer, texts, outputs, protected=None, expand=None):
