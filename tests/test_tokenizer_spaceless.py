@@ -62,6 +62,7 @@ def test_tokenize_lines_and_to_conllu_use_the_segmenter(tok):
                                                   ["私", "は", "毎朝", "コーヒー", "を", "飲み", "ます", "。"]]]
     assert list(tok.tokenize_lines(TEXTS)) == [tok.tokenize(t) for t in TEXTS]
     assert list(tok.tokenize_lines(TEXTS, offsets=True)) == [tok.tokenize(t, offsets=True) for t in TEXTS]
+    assert list(tok.tokenize_lines(TEXTS * 50, n_threads=2)) == [tok.tokenize(t) for t in TEXTS] * 50
     conllu = tok.to_conllu(TEXTS[1])
     forms = [line.split("\t")[1] for line in conllu.splitlines() if line and not line.startswith("#")]
     assert forms == [w for s in tok.tokenize(TEXTS[1]) for w in s]
