@@ -26,7 +26,10 @@ from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
 from ..text.conll18 import METRICS, evaluate_documents
-from ..text.conllu import UDDocument, UDWord, document_lines, read_document
+from ..text.conllu import WORD_COLUMNS, UDDocument, UDWord, read_document, tokens_lines
+
+#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them (kept here for callers).
+WORD_COLUMNS = WORD_COLUMNS
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .base import closed_after, tokenizer_for
@@ -103,10 +106,6 @@ TOKENIZER = "tok"
 
 def _part(name):
     return next(p for p in PARTS if p.name == name)
-
-
-#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them.
-WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -256,7 +255,18 @@ class Pipeline(modelfile.Stored):
         ``# text``, multiword ranges, ``SpaceAfter=No``, every predicted column."""
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
-        return "".join(line + "\n" for line in document_lines(self.annotate(text)))
+        return self._conllu(text, self._raw_tokenizer().spans(text))
+
+    def _conllu(self, text, found, first_id=1):
+        """The CoNLL-U of ``text`` cut into ``found`` (as :meth:`_document`
+        takes it), sentences numbered from ``first_id``: what
+        :func:`fasttag.text.conllu.document_lines` writes of the annotated
+        document, straight from the tokens and the tag lists."""
+        return "".join(line + "\n" for line in tokens_lines(text, found, self._tag_found(found), first_id))
+
+    def _tag_found(self, found):
+        """:meth:`tag_words` of the words of ``found``, sentences of tokens."""
+        return self.tag_words([[w for t in s for w in t.words] for s in found])
 
     def tag_words(self, sentences) -> dict:
         """Every column of pretokenized ``sentences`` (lists of words): a
@@ -277,7 +287,7 @@ class Pipeline(modelfile.Stored):
     def _document(self, text, found):
         """The annotated document of ``text`` cut into ``found``, sentences
         of :class:`fasttag.tasks.tok.Token`."""
-        predicted = self.tag_words([[w for t in s for w in t.words] for s in found])
+        predicted = self._tag_found(found)
         sentences = []
         for i, s in enumerate(found):
             k, tokens = 0, []
@@ -365,16 +375,17 @@ class Pipeline(modelfile.Stored):
         paragraph; a blank line is kept as an empty line in word/TAG output."""
         def work(batch):
             text = "\n".join(line for _, line in batch)
-            return batch, self._document(text, _pretokenized(text) if tokenizer is None else tokenizer.spans(text))
+            found = _pretokenized(text) if tokenizer is None else tokenizer.spans(text)
+            if to == "conllu":
+                return batch, (text, found, self._tag_found(found))
+            return batch, self._document(text, found)
         sent_id = 0
         for batch, doc in parallel.ordered_map(work, _line_batches(lines), n_threads):
             if to == "conllu":
-                for sent in doc.sentences:
-                    sent_id += 1
-                    sent.sent_id = str(sent_id)
-                    if sent_id > 1:
-                        sent.newdoc = None          # one document; each batch, as each line, opens a paragraph
-                yield "".join(line + "\n" for line in document_lines(doc))
+                # one document, sentences numbered across batches; each batch, as each line, opens a paragraph
+                text, found, predicted = doc
+                yield "".join(line + "\n" for line in tokens_lines(text, found, predicted, sent_id + 1))
+                sent_id += sum(1 for s in found if s)
                 continue
             starts = [0]
             for _, line in batch:
