@@ -128,7 +128,9 @@ class Lemmatizer(SequenceTask):
         for (s, i), classes in wordinput.ranked_words(self.model, examples, misfits):
             w, u = examples[s][0][i], examples[s][1][i]
             for c in classes:           # the script does not fit: the best one that does
-                lemma = self._applied(tags[c], w, u)
+                lemma = memo.get((w, u, c), _UNKNOWN)
+                if lemma is _UNKNOWN:   # (w, u) has no unique lemma, or it would not be here
+                    lemma = memo[w, u, c] = self._applied(tags[c], w, u)
                 if lemma is not None:
                     break
             else:
