@@ -22,6 +22,7 @@ from typing import Callable
 
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted
+from ..features.words import WordFeaturizer
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
@@ -136,6 +137,7 @@ class Pipeline(modelfile.Stored):
         self.tokenizer = tokenizer
         self.parts = {p.name: parts[p.name] for p in PARTS if p.name in parts}
         self.meta = dict(meta or {})
+        _share_word_types(self.parts.values())
 
     @property
     def columns(self):
@@ -508,6 +510,21 @@ class Pipeline(modelfile.Stored):
 
 
 # ---------------------------------------------------------------- helpers
+
+def _share_word_types(models):
+    """The taggers' word featurizers share one cache of word types where
+    they compute the same attributes: each new word is hashed once, not
+    once per tagger."""
+    first = None
+    for model in models:
+        featurizer = getattr(getattr(model, "model", None), "featurizer", None)
+        if not isinstance(featurizer, WordFeaturizer):
+            continue
+        if first is None:
+            first = featurizer
+        else:
+            featurizer.share_types(first)
+
 
 #: The result keys of the shared task's metrics, and the parts a column metric needs.
 _KEYS = {"Tokens": "token_f1", "Sentences": "sentence_f1", "Words": "word_f1", "UPOS": "upos", "XPOS": "xpos",
