@@ -86,6 +86,8 @@ def test_tokens_lines_number_sentences_from_first_id():
                      "# newpar", "# sent_id = 8", "# text = Go", "1\tGo\t_\tVERB\t_\t_\t_\t_\t_\tSpaceAfter=No", ""]
     with pytest.raises(ValueError, match="columns: 'deprel' is not one of lemma, upos, xpos, feats"):
         list(tokens_lines(text, sentences, {"deprel": []}))
+    with pytest.raises(ValueError, match="columns: upos has 1 values for the 4 words of sentence 1"):
+        list(tokens_lines(text, sentences, {"upos": [["X"], ["VERB"]]}))
 
 
 def test_pipeline_conllu_is_the_document_models_on_the_sample(pipe):

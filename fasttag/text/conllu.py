@@ -449,13 +449,12 @@ def _word_line(n, fields, spacing, where):
     ``spacing`` (None: the word's token is a multiword one).  The common
     case, fields without a space, tab, line break or emptiness, is checked
     on the joined line at once."""
-    line = None
-    if all(type(v) is str for v in fields):
+    try:
         line = f"{n}\t" + "\t".join(fields)
-        if " " in line or "\n" in line or "\r" in line or "\t\t" in line or line[-1] == "\t" \
-                or line.count("\t") != 9:
-            line = None
-    if line is None:
+    except TypeError:           # a field not a string: named below
+        line = None
+    if line is None or " " in line or "\n" in line or "\r" in line or "\t\t" in line or line[-1] == "\t" \
+            or line.count("\t") != 9:
         fields = [_check_field(v, name, where, name in _SPACED) for v, name in zip(fields, _NAMES)]
         line = f"{n}\t" + "\t".join(fields)
     if (spacing is None or spacing == " ") and "Space" not in line:
@@ -513,8 +512,7 @@ def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
     raw text to CoNLL-U at the speed of its tokens and tag lists."""
     kept = [(s, i) for i, s in enumerate(sentences) if s]
     _check_tokens(text, [s for s, _ in kept])
-    names = [c for c in WORD_COLUMNS if c in columns]
-    unknown = sorted(set(columns) - set(names))
+    unknown = sorted(set(columns) - set(WORD_COLUMNS))
     if unknown:
         raise ValueError(f"columns: {unknown[0]!r} is not one of {', '.join(WORD_COLUMNS)}")
     for k, (toks, opens, spacings) in enumerate(_layout(text, [s for s, _ in kept])):
@@ -524,9 +522,14 @@ def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
         first = k == 0
         yield from _head_lines(where, "" if first and sent_id == 1 else None, "" if first or opens else None,
                                str(sent_id), text[toks[0].start:toks[-1].end])
-        values = [columns[c][i] for c in names]
-        fields = ["_"] * 9
-        slots = [1 + WORD_COLUMNS.index(c) for c in names]
+        n_words = sum(len(t.words) for t in toks)
+        blank = ["_"] * n_words
+        cols = [columns[c][i] if c in columns else blank for c in WORD_COLUMNS]
+        for c, values in zip(WORD_COLUMNS, cols):
+            if len(values) != n_words:
+                raise ValueError(f"columns: {c} has {len(values)} values for the {n_words} words of sentence "
+                                 f"{i + 1}")
+        rows = zip(*cols)
         n = 0
         for t, spacing in zip(toks, spacings):
             form = _check_token(text[t.start:t.end], spacing, len(t.words), where)
@@ -534,11 +537,10 @@ def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
             if multi:
                 yield _range_line(n + 1, len(t.words), form, "_", spacing, where)
             for w in t.words:
-                fields[0] = w
-                for slot, v in zip(slots, values):
-                    fields[slot] = v[n]
+                lemma, upos, xpos, feats = next(rows)
                 n += 1
-                yield _word_line(n, fields, None if multi else spacing, where)
+                yield _word_line(n, (w, lemma, upos, xpos, feats, "_", "_", "_", "_"), None if multi else spacing,
+                                 where)
         yield ""
 
 
