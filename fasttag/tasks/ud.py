@@ -27,10 +27,7 @@ from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
 from ..text.conll18 import METRICS, evaluate_documents
-from ..text.conllu import WORD_COLUMNS, UDDocument, UDWord, read_document, tokens_lines
-
-#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them (kept here for callers).
-WORD_COLUMNS = WORD_COLUMNS
+from ..text.conllu import WORD_COLUMNS as _WORD_COLUMNS, UDDocument, UDWord, read_document, tokens_lines
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .base import closed_after, tokenizer_for
@@ -38,6 +35,9 @@ from .lemma import Lemmatizer
 from .morph import Morphologizer
 from .pos import Tagger
 from .tok import Token, Tokenizer
+
+#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them (defined with the writer).
+WORD_COLUMNS = _WORD_COLUMNS
 
 
 # ---------------------------------------------------------------- the parts
