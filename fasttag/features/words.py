@@ -250,6 +250,18 @@ class WordFeaturizer:
         if word_classes is not None:
             self._seeds[-1] = 0             # hashed as the column value "name=class" (see word_classes)
 
+    def share_types(self, other) -> bool:
+        """Use ``other``'s cache of word types (and its lock) where both
+        compute the same word-type attributes (no clusters, no word
+        classes): the taggers of one pipeline then hash each word once.
+        Returns whether they now share it."""
+        if type(self) is not type(other) or self._seeds != other._seeds or any(
+                f.clusters is not None or f.word_classes is not None for f in (self, other)):
+            return False
+        with other._lock:
+            self._table, self._lock = other._table, other._lock
+        return True
+
     def attribute_values(self, word):
         """The string value of every word-type attribute: :meth:`word_attributes`,
         the cluster prefixes, the word's class."""

@@ -26,6 +26,7 @@ from .base import SequenceTask
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
+_UNKNOWN = object()         # not yet in a batch's memo of lemmas
 
 
 def _annotated(form, lemma):
@@ -106,24 +107,35 @@ class Lemmatizer(SequenceTask):
                                           per_token=True)
 
     def _decode(self, examples, ids):
+        """Each word's lemma, computed once per (form, UPOS, class) of the
+        batch; the words whose script does not fit are ranked in one pass."""
         tags = self.model.tags
-        out = []
-        for example, row in zip(examples, ids):
-            words, upos = example[0], example[1]
-            lemmas, ranked = [], wordinput.Ranked(self.model, example)
-            for i, (w, u, t) in enumerate(zip(words, upos, np.asarray(row).tolist())):
-                lemma = self._unique.get((w, u))
+        memo, out, misfits = {}, [], []
+        for s, (example, row) in enumerate(zip(examples, ids)):
+            lemmas = []
+            for i, key in enumerate(zip(example[0], example[1], np.asarray(row).tolist())):
+                lemma = memo.get(key, _UNKNOWN)
+                if lemma is _UNKNOWN:
+                    w, u, t = key
+                    lemma = self._unique.get((w, u))
+                    if lemma is None:
+                        lemma = self._applied(tags[t], w, u)
+                    memo[key] = lemma
                 if lemma is None:
-                    lemma = self._applied(tags[t], w, u)
-                if lemma is None:           # the script does not fit: the best one that does
-                    for c in ranked(i):
-                        lemma = self._applied(tags[c], w, u)
-                        if lemma is not None:
-                            break
-                    else:
-                        lemma = w
+                    misfits.append((s, i))
                 lemmas.append(lemma)
             out.append(lemmas)
+        for (s, i), classes in wordinput.ranked_words(self.model, examples, misfits):
+            w, u = examples[s][0][i], examples[s][1][i]
+            for c in classes:           # the script does not fit: the best one that does
+                lemma = memo.get((w, u, c), _UNKNOWN)
+                if lemma is _UNKNOWN:   # (w, u) has no unique lemma, or it would not be here
+                    lemma = memo[w, u, c] = self._applied(tags[c], w, u)
+                if lemma is not None:
+                    break
+            else:
+                lemma = w
+            out[s][i] = lemma
         return out
 
     def _applied(self, script, form, upos):

@@ -127,18 +127,21 @@ class Morphologizer(SequenceTask):
                                           per_token=True)
 
     def _decode(self, examples, ids):
+        """Each word's bundle; a bundle its UPOS never took gives way to the
+        best-scored one it did, the words that need it ranked in one pass."""
         tags = self.model.tags
-        out = []
-        for example, row in zip(examples, ids):
-            ranked = wordinput.Ranked(self.model, example)
-            bundles = []
-            for i, (u, t) in enumerate(zip(example[1], np.asarray(row).tolist())):
+        out, misfits = [], []
+        for s, (example, row) in enumerate(zip(examples, ids)):
+            row = np.asarray(row).tolist()
+            for i, (u, t) in enumerate(zip(example[1], row)):
                 allowed = self._allowed.get(u)
-                if allowed is not None and t not in allowed:     # the best bundle this UPOS took
-                    t = next(c for c in ranked(i) if c in allowed)
-                bundles.append(tags[t])
-            out.append(bundles)
-        return out
+                if allowed is not None and t not in allowed:
+                    misfits.append((s, i))
+            out.append(row)
+        for (s, i), classes in wordinput.ranked_words(self.model, examples, misfits):
+            allowed = self._allowed[examples[s][1][i]]
+            out[s][i] = next(c for c in classes if c in allowed)     # the best bundle this UPOS took
+        return [[tags[t] for t in row] for row in out]
 
     def _score(self, examples, outputs, opts):
         if not examples:

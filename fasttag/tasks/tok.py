@@ -28,6 +28,7 @@ from ..features.candidates import (CAND_CLASSES, CAND_TAGS, CAND_TEMPLATES, MAX_
                                    candidate_allowed, candidate_labels, learn_suffixes)
 from ..model import registry
 from .base import SequenceTask, check_fixed_labels
+from . import spaceless
 
 __all__ = ["Tokenizer", "TokFeaturizer", "GoldText", "Token", "read_conllu_text", "score_tokenization",
            "tok_allowed", "TAGS", "TOK_TEMPLATES"]
@@ -549,6 +550,8 @@ class Tokenizer(SequenceTask):
         # the candidate engine's hook for patterns kept whole: None, or a function of a text giving
         # (starts, ends, ...) arrays of spans inside which no boundary is decided
         self.protect = None
+        # scripts without spaces: the segmenter that decides inside their runs, or None (fasttag.tasks.spaceless)
+        self.segmenter = None
         if not self.candidates:
             self.featurizer = self.older_featurizers[0]     # an old file saves as it was
         self.expansions = dict(expansions or {})
@@ -579,6 +582,7 @@ class Tokenizer(SequenceTask):
         # multiword tokens split where no candidate lies (Portuguese "ao" = "a" + "o") are expanded
         _, positions, _ = featurizer.candidates(gold.text)
         tok = cls(model, _expansions(gold.tokens, set(positions.tolist())))
+        tok.segmenter = spaceless.train_segmenter(featurizer, gold, opts.get("verbose"))
         tok.meta.update({"train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
                          "text_mismatches": len(gold.mismatches)})
         return tok
@@ -611,6 +615,10 @@ class Tokenizer(SequenceTask):
             else:
                 outputs.append(self._sentences(text, ids[at:at + n]))
             at += n
+        if self.segmenter is not None:
+            outputs = spaceless.resegment(self.segmenter, self.model.featurizer,
+                                          [getattr(ex, "text", ex) for ex in examples], outputs,
+                                          self._protected, self._expand)
         return outputs
 
     def _encode_candidates(self, examples, training):
@@ -707,7 +715,7 @@ class Tokenizer(SequenceTask):
 
     def _lines(self, it, offsets, n_threads=1):
         def tokenized(batch):
-            if self.candidates and self.protect is None \
+            if self.candidates and self.protect is None and self.segmenter is None \
                     and all(len(t) <= PIECE_CHARS for t in batch):
                 return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
@@ -838,7 +846,10 @@ class Tokenizer(SequenceTask):
         header = {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}
         if self.candidates:
             header["featurizer"] = {"suffixes": [list(p) for p in self.model.featurizer.suffixes]}
-        return header, {}
+        arrays = {}
+        if self.segmenter is not None:
+            header["segmenter"], arrays = spaceless.segmenter_parts(self.segmenter)
+        return header, arrays
 
     @classmethod
     def _featurizer_from(cls, spec, header, arrays, meta):
@@ -863,7 +874,11 @@ class Tokenizer(SequenceTask):
                 and all(isinstance(w, str) and w and not any(ch.isspace() and ch != " " for ch in w)
                         for w in ws) for f, ws in expansions.items()):
             raise ModelFormatError("corrupt fasttag model: the multiword expansions are malformed")
-        return cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta)
+        tok = cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta)
+        tok.segmenter = spaceless.stored_segmenter(header, arrays)
+        if tok.segmenter is not None and not tok.candidates:
+            raise ModelFormatError("corrupt fasttag model: a character-tagger tokenizer holds a segmenter")
+        return tok
 
 
 def _recase(form, words):

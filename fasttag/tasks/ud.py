@@ -22,11 +22,12 @@ from typing import Callable
 
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted
+from ..features.words import WordFeaturizer
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
 from ..text.conll18 import METRICS, evaluate_documents
-from ..text.conllu import UDDocument, UDWord, document_lines, read_document
+from ..text.conllu import WORD_COLUMNS as _WORD_COLUMNS, UDDocument, UDWord, read_document, tokens_lines
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .base import closed_after, tokenizer_for
@@ -34,6 +35,9 @@ from .lemma import Lemmatizer
 from .morph import Morphologizer
 from .pos import Tagger
 from .tok import Token, Tokenizer
+
+#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them (defined with the writer).
+WORD_COLUMNS = _WORD_COLUMNS
 
 
 # ---------------------------------------------------------------- the parts
@@ -105,10 +109,6 @@ def _part(name):
     return next(p for p in PARTS if p.name == name)
 
 
-#: The columns a part may fill, as :class:`fasttag.text.conllu.UDWord` names them.
-WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
-
-
 # ---------------------------------------------------------------- the pipeline
 
 @registry.task("ud", title="UD pipeline", help="UD pipeline from CoNLL-U: tokenizer, sentence splitter, UPOS, "
@@ -137,6 +137,7 @@ class Pipeline(modelfile.Stored):
         self.tokenizer = tokenizer
         self.parts = {p.name: parts[p.name] for p in PARTS if p.name in parts}
         self.meta = dict(meta or {})
+        _share_word_types(self.parts.values())
 
     @property
     def columns(self):
@@ -256,7 +257,18 @@ class Pipeline(modelfile.Stored):
         ``# text``, multiword ranges, ``SpaceAfter=No``, every predicted column."""
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
-        return "".join(line + "\n" for line in document_lines(self.annotate(text)))
+        return self._conllu(text, self._raw_tokenizer().spans(text))
+
+    def _conllu(self, text, found, first_id=1):
+        """The CoNLL-U of ``text`` cut into ``found`` (as :meth:`_document`
+        takes it), sentences numbered from ``first_id``: what
+        :func:`fasttag.text.conllu.document_lines` writes of the annotated
+        document, straight from the tokens and the tag lists."""
+        return "".join(line + "\n" for line in tokens_lines(text, found, self._tag_found(found), first_id))
+
+    def _tag_found(self, found):
+        """:meth:`tag_words` of the words of ``found``, sentences of tokens."""
+        return self.tag_words([[w for t in s for w in t.words] for s in found])
 
     def tag_words(self, sentences) -> dict:
         """Every column of pretokenized ``sentences`` (lists of words): a
@@ -277,7 +289,7 @@ class Pipeline(modelfile.Stored):
     def _document(self, text, found):
         """The annotated document of ``text`` cut into ``found``, sentences
         of :class:`fasttag.tasks.tok.Token`."""
-        predicted = self.tag_words([[w for t in s for w in t.words] for s in found])
+        predicted = self._tag_found(found)
         sentences = []
         for i, s in enumerate(found):
             k, tokens = 0, []
@@ -365,16 +377,17 @@ class Pipeline(modelfile.Stored):
         paragraph; a blank line is kept as an empty line in word/TAG output."""
         def work(batch):
             text = "\n".join(line for _, line in batch)
-            return batch, self._document(text, _pretokenized(text) if tokenizer is None else tokenizer.spans(text))
+            found = _pretokenized(text) if tokenizer is None else tokenizer.spans(text)
+            if to == "conllu":
+                return batch, (text, found, self._tag_found(found))
+            return batch, self._document(text, found)
         sent_id = 0
         for batch, doc in parallel.ordered_map(work, _line_batches(lines), n_threads):
             if to == "conllu":
-                for sent in doc.sentences:
-                    sent_id += 1
-                    sent.sent_id = str(sent_id)
-                    if sent_id > 1:
-                        sent.newdoc = None          # one document; each batch, as each line, opens a paragraph
-                yield "".join(line + "\n" for line in document_lines(doc))
+                # one document, sentences numbered across batches; each batch, as each line, opens a paragraph
+                text, found, predicted = doc
+                yield "".join(line + "\n" for line in tokens_lines(text, found, predicted, sent_id + 1))
+                sent_id += sum(1 for s in found if s)
                 continue
             starts = [0]
             for _, line in batch:
@@ -497,6 +510,21 @@ class Pipeline(modelfile.Stored):
 
 
 # ---------------------------------------------------------------- helpers
+
+def _share_word_types(models):
+    """The taggers' word featurizers share one cache of word types where
+    they compute the same attributes: each new word is hashed once, not
+    once per tagger."""
+    first = None
+    for model in models:
+        featurizer = getattr(getattr(model, "model", None), "featurizer", None)
+        if not isinstance(featurizer, WordFeaturizer):
+            continue
+        if first is None:
+            first = featurizer
+        else:
+            featurizer.share_types(first)
+
 
 #: The result keys of the shared task's metrics, and the parts a column metric needs.
 _KEYS = {"Tokens": "token_f1", "Sentences": "sentence_f1", "Words": "word_f1", "UPOS": "upos", "XPOS": "xpos",

@@ -89,6 +89,21 @@ class Ranked:
         return np.argsort(-self.scores[i], kind="stable").tolist()
 
 
+def ranked_words(model, examples, wanted):
+    """``((s, i), classes)`` for each ``(s, i)`` of ``wanted`` (ascending):
+    word ``i`` of example ``s``'s classes, best-scored first, as
+    :class:`Ranked` gives them, the examples that need it scored in one
+    pass (one sentence's scores held at a time)."""
+    by_sent = {}
+    for s, i in wanted:
+        by_sent.setdefault(s, []).append(i)
+    order = list(by_sent)
+    lats = confidence.lattices(model, inputs([examples[s] for s in order]))
+    for s, lat in zip(order, lats):
+        for i in by_sent[s]:
+            yield (s, i), np.argsort(-lat.E[i], kind="stable").tolist()
+
+
 def conllu_records(tagged, source, json, n_threads, predict, column, what, format=None, column_given=None,
                    tokenizer=None, nbest=None):
     """``(records, how)`` of ``tag_file`` for a task that fills the CoNLL-U

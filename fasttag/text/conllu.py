@@ -25,7 +25,7 @@ from .parsers import CONLLU_RANGE, parse_conllu
 from .sources import is_path, open_lines
 
 __all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_lines",
-           "write_document", "format_document", "escape_spaces", "paused_gc"]
+           "write_document", "format_document", "escape_spaces", "paused_gc", "tokens_lines", "WORD_COLUMNS"]
 
 
 class UDWord:
@@ -137,21 +137,14 @@ class UDDocument:
         sentences = [s for s in sentences if s]
         _check_tokens(text, sentences)
         out = []
-        for i, toks in enumerate(sentences):
+        for i, (toks, opens, spacings) in enumerate(_layout(text, sentences)):
             sent = UDSentence([], toks[0].start, toks[-1].end, sent_id=str(i + 1))
             if i == 0:
                 sent.newdoc = sent.newpar = ""
-            elif _has_break(text[sentences[i - 1][-1].end:toks[0].start]):
+            elif opens:
                 sent.newpar = ""
             n = 0
-            for j, t in enumerate(toks):
-                if j + 1 < len(toks):
-                    spacing = text[t.end:toks[j + 1].start]
-                else:           # a paragraph break or the text's end is not the token's spacing
-                    last = i + 1 == len(sentences)
-                    spacing = text[t.end:len(text) if last else sentences[i + 1][0].start]
-                    if _has_break(spacing) or (last and spacing):
-                        spacing = " "
+            for t, spacing in zip(toks, spacings):
                 words = []
                 for w in t.words:
                     n += 1
@@ -162,6 +155,25 @@ class UDDocument:
                 sent.tokens.append(UDToken(text[t.start:t.end], t.start, t.end, words, spacing))
             out.append(sent)
         return cls(out, text, path)
+
+
+def _layout(text, sentences):
+    """Per sentence of tokens (none empty): (its tokens, whether a line
+    break before it opens a paragraph, the spacing after each token): the
+    text up to the next token; after a sentence's last token, a paragraph
+    break or the text's end is one space."""
+    last = len(sentences) - 1
+    prev_end = None
+    for i, toks in enumerate(sentences):
+        opens = prev_end is not None and _has_break(text[prev_end:toks[0].start])
+        spacings = [text[a.end:b.start] for a, b in zip(toks, toks[1:])]
+        end = toks[-1].end
+        spacing = text[end:len(text) if i == last else sentences[i + 1][0].start]
+        if _has_break(spacing) or (i == last and spacing):
+            spacing = " "
+        spacings.append(spacing)
+        prev_end = end
+        yield toks, opens, spacings
 
 
 def _check_tokens(text, sentences):
@@ -406,23 +418,62 @@ def _check_field(value, what, where, spaces=True):
     return value
 
 
+def _head_lines(where, newdoc, newpar, sent_id, text):
+    """A sentence's ``# newdoc``, ``# newpar``, ``# sent_id`` and ``# text`` lines."""
+    for what, value in (("newdoc", newdoc), ("newpar", newpar), ("sent_id", sent_id)):
+        if value is not None and (not isinstance(value, str) or value != "".join(value.split())):
+            raise ValueError(f"{where}: {what} {value!r} is not a string without spaces")
+    out = []
+    if newdoc is not None:
+        out.append("# newdoc" + (f" id = {newdoc}" if newdoc else ""))
+    if newpar is not None:
+        out.append("# newpar" + (f" id = {newpar}" if newpar else ""))
+    if sent_id is not None:
+        out.append(f"# sent_id = {sent_id}")
+    out.append("# text = " + " ".join(text.splitlines()))
+    return out
+
+
+def _check_token(form, spacing, n_words, where):
+    """A token's form, checked (with its spacing and its words)."""
+    if not n_words:
+        raise ValueError(f"{where}: token {form!r} has no words")
+    if spacing and not spacing.isspace():
+        raise ValueError(f"{where}: the spacing after token {form!r} is not whitespace ({spacing!r})")
+    return _check_field(form, "a token's form", where)
+
+
+def _word_line(n, fields, spacing, where):
+    """The line of word ``n`` of its sentence: ``fields`` FORM to MISC
+    (nine), each checked (``_`` where empty), MISC given the spacing item of
+    ``spacing`` (None: the word's token is a multiword one).  The common
+    case, fields without a space, tab, line break or emptiness, is checked
+    on the joined line at once."""
+    try:
+        line = f"{n}\t" + "\t".join(fields)
+    except TypeError:           # a field not a string: named below
+        line = None
+    if line is None or " " in line or "\n" in line or "\r" in line or "\t\t" in line or line[-1] == "\t" \
+            or line.count("\t") != 9:
+        fields = [_check_field(v, name, where, name in _SPACED) for v, name in zip(fields, _NAMES)]
+        line = f"{n}\t" + "\t".join(fields)
+    if (spacing is None or spacing == " ") and "Space" not in line:
+        return line
+    head, _, misc = line.rpartition("\t")
+    return head + "\t" + _misc(misc, spacing)
+
+
+def _range_line(n, n_words, form, misc, spacing, where):
+    """The range line of a multiword token whose first word is ``n``."""
+    misc = _misc(_check_field(misc, "MISC", where), spacing)
+    return f"{n}-{n + n_words - 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}"
+
+
 def _sentence_lines(doc, index, sent):
     where = f"sentence {index + 1}"
     if not sent.tokens:
         raise ValueError(f"{where} has no tokens: CoNLL-U has no empty sentences")
-    for what in ("newdoc", "newpar", "sent_id"):
-        value = getattr(sent, what)
-        if value is not None and (not isinstance(value, str) or value != "".join(value.split())):
-            raise ValueError(f"{where}: {what} {value!r} is not a string without spaces")
-    out = []
-    if sent.newdoc is not None:
-        out.append("# newdoc" + (f" id = {sent.newdoc}" if sent.newdoc else ""))
-    if sent.newpar is not None:
-        out.append("# newpar" + (f" id = {sent.newpar}" if sent.newpar else ""))
-    if sent.sent_id is not None:
-        out.append(f"# sent_id = {sent.sent_id}")
-    text = doc.sentence_text(sent)
-    out.append("# text = " + " ".join(text.splitlines()))
+    out = _head_lines(where, sent.newdoc, sent.newpar, sent.sent_id, doc.sentence_text(sent))
     for c in sent.comments:
         _check_field(c, "a comment", where)
         out.append(c if c.startswith("#") else "# " + c)
@@ -432,19 +483,13 @@ def _sentence_lines(doc, index, sent):
     out.extend(empty.pop(0, ()))
     n = 0
     for t in sent.tokens:
-        if not t.words:
-            raise ValueError(f"{where}: token {t.form!r} has no words")
-        if t.spacing and not t.spacing.isspace():
-            raise ValueError(f"{where}: the spacing after token {t.form!r} is not whitespace ({t.spacing!r})")
-        form = _check_field(t.form, "a token's form", where)
+        form = _check_token(t.form, t.spacing, len(t.words), where)
         if t.multiword:
-            misc = _misc(_check_field(t.misc, "MISC", where), t.spacing)
-            out.append(f"{n + 1}-{n + len(t.words)}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+            out.append(_range_line(n + 1, len(t.words), form, t.misc, t.spacing, where))
+        spacing = None if t.multiword else t.spacing
         for w in t.words:
             n += 1
-            fields = [_check_field(v, name, where, name in _SPACED) for v, name in zip(w.fields()[1:], _NAMES)]
-            fields[8] = _misc(fields[8], None if t.multiword else t.spacing)
-            out.append(f"{n}\t" + "\t".join(fields))
+            out.append(_word_line(n, w.fields()[1:], spacing, where))
             out.extend(empty.pop(n, ()))
     for rest in empty.values():         # empty nodes after a word the sentence no longer has
         out.extend(rest)
@@ -454,6 +499,49 @@ def _sentence_lines(doc, index, sent):
 
 _NAMES = ("FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 _SPACED = frozenset(("FORM", "LEMMA", "MISC"))
+#: The word columns a tagger may fill, by their :class:`UDWord` names, in field order.
+WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
+
+
+def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
+    """The lines :func:`document_lines` writes of
+    ``UDDocument.from_tokens(text, sentences)`` with each word's fields of
+    ``columns`` (a :data:`WORD_COLUMNS` name -> per sentence the values of
+    its words) filled in, sentences numbered from ``first_id`` (the first
+    opens the document where that is 1), without building the document:
+    raw text to CoNLL-U at the speed of its tokens and tag lists."""
+    kept = [(s, i) for i, s in enumerate(sentences) if s]
+    _check_tokens(text, [s for s, _ in kept])
+    unknown = sorted(set(columns) - set(WORD_COLUMNS))
+    if unknown:
+        raise ValueError(f"columns: {unknown[0]!r} is not one of {', '.join(WORD_COLUMNS)}")
+    for k, (toks, opens, spacings) in enumerate(_layout(text, [s for s, _ in kept])):
+        i = kept[k][1]
+        where = f"sentence {k + 1}"
+        sent_id = first_id + k
+        first = k == 0
+        yield from _head_lines(where, "" if first and sent_id == 1 else None, "" if first or opens else None,
+                               str(sent_id), text[toks[0].start:toks[-1].end])
+        n_words = sum(len(t.words) for t in toks)
+        blank = ["_"] * n_words
+        cols = [columns[c][i] if c in columns else blank for c in WORD_COLUMNS]
+        for c, values in zip(WORD_COLUMNS, cols):
+            if len(values) != n_words:
+                raise ValueError(f"columns: {c} has {len(values)} values for the {n_words} words of sentence "
+                                 f"{i + 1}")
+        rows = zip(*cols)
+        n = 0
+        for t, spacing in zip(toks, spacings):
+            form = _check_token(text[t.start:t.end], spacing, len(t.words), where)
+            multi = len(t.words) > 1
+            if multi:
+                yield _range_line(n + 1, len(t.words), form, "_", spacing, where)
+            for w in t.words:
+                lemma, upos, xpos, feats = next(rows)
+                n += 1
+                yield _word_line(n, (w, lemma, upos, xpos, feats, "_", "_", "_", "_"), None if multi else spacing,
+                                 where)
+        yield ""
 
 
 def document_lines(doc) -> Iterator[str]:
