@@ -680,7 +680,7 @@ class Tokenizer(SequenceTask):
         """Records of :meth:`tag_file`: each line a paragraph, a sentence of
         words a line; in JSON Lines an object per sentence.  Long lines in
         bounded memory (:mod:`fasttag.text.rawtext`)."""
-        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads)
+        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads, blank_lines=not json)
         return (output.Record(s.words, line=s.line, offsets=s.offsets) for s in sentences), \
             {"style": "json" if json else "paragraphs"}
 
