@@ -4,6 +4,7 @@ the model file; a kind the data splits is left to the model."""
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag import ModelFormatError
@@ -104,3 +105,12 @@ def test_protected_kinds_are_stored_and_checked(sample_tok, tmp_path):
         modelfile.write(tmp_path / "bad.ftm", header, arrays)
         with pytest.raises(ModelFormatError, match="protected kinds are malformed"):
             Tokenizer.load(tmp_path / "bad.ftm")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab1290:.,@#-/ ()\n;^_<3xDwm") + ["\U0001F44D", "é"]),
+                        max_size=30), max_size=5))
+def test_a_batch_of_lines_is_protected_as_each_line_alone(bundled, lines):
+    """tokenize_lines finds the spans of a whole batch at once: the same
+    tokens as each line tokenized alone."""
+    assert list(bundled.tokenize_lines(lines, offsets=True)) == [bundled.tokenize(t, offsets=True) for t in lines]
