@@ -162,6 +162,16 @@ def test_tokenize_output_has_a_block_per_input_line(run_cli):
         assert block == [" ".join(r["tokens"]) for r in records if r["line"] == number]
 
 
+def test_tokenize_keeps_trailing_blank_lines(run_cli):
+    """Blank input lines at the end are blocks too (docs/cli.md), as in
+    ``tag``: every input line maps to one block."""
+    text = "\n".join(LINES) + "\n"
+    found = blocks(ok(run_cli("tokenize", input=text.encode())))
+    assert [len(b) for b in found] == [0, 2, 0, 0, 1, 3, 0, 0]
+    records = _json_lines(ok(run_cli("tokenize", "--json", input=text.encode())))
+    assert sorted({r["line"] for r in records}) == [2, 5, 6]      # JSON records name their line, none blank
+
+
 def test_segment_and_pretokenized_output_has_a_line_per_input_line(run_cli):
     """Commands that do not cut lines into sentences write one line per line."""
     out = ok(run_cli("segment", input="\n我爱北京。今天天气很好。\n\n他来了\n\n".encode()))
