@@ -688,8 +688,8 @@ class Tokenizer(SequenceTask):
         """Records of :meth:`tag_file`: each line a paragraph, a sentence of
         words a line; in JSON Lines an object per sentence.  Long lines in
         bounded memory (:mod:`fasttag.text.rawtext`)."""
-        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads, blank_lines=not json)
-        return (output.Record(s.words, line=s.line, offsets=s.offsets) for s in sentences), \
+        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads, blank_lines=not json, tokens=json)
+        return (output.Record(s.words, line=s.line, offsets=s.offsets, multiword=s.multiword) for s in sentences), \
             {"style": "json" if json else "paragraphs"}
 
     # ------------------------------------------------------------ tokenizing
@@ -712,15 +712,20 @@ class Tokenizer(SequenceTask):
         return self._predict([text])[0]
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
-                       n_threads: int = 1) -> Iterator[list[list]]:
+                       n_threads: int = 1, tokens: bool = False) -> Iterator[list[list]]:
         """Tokenize texts lazily, yielding what :meth:`tokenize` gives for each
         (with ``offsets`` as there): much faster for short texts.  ``n_threads``: batches on that many
-        threads (0: every core), same output (:mod:`fasttag.parallel`)."""
+        threads (0: every core), same output (:mod:`fasttag.parallel`).  With ``tokens=True``, what
+        :meth:`spans` gives instead: the surface tokens, each with its words."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
-        return self._lines(it, offsets, parallel.check_threads(n_threads))
+        if not isinstance(tokens, bool):
+            raise TypeError(f"tokenize_lines(): tokens is True or False, not {tokens!r}")
+        return self._lines(it, offsets, parallel.check_threads(n_threads), tokens)
 
-    def _lines(self, it, offsets, n_threads=1):
+    def _lines(self, it, offsets, n_threads=1, tokens=False):
         def tokenized(batch):
+            if tokens:
+                return self._predict(batch)
             if self.candidates and self.segmenter is None and all(len(t) <= PIECE_CHARS for t in batch):
                 return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
