@@ -162,6 +162,16 @@ def test_tokenize_output_has_a_block_per_input_line(run_cli):
         assert block == [" ".join(r["tokens"]) for r in records if r["line"] == number]
 
 
+def test_tokenize_keeps_trailing_blank_lines(run_cli):
+    """Blank input lines at the end are blocks too (docs/cli.md), as in
+    ``tag``: every input line maps to one block."""
+    text = "\n".join(LINES) + "\n"
+    found = blocks(ok(run_cli("tokenize", input=text.encode())))
+    assert [len(b) for b in found] == [0, 2, 0, 0, 1, 3, 0, 0]
+    records = _json_lines(ok(run_cli("tokenize", "--json", input=text.encode())))
+    assert sorted({r["line"] for r in records}) == [2, 5, 6]      # JSON records name their line, none blank
+
+
 def test_segment_and_pretokenized_output_has_a_line_per_input_line(run_cli):
     """Commands that do not cut lines into sentences write one line per line."""
     out = ok(run_cli("segment", input="\n我爱北京。今天天气很好。\n\n他来了\n\n".encode()))
@@ -469,3 +479,25 @@ def test_conllu_tag_columns_by_number(run_cli, tmp_path):
     assert _fields(ok(run_cli("tag", "-m", piped, SAMPLE))) == tagged
     upos = _fields(ok(run_cli("tag", "-m", model, SAMPLE, "--column", "3")))
     assert [f[4] for f in upos] == [f[4] for f in original] and upos != original
+
+
+# ---------------------------------------------------------------- the token level in JSON
+
+def test_json_of_raw_text_gives_the_multiword_tokens(run_cli, tok):
+    """--json of tokenize, tag and ner names the surface tokens of several
+    words; the words and offsets are those of tokenize_lines."""
+    lines = ["I don't like Google's new site. It's great.", "", "No contractions here.",
+             "They'll say we can't, won't they?"]
+    expected = [s for words in tok.tokenize_lines(lines, offsets=True) for s in words]
+    spans = [s for sents in tok.tokenize_lines(lines, tokens=True) for s in sents]
+    for command in (("tokenize",), ("tag",), ("ner",)):
+        records = [json.loads(x) for x in ok(run_cli(*command, "--json", input="\n".join(lines).encode())).splitlines()]
+        assert [r["tokens"] for r in records] == [[w for w, _, _ in s] for s in expected]
+        assert [r["offsets"] for r in records] == [[[a, b] for _, a, b in s] for s in expected]
+        for r, sent in zip(records, spans):
+            multi = [t for t in sent if len(t.words) > 1]
+            assert [m["text"] for m in r.get("multiword", [])] == [t.form for t in multi]
+            for m in r.get("multiword", []):
+                a, b = r["offsets"][m["start"]][0], r["offsets"][m["end"] - 1][1]
+                assert lines[r["line"] - 1][a:b] == m["text"]
+    assert any("multiword" in r for r in records) and not all("multiword" in r for r in records)

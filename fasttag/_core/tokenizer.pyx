@@ -30,6 +30,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 from .hashing cimport mix64
+from .check cimport check, check_index, DEBUG_BUILD as _DEBUG_BUILD
+
+DEBUG_BUILD = bool(_DEBUG_BUILD)
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object) nogil
@@ -157,6 +160,7 @@ cdef inline bint is_suffix(const uint32_t* cp, Py_ssize_t a, Py_ssize_t b, uint3
     key = mix64(mix64(h ^ (<uint64_t>(b - a) << 48)) ^ after)
     while lo < hi:
         mid = (lo + hi) // 2
+        check_index(mid, n_keys)
         if keys[mid] < key:
             lo = mid + 1
         else:
@@ -172,6 +176,7 @@ cdef inline Py_ssize_t n_keys_of(const uint64_t[::1] keys) noexcept:
 cdef struct Text:
     uint32_t* cp
     uint8_t* cat
+    Py_ssize_t cap        # the room of every buffer (text_alloc's n + 1)
     uint8_t* cls          # scan class; a mark takes its base's class in ``base``
     uint8_t* base
     Py_ssize_t n
@@ -192,6 +197,7 @@ cdef struct Text:
 cdef int text_alloc(Text* t, Py_ssize_t n) except -1:
     cdef Py_ssize_t m = n + 1
     t.n = n
+    t.cap = m
     t.cp = <uint32_t*>malloc(m * sizeof(uint32_t))
     t.cat = <uint8_t*>malloc(m)
     t.cls = <uint8_t*>malloc(m)
@@ -222,8 +228,10 @@ cdef void read_text(Text* t, int ukind, void* data, const uint8_t* cat_table) no
     cdef Py_ssize_t i
     cdef uint32_t c
     cdef uint8_t b = OTHER, s
+    check(t.n < t.cap)
     for i in range(t.n):
         c = PyUnicode_READ(ukind, data, i)
+        check_index(i, t.cap)
         t.cp[i] = c
         t.cat[i] = category(c, cat_table)
         s = sclass(c, t.cat[i])
@@ -269,6 +277,7 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
         nl = False
         a = i
         while i < n and (t.cls[i] == SPACE or t.cls[i] == NEWLINE):
+            check_index(i, t.n)
             if t.cls[i] == NEWLINE:
                 nl = True
             i += 1
@@ -276,15 +285,20 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
             break
         b = i
         while i < n and not (t.cls[i] == SPACE or t.cls[i] == NEWLINE):
+            check_index(i, t.n)
             i += 1
         # chunk [b, i)
         gap = 0 if t.n_chunks == 0 else (3 if nl else (1 if b - a == 1 else 2))
+        check_index(t.n_chunks, t.cap)
+        check_index(b, t.n)
         t.cstart[t.n_chunks] = b
         t.cend[t.n_chunks] = i
         t.cgap[t.n_chunks] = gap
         if gap == 1 or gap == 2:
+            check_index(a - 1, t.n)
             lc = t.base[a - 1]
             if not (wordlike(lc) and t.cat[b] == CAT_LL):
+                check_index(t.n_cands, t.cap)
                 t.left[t.n_cands] = a
                 t.pos[t.n_cands] = b
                 t.kind[t.n_cands] = K_GAP
@@ -293,14 +307,18 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
                 t.n_cands += 1
         run_start = b
         for j in range(b + 1, i + 1):
+            check_index(j - 1, t.n)
             if j < i:
+                check_index(j, t.n)
                 rc = t.cls[j]
                 lc = t.base[j - 1]
                 if rc == MARK or t.cp[j - 1] == ZWJ or flag_half(t.cp, j, b):
                     continue
                 while p_at < n_prot and prot[2 * p_at + 1] <= j:
+                    check_index(2 * p_at + 1, 2 * n_prot)
                     p_at += 1
                 if p_at < n_prot and prot[2 * p_at] < j:
+                    check_index(2 * p_at, 2 * n_prot)
                     if not (lc == LETTER and rc == LETTER):
                         continue                    # inside a protected span
                 if lc == rc and (lc == LETTER or lc == DIGIT):
@@ -314,10 +332,15 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
                 # the end of a letter run [run_start, j): its learned suffixes
                 after = t.cp[j] if j < i and t.cls[j] == OTHER else 0
                 for k in range(MAX_SUFFIX, 0, -1):        # in text order
+                    if j - k >= 0:
+                        check_index(j - k, t.n)
                     if j - k <= run_start or t.cls[j - k] == MARK:
                         continue
                     if is_suffix(t.cp, j - k, j, after, lower, keys, n_keys):
+                        if p_at < n_prot:
+                            check_index(2 * p_at + 1, 2 * n_prot)
                         if not (p_at < n_prot and prot[2 * p_at] < j - k < prot[2 * p_at + 1]):
+                            check_index(t.n_cands, t.cap)
                             t.left[t.n_cands] = j - k
                             t.pos[t.n_cands] = j - k
                             t.kind[t.n_cands] = K_SUFFIX
@@ -327,6 +350,7 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
             if j < i and t.base[j] == LETTER and (t.base[j - 1] != LETTER):
                 run_start = j
             if j < i:
+                check_index(t.n_cands, t.cap)
                 t.left[t.n_cands] = j
                 t.pos[t.n_cands] = j
                 t.kind[t.n_cands] = kind
@@ -340,6 +364,7 @@ cdef inline uint64_t shape_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept no
     cdef uint64_t h = 0, sym, last = 0xFFFFFFFFFFFFFFFFULL
     cdef Py_ssize_t i, n = 0
     cdef uint8_t k
+    check(0 <= a and b <= t.n)
     for i in range(a, b):
         k = t.cls[i]
         if k == MARK:
@@ -364,17 +389,23 @@ cdef inline uint64_t shape_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept no
 cdef inline uint64_t chunk_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     if b - a > MAX_CHUNK:
         return LONG
+    check(0 <= a and b <= t.n)
     return str_hash(t.cp, a, b)
 
 
 cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t* seeds,
                    uint64_t* row) noexcept nogil:
     """The attribute row of candidate ``c`` (names: ATTRIBUTES of tok)."""
+    check_index(c, t.n_cands)
+    check_index(t.lchunk[c], t.n_chunks)
+    check_index(t.rchunk[c], t.n_chunks)
     cdef Py_ssize_t a = t.left[c], b = t.pos[c], ls = t.cstart[t.lchunk[c]], re = t.cend[t.rchunk[c]]
     cdef Py_ssize_t i, x
     cdef uint64_t v[21]
     cdef int k
     cdef uint8_t kind = t.kind[c]
+    # every read of the text below lies in [ls, re), checked by its condition
+    check(0 <= ls and ls <= a and a <= b and b <= re and re <= t.n)
     v[0] = kind * 4 + (t.cgap[t.rchunk[c]] if kind == K_GAP else 0)
     v[1] = t.cp[a - 1] if a - 1 >= ls else NONE
     v[2] = t.cp[a - 2] if a - 2 >= ls else NONE
@@ -537,7 +568,7 @@ def assemble(str text, const int32_t[::1] labels, const uint8_t[::1] cat_table, 
         ev = ends
         tv = sent
         pv = splits
-        _assemble(&t, &labels[0] if labels.shape[0] else NULL, &sv[0], &ev[0], &tv[0], &pv[0], &nt, &ns)
+        _assemble(&t, &labels[0] if labels.shape[0] else NULL, &sv[0], &ev[0], &tv[0], &pv[0], &nt, &ns, t.n + 1)
         return starts[:nt], ends[:nt], sent[:nt].view(np.bool_), splits[:ns]
     finally:
         text_free(&t)
@@ -545,28 +576,35 @@ def assemble(str text, const int32_t[::1] labels, const uint8_t[::1] cat_table, 
 
 cdef void _assemble(Text* t, const int32_t* labels, int64_t* starts, int64_t* ends,
                     uint8_t* sent, int64_t* splits, Py_ssize_t* n_tokens,
-                    Py_ssize_t* n_splits) noexcept nogil:
+                    Py_ssize_t* n_splits, Py_ssize_t room) noexcept nogil:
+    """``room``: the entries of starts, ends, sent and splits (debug checks)."""
     cdef Py_ssize_t ch, c = 0, nt = 0, ns = 0
     cdef int32_t lab
     for ch in range(t.n_chunks):
+        check_index(nt, room)
         starts[nt] = t.cstart[ch]
         sent[nt] = t.cgap[ch] == 0 or t.cgap[ch] == 3
         if c < t.n_cands and t.kind[c] == K_GAP and t.pos[c] == t.cstart[ch]:
+            check_index(c, t.n_cands)
             if labels[c] == 3:
                 sent[nt] = 1
             c += 1
         nt += 1
         while c < t.n_cands and t.pos[c] < t.cend[ch]:
+            check_index(c, t.n_cands)
             lab = labels[c]
             if lab == 1 or lab == 3:
+                check_index(nt, room)
                 ends[nt - 1] = t.pos[c]
                 starts[nt] = t.pos[c]
                 sent[nt] = lab == 3
                 nt += 1
             elif lab == 2:
+                check_index(ns, room)
                 splits[ns] = t.pos[c]
                 ns += 1
             c += 1
+        check_index(nt - 1, room)
         ends[nt - 1] = t.cend[ch]
     n_tokens[0] = nt
     n_splits[0] = ns
@@ -609,18 +647,21 @@ cdef list build_words(str text, int ukind, void* data, const int64_t* starts, co
     out = []
     sentence = None
     for i in range(n):
+        check_index(i, n)
         if sent[i] or sentence is None:
             sentence = []
             out.append(sentence)
         a = starts[i]
         b = ends[i]
         while s < ns and splits[s] <= a:
+            check_index(s, ns)
             s += 1
         if n_exp and not (s < ns and splits[s] < b) and member(read_low_hash(ukind, data, a, b, lower),
                                                                 exp_keys, n_exp):
             sentence.extend(expanded(PyUnicode_Substring(text, a, b), a, b, offsets))
             continue
         while s < ns and splits[s] < b:
+            check_index(s, ns)
             x = splits[s]
             if offsets:
                 sentence.append((PyUnicode_Substring(text, a, x), a, x))
@@ -647,7 +688,7 @@ def expansion_key(str form, const uint32_t[::1] lower):
 
 def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds,
                 const uint8_t[::1] cat_table, const uint32_t[::1] lower, const uint64_t[::1] suffix_keys,
-                bint offsets, const uint64_t[::1] expansion_keys=None, expanded=None):
+                bint offsets, const uint64_t[::1] expansion_keys=None, expanded=None, list protected=None):
     """The sentences of words of each text of a batch (as
     ``Tokenizer.tokenize`` gives them, without expansions: a token's words
     cut at its split positions; with ``offsets`` each word is (word, start,
@@ -656,7 +697,8 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
     one call, the scan and assembly of every text without the GIL.  A token
     without splits whose :func:`expansion_key` is among the sorted
     ``expansion_keys`` gives the items of ``expanded(form, start, end,
-    offsets)``."""
+    offsets)``.  ``protected``: None, or per text None or the (starts,
+    ends) of its protected spans, as the labels were decoded with."""
     cdef Py_ssize_t n = len(texts), i, longest = 0, total = 0, bad = -1, nt, ns
     cdef Text t
     cdef Py_ssize_t n_exp = 0 if expansion_keys is None else expansion_keys.shape[0]
@@ -672,10 +714,14 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
     cdef int64_t* ends
     cdef int64_t* splits
     cdef uint8_t* sent
+    cdef const int64_t** prots
+    cdef Py_ssize_t* n_prots
     if n_exp and expanded is None:
         raise ValueError("expansion keys without the function that expands")
     if bounds.shape[0] != n + 1 or bounds[n] != labels.shape[0]:
         raise ValueError("the bounds do not match the texts and labels")
+    if protected is not None and len(protected) != n:
+        raise ValueError("protected: one entry per text")
     for i in range(n):
         if not isinstance(texts[i], str):
             raise TypeError(f"text {i} is not a str")
@@ -692,26 +738,32 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
     ends = <int64_t*>malloc((total + n + 1) * sizeof(int64_t))
     splits = <int64_t*>malloc((total + n + 1) * sizeof(int64_t))
     sent = <uint8_t*>malloc(total + n + 1)
+    prots = <const int64_t**>malloc((n + 1) * sizeof(int64_t*))
+    n_prots = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    keep = []
     try:
-        if not (ukind and data and lengths and tok_at and split_at and starts and ends and splits and sent):
+        if not (ukind and data and lengths and tok_at and split_at and starts and ends and splits and sent
+                and prots and n_prots):
             raise MemoryError()
         for i in range(n):
             text = texts[i]
             ukind[i] = PyUnicode_KIND(text)
             data[i] = PyUnicode_DATA(text)
             lengths[i] = len(text)
+            prots[i] = protected_of(None if protected is None else protected[i], &n_prots[i], keep)
         tok_at[0] = 0
         split_at[0] = 0
         with nogil:
             for i in range(n):
                 t.n = lengths[i]
                 read_text(&t, ukind[i], data[i], &cat_table[0])
-                scan(&t, &lower[0], keys, n_keys, NULL, 0)
+                scan(&t, &lower[0], keys, n_keys, prots[i], n_prots[i])
                 if bounds[i + 1] - bounds[i] != t.n_cands:
                     bad = i
                     break
                 _assemble(&t, &labels[0] + bounds[i] if labels.shape[0] else NULL, starts + tok_at[i],
-                          ends + tok_at[i], sent + tok_at[i], splits + split_at[i], &nt, &ns)
+                          ends + tok_at[i], sent + tok_at[i], splits + split_at[i], &nt, &ns,
+                          total + n + 1 - (tok_at[i] if tok_at[i] > split_at[i] else split_at[i]))
                 tok_at[i + 1] = tok_at[i] + nt
                 split_at[i + 1] = split_at[i] + ns
         if bad >= 0:
@@ -725,4 +777,4 @@ def words_batch(list texts, const int32_t[::1] labels, const int64_t[::1] bounds
     finally:
         text_free(&t)
         free(ukind); free(data); free(lengths); free(tok_at); free(split_at)
-        free(starts); free(ends); free(splits); free(sent)
+        free(starts); free(ends); free(splits); free(sent); free(prots); free(n_prots)

@@ -94,18 +94,20 @@ class CandidateFeaturizer:
         return _scan.assemble(text, np.ascontiguousarray(labels, dtype=np.int32), self.cat, self.lower,
                               self.keys, protected)
 
-    def words(self, texts, labels, bounds, offsets=False, forms=(), expanded=None):
+    def words(self, texts, labels, bounds, offsets=False, forms=(), expanded=None, protected=None):
         """The sentences of words of each text from the labels of a batch
         (text i's are ``labels[bounds[i]:bounds[i + 1]]``), multiword
         tokens cut at their splits; ``offsets``: (word, start, end).  A
         token without splits that may be one of ``forms`` (compared
         lowercased) gives the items of ``expanded(form, start, end,
-        offsets)``."""
+        offsets)``.  ``protected``: per text None or its protected spans, as
+        the batch was featurized with."""
         keys = np.array(sorted({_scan.expansion_key(f, self.lower) for form in forms
                                 for f in (form, form.lower())}), dtype=np.uint64) if forms else None
         return _scan.words_batch(list(texts), np.ascontiguousarray(labels, dtype=np.int32),
                                  np.ascontiguousarray(bounds, dtype=np.int64), self.cat, self.lower, self.keys,
-                                 offsets, keys, expanded)
+                                 offsets, keys, expanded,
+                                 None if protected is None or all(p is None for p in protected) else list(protected))
 
 
 def learn_suffixes(text, splits, cat, min_count=2, min_share=0.05):

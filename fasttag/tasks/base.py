@@ -542,7 +542,7 @@ class SequenceTask(modelfile.Stored):
                 tagged = rawtext.whole_lines(tagged)
         else:
             tagged = rawtext.raw_sentences(lines, tokenizer_for(self, tokenizer), n_threads, tag_sents=tag,
-                                           blank_lines=not json)
+                                           blank_lines=not json, tokens=json)
         for sent, out in tagged:
             yield make(sent, out)
 

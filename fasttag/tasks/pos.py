@@ -290,7 +290,8 @@ class Tagger(SequenceTask):
         def make(sent, result, line=None):
             tags, best = (result, None) if nbest is None else (result[0][0], output.alternatives(result))
             return output.Record(sent.words, tags, line or sent.line, getattr(sent, "offsets", None), nbest=best,
-                                 sentence=sent, ends_line=getattr(sent, "ends_line", True))
+                                 sentence=sent, ends_line=getattr(sent, "ends_line", True),
+                                 multiword=getattr(sent, "multiword", None))
         if fmt in ("conllu", "conll"):
             sentences = ftio.parse_lines(lines, name, fmt, column if fmt == "conllu" else None,
                                          self.meta.get("word_column", 0) if fmt == "conll" else 0, tags=False)

@@ -532,7 +532,7 @@ class SpanTagger(SequenceTask):
                 lambda ts: schemes.spans(ts, output.SPAN_SCHEME))
             return output.Record(sent.words, self._json_tags(tags, found), line or sent.line,
                                  getattr(sent, "offsets", None), getattr(sent, "text", None), found, alternatives,
-                                 scheme=output.SPAN_SCHEME)
+                                 scheme=output.SPAN_SCHEME, multiword=getattr(sent, "multiword", None))
         if fmt == "conll":
             sentences = ftio.parse_lines(lines, name, "conll", None, self.meta.get("word_column", 0), tags=False)
             records = self._tagged(self._column_batches(sentences), self.tag_sents,

@@ -21,6 +21,7 @@ from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks
 from ..errors import InputError, ModelFormatError
 from ..text.conllu import paused_gc, read_document
 from ..text import output
+from ..text import patterns
 from ..text.metrics import score_tokenization
 from ..text.rawtext import PIECE_CHARS, cuts, raw_sentences
 from ..model.sequence import SequenceModel
@@ -544,12 +545,15 @@ class Tokenizer(SequenceTask):
     older_featurizers = (("tokchars", 1),)      # the character tagger of earlier releases
     primary = "mean_f1"
 
-    def __init__(self, model, expansions=None, meta=None):
+    def __init__(self, model, expansions=None, meta=None, protected=()):
         super().__init__(model, meta)
         self.candidates = isinstance(model.featurizer, CandidateFeaturizer)
+        # the kinds of protected patterns (fasttag.text.patterns) this model keeps whole: learned at
+        # training, stored in the model file (files without the field: none)
+        self.protected = patterns.Protector(protected).kinds if self.candidates else ()
         # the candidate engine's hook for patterns kept whole: None, or a function of a text giving
         # (starts, ends, ...) arrays of spans inside which no boundary is decided
-        self.protect = None
+        self.protect = patterns.Protector(self.protected) if self.protected else None
         # scripts without spaces: the segmenter that decides inside their runs, or None (fasttag.tasks.spaceless)
         self.segmenter = None
         if not self.candidates:
@@ -581,7 +585,9 @@ class Tokenizer(SequenceTask):
                               allowed=candidate_allowed(), tagdict_classes=CAND_CLASSES)
         # multiword tokens split where no candidate lies (Portuguese "ao" = "a" + "o") are expanded
         _, positions, _ = featurizer.candidates(gold.text)
-        tok = cls(model, _expansions(gold.tokens, set(positions.tolist())))
+        # the kinds of protected patterns the training data does not split are kept whole
+        protected = patterns.kept_kinds(gold.text, [(t.start, t.end) for t in gold.tokens])
+        tok = cls(model, _expansions(gold.tokens, set(positions.tolist())), protected=protected)
         tok.segmenter = spaceless.train_segmenter(featurizer, gold, opts.get("verbose"))
         tok.meta.update({"train_chars": len(gold.text), "train_sentences": len(gold.sentence_starts) - 1,
                          "text_mismatches": len(gold.mismatches)})
@@ -682,8 +688,8 @@ class Tokenizer(SequenceTask):
         """Records of :meth:`tag_file`: each line a paragraph, a sentence of
         words a line; in JSON Lines an object per sentence.  Long lines in
         bounded memory (:mod:`fasttag.text.rawtext`)."""
-        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads)
-        return (output.Record(s.words, line=s.line, offsets=s.offsets) for s in sentences), \
+        sentences = raw_sentences(ftio.read_raw_text(source), self, n_threads, blank_lines=not json, tokens=json)
+        return (output.Record(s.words, line=s.line, offsets=s.offsets, multiword=s.multiword) for s in sentences), \
             {"style": "json" if json else "paragraphs"}
 
     # ------------------------------------------------------------ tokenizing
@@ -706,17 +712,21 @@ class Tokenizer(SequenceTask):
         return self._predict([text])[0]
 
     def tokenize_lines(self, texts: Iterable[str], offsets: bool = False,
-                       n_threads: int = 1) -> Iterator[list[list]]:
+                       n_threads: int = 1, tokens: bool = False) -> Iterator[list[list]]:
         """Tokenize texts lazily, yielding what :meth:`tokenize` gives for each
         (with ``offsets`` as there): much faster for short texts.  ``n_threads``: batches on that many
-        threads (0: every core), same output (:mod:`fasttag.parallel`)."""
+        threads (0: every core), same output (:mod:`fasttag.parallel`).  With ``tokens=True``, what
+        :meth:`spans` gives instead: the surface tokens, each with its words."""
         it = ftio.iter_texts(texts, "tokenize_lines()", "tokenize()")
-        return self._lines(it, offsets, parallel.check_threads(n_threads))
+        if not isinstance(tokens, bool):
+            raise TypeError(f"tokenize_lines(): tokens is True or False, not {tokens!r}")
+        return self._lines(it, offsets, parallel.check_threads(n_threads), tokens)
 
-    def _lines(self, it, offsets, n_threads=1):
+    def _lines(self, it, offsets, n_threads=1, tokens=False):
         def tokenized(batch):
-            if self.candidates and self.protect is None and self.segmenter is None \
-                    and all(len(t) <= PIECE_CHARS for t in batch):
+            if tokens:
+                return self._predict(batch)
+            if self.candidates and self.segmenter is None and all(len(t) <= PIECE_CHARS for t in batch):
                 return self._fast_words(batch, offsets)
             return [self._words(sents, offsets) for sents in self._predict(batch)]
         batches = ftio.text_batches(it, "tokenize_lines(): text", BATCH_CHARS)
@@ -730,10 +740,37 @@ class Tokenizer(SequenceTask):
         fz = self.model.featurizer
         out = []
         forms = list(self.expansions)
-        for ids, bounds, _ in self.model.predict_chunks([(t, None) for t in texts]):
+        spans = self._batch_protected(texts)
+        for ids, bounds, _ in self.model.predict_chunks(list(zip(texts, spans))):
             n = len(bounds) - 1
             chunk, texts = texts[:n], texts[n:]
-            out.extend(fz.words(chunk, ids, bounds, offsets, forms, self._expanded))
+            protected, spans = spans[:n], spans[n:]
+            out.extend(fz.words(chunk, ids, bounds, offsets, forms, self._expanded, protected))
+        return out
+
+    def _batch_protected(self, texts):
+        """Each text's protected (starts, ends), or None, from one call of
+        :attr:`protect` on the whole batch joined by line breaks (a call
+        per line would cost more than the tokenizing of most lines)."""
+        out = [None] * len(texts)
+        if self.protect is None or not texts:
+            return out
+        spans = self.protect("\n".join(texts))
+        starts = np.asarray(spans[0], dtype=np.int64)
+        if not len(starts):
+            return out
+        ends = np.asarray(spans[1], dtype=np.int64)
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        firsts = np.zeros(len(texts) + 1, dtype=np.int64)       # where each text starts in the joined text
+        np.cumsum(lengths + 1, out=firsts[1:])
+        which = np.searchsorted(firsts, starts, side="right") - 1
+        at = np.searchsorted(which, np.arange(len(texts) + 1))
+        for i in np.unique(which).tolist():
+            a, b, base = at[i], at[i + 1], firsts[i]
+            # a span of a custom hook that runs past its text's end is cut there
+            out[i] = (starts[a:b] - base, np.minimum(ends[a:b], base + lengths[i]) - base)
         return out
 
     def _expanded(self, form, start, end, offsets):
@@ -846,6 +883,7 @@ class Tokenizer(SequenceTask):
         header = {"expansions": {form: list(words) for form, words in sorted(self.expansions.items())}}
         if self.candidates:
             header["featurizer"] = {"suffixes": [list(p) for p in self.model.featurizer.suffixes]}
+            header["protected"] = list(self.protected)
         arrays = {}
         if self.segmenter is not None:
             header["segmenter"], arrays = spaceless.segmenter_parts(self.segmenter)
@@ -874,7 +912,11 @@ class Tokenizer(SequenceTask):
                 and all(isinstance(w, str) and w and not any(ch.isspace() and ch != " " for ch in w)
                         for w in ws) for f, ws in expansions.items()):
             raise ModelFormatError("corrupt fasttag model: the multiword expansions are malformed")
-        tok = cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta)
+        protected = header.get("protected", [])        # files before protected patterns: none
+        if not isinstance(protected, list) or not all(isinstance(k, str) and k in patterns.KINDS
+                                                      for k in protected) or len(set(protected)) != len(protected):
+            raise ModelFormatError("corrupt fasttag model: the tokenizer's protected kinds are malformed")
+        tok = cls(model, {f: tuple(ws) for f, ws in expansions.items()}, meta, protected)
         tok.segmenter = spaceless.stored_segmenter(header, arrays)
         if tok.segmenter is not None and not tok.candidates:
             raise ModelFormatError("corrupt fasttag model: a character-tagger tokenizer holds a segmenter")

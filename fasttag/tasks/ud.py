@@ -366,10 +366,12 @@ class Pipeline(modelfile.Stored):
                 ftio.write_conllu(s, None, buf, columns=columns)
                 yield buf.getvalue()
 
-    def _json(self, words, columns, line, offsets=None):
+    def _json(self, words, columns, line, offsets=None, multiword=None):
         """The JSON Lines record of a sentence: ``tags`` UPOS, then the other columns."""
         obj = output.record(words, columns.get("upos", ["_"] * len(words)), line, offsets)
         obj.update((c, list(v)) for c, v in columns.items() if c != "upos")
+        if multiword:
+            obj["multiword"] = [{"start": i, "end": j, "text": form} for i, j, form in multiword]
         return jsonlib.dumps(obj, ensure_ascii=False) + "\n"
 
     def _text_records(self, lines, tokenizer, n_threads, to):
@@ -406,7 +408,7 @@ class Pipeline(modelfile.Stored):
                     forms = [w.form for w in words]
                     if to == "json":
                         yield self._json(forms, {c: [getattr(w, c) for w in words] for c in self.parts}, number,
-                                         offsets)
+                                         offsets, _multiword(sent.tokens))
                     else:
                         yield output.Record(forms, [w.upos for w in words], number, offsets)
 
@@ -620,4 +622,14 @@ def _pretokenized(text):
         if toks:
             out.append(toks)
         at += len(line) + 1
+    return out
+
+
+def _multiword(tokens):
+    """(first word, end word, form) of each token of several words."""
+    out, at = [], 0
+    for t in tokens:
+        if len(t.words) > 1:
+            out.append((at, at + len(t.words), t.form))
+        at += len(t.words)
     return out

@@ -84,7 +84,9 @@ class Record(NamedTuple):
     ``spans``, (label, first token, end token); ``nbest``, the
     :func:`alternatives` entry; ``sentence``, the CoNLL-U or column-file
     sentence to write back; ``ends_line``, False for a piece of a line that
-    more pieces follow; ``scheme``, the span scheme of ``tags`` in JSON."""
+    more pieces follow; ``scheme``, the span scheme of ``tags`` in JSON;
+    ``multiword``, the (first word, end word, text) of each surface token
+    of several words (raw text in JSON)."""
     words: list
     tags: list = None
     line: int = None
@@ -95,6 +97,7 @@ class Record(NamedTuple):
     sentence: object = None
     ends_line: bool = True
     scheme: str = None
+    multiword: list = None
 
 
 #: The styles of :func:`write`.  ``paragraphs``, the plain output of raw
@@ -116,6 +119,8 @@ def write(out, records, style, column=None):
     for r in records:
         if style == "json":
             obj = record(r.words, r.tags, r.line, r.offsets, r.spans, r.text, r.scheme)
+            if r.multiword:
+                obj["multiword"] = [{"start": i, "end": j, "text": form} for i, j, form in r.multiword]
             if r.nbest is not None:
                 obj["nbest"] = r.nbest
             out.write(json.dumps(obj, ensure_ascii=False) + "\n")

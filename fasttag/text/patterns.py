@@ -184,3 +184,47 @@ def outcomes(text, tokens):
         else:
             found.append(3)
     return kinds, np.array(found, dtype=np.int64)
+
+
+#: Training protects a kind where at least this share of its spans in the
+#: training data agrees with keeping it whole, over at least this many.
+KEEP_SHARE = 0.9
+KEEP_MIN_COUNT = 3
+
+
+def kept_kinds(text, tokens, min_share=KEEP_SHARE, min_count=KEEP_MIN_COUNT):
+    """The names of the kinds (in :data:`KINDS` order) that the gold
+    ``tokens`` of ``text`` do not split: a kind seen ``min_count`` times or
+    more whose spans are whole or inside one token in at least
+    ``min_share`` of them, or one seen less often and never split (a kind
+    the data never shows stays whole, as in every language).  EWT splits
+    year ranges of ``digits``, Japanese splits decimals: those kinds a
+    tokenizer trained on them leaves to its model."""
+    kinds, found = outcomes(text, tokens)
+    kept = []
+    for k, name in enumerate(KINDS):
+        mine = found[kinds == k]
+        whole = int((mine <= 1).sum())
+        if whole == len(mine) or (len(mine) >= min_count and whole >= min_share * len(mine)):
+            kept.append(name)
+    return tuple(kept)
+
+
+class Protector:
+    """A tokenizer's ``protect`` hook: the :func:`protected_spans` of a text
+    of the named kinds only.  ``kinds``: names from :data:`KINDS`."""
+
+    def __init__(self, kinds):
+        unknown = [k for k in kinds if k not in KINDS]
+        if unknown:
+            raise ValueError(f"kinds: {unknown[0]!r} is none of {', '.join(KINDS)}")
+        self.kinds = tuple(k for k in KINDS if k in kinds)
+        self._ids = np.array([KINDS.index(k) for k in self.kinds], dtype=np.int64)
+        self._all = len(self.kinds) == len(KINDS)
+
+    def __call__(self, text):
+        starts, ends, kinds = protected_spans(text)
+        if self._all or not len(starts):
+            return starts, ends, kinds
+        keep = np.isin(kinds, self._ids)
+        return starts[keep], ends[keep], kinds[keep]

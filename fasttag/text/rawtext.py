@@ -40,12 +40,15 @@ class TextSentence(NamedTuple):
     """A sentence of text input: ``line``, the 1-based number of its line;
     ``text``, that line; ``words``; ``offsets``, the (start, end) of each
     word in ``text``; ``ends_line``, False for a piece of a long line that
-    more pieces follow (its output goes on the same line as theirs)."""
+    more pieces follow (its output goes on the same line as theirs);
+    ``multiword``, when asked for, the surface tokens of several words as
+    (first word, end word, token text) triples."""
     line: int
     text: str
     words: list
     offsets: list
     ends_line: bool = True
+    multiword: list = None
 
 
 # ---------------------------------------------------------------- cutting
@@ -119,17 +122,23 @@ def _piece_batches(lines):
         yield batch
 
 
-def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None, blank_lines=False):
+def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None, blank_lines=False, tokens=False):
     """:class:`TextSentence` of str ``lines`` of raw text, each line cut
     into sentences by ``tokenizer`` (anything with ``tokenize_lines``),
     lazily; with ``tag_sents``, ``(sentence, tags)`` pairs.  With
     ``blank_lines``, a line without sentences (blank) gives one sentence
-    of no words, so that output can keep every input line.  Each batch is
-    tokenized and tagged on one thread: one level of threads."""
+    of no words, so that output can keep every input line; with
+    ``tokens``, each sentence knows its multiword tokens (``multiword``).
+    Each batch is tokenized and tagged on one thread: one level of threads."""
     def work(batch):
-        found = tokenizer.tokenize_lines([piece for *_, piece in batch], offsets=True)
-        sents = [[TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
-                  for s in piece] for (number, line, shift, _), piece in zip(batch, found)]
+        pieces = [piece for *_, piece in batch]
+        if tokens:
+            sents = [[_token_sentence(number, line, shift, s) for s in piece]
+                     for (number, line, shift, _), piece in zip(batch, tokenizer.tokenize_lines(pieces, tokens=True))]
+        else:
+            sents = [[TextSentence(number, line, [w for w, _, _ in s], [(a + shift, b + shift) for _, a, b in s])
+                      for s in piece]
+                     for (number, line, shift, _), piece in zip(batch, tokenizer.tokenize_lines(pieces, offsets=True))]
         if tag_sents is not None:
             tags = iter(tag_sents([s.words for piece in sents for s in piece]))
             sents = [[(s, next(tags)) for s in piece] for piece in sents]
@@ -144,6 +153,25 @@ def raw_sentences(lines, tokenizer, n_threads=1, tag_sents=None, blank_lines=Fal
                 last = number
                 empty = TextSentence(number, line, [], [])
                 yield empty if tag_sents is None else (empty, [])
+
+
+def _token_sentence(number, line, shift, tokens):
+    """The :class:`TextSentence` of a sentence of surface tokens (anything
+    with ``start``, ``end``, ``form``, ``words``): the words of a multiword
+    token that spell it get their own offsets, others the token's."""
+    words, offsets, multiword = [], [], []
+    for t in tokens:
+        a, b = t.start + shift, t.end + shift
+        if len(t.words) > 1:
+            multiword.append((len(words), len(words) + len(t.words), t.form))
+        if len(t.words) > 1 and "".join(t.words) == t.form:
+            for w in t.words:
+                offsets.append((a, a + len(w)))
+                a += len(w)
+        else:
+            offsets.extend((a, b) for _ in t.words)
+        words.extend(t.words)
+    return TextSentence(number, line, words, offsets, multiword=multiword)
 
 
 def sentence_batches(sentences):
