@@ -210,6 +210,24 @@ def fasttag_raw(train_path, text, gold_sents, test_path=None, tag=False):
                          **tokenization_scores(gold_sents, sys_sents), **more)
 
 
+def fasttag_pipeline(train_path, text, gold_sents, test_path):
+    """fasttag's UD pipeline (``fasttag train ud``: tokenizer, UPOS, XPOS
+    where the treebank has it, FEATS, lemmas) trained on the training file
+    with its defaults, raw text to CoNLL-U."""
+    from fasttag import Pipeline
+
+    with H.timer() as t_train:
+        pipe = Pipeline.train(str(train_path))
+    with H.timer() as t_tag:
+        out = pipe.to_conllu(text)
+    import io
+
+    import fasttag
+    scores = fasttag.evaluate_conllu(str(test_path), io.StringIO(out))
+    return H.make_result("fasttag pipeline", train=t_train, tag=t_tag, n_items=n_words(gold_sents), unit="words",
+                         model_bytes=len(pipe.to_bytes()), **{key: scores[name]["f1"] for key, name in METRICS})
+
+
 def to_conllu(sents, upos):
     """CoNLL-U of sentences of ``Token`` with the UPOS of their words (the
     other columns ``_``), for ``full_scores``."""
@@ -331,7 +349,8 @@ def run_treebank(tb, cache, train_udpipe, skip_tagging, reuse_udpipe=False):
         U.train(tb, cache)
         have_udpipe = True
     jobs = [H.Job("fasttag", fasttag_raw, (tb.train, text, gold_sents)),
-            H.Job("fasttag + Tagger", fasttag_raw, (tb.train, text, gold_sents, tb.test, True))]
+            H.Job("fasttag + Tagger", fasttag_raw, (tb.train, text, gold_sents, tb.test, True)),
+            H.Job("fasttag pipeline", fasttag_pipeline, (tb.train, text, gold_sents, tb.test))]
     try:
         import spacy
         spacy.blank(tb.lang)
