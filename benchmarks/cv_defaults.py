@@ -154,12 +154,12 @@ def table(results, epochs):
         print(f"{'rule':<12}" + "".join(f"{t:>22}" for t in tbs) + f"{'average':>22}")
         for rule in dict.fromkeys(r for _, p, r in results if p == part):
             row = [results.get((t, part, rule)) for t in tbs]
-            if any(r is None for r in row):
-                continue
-            avg = {e: sum(r[e] for r in row) / len(row) for e in row[0]}
-            cells = ["/".join(f"{r[e]:.2f}" for e in show) for r in row + [avg]]
-            best = max(avg, key=avg.get)
-            print(f"{rule:<12}" + "".join(f"{c:>22}" for c in cells) + f"   best avg epoch {best}")
+            done = [r for r in row if r is not None]
+            # the average only over every treebank of the part (a missing cell: "-")
+            avg = {e: sum(r[e] for r in done) / len(done) for e in done[0]} if len(done) == len(row) else None
+            cells = ["-" if r is None else "/".join(f"{r[e]:.2f}" for e in show) for r in row + [avg]]
+            best = "" if avg is None else f"   best avg epoch {max(avg, key=avg.get)}"
+            print(f"{rule:<12}" + "".join(f"{c:>22}" for c in cells) + best)
 
 
 if __name__ == "__main__":
