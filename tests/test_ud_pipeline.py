@@ -379,3 +379,18 @@ def test_word_tag_output_keeps_every_input_line(pipe, tmp_path):
     pipe.tag_file(str(raw), out)
     lines = out.getvalue().split("\n")
     assert len(lines) == 4 and lines[1] == "" and lines[0].startswith("Mary/") and lines[2].startswith("They/")
+
+
+def test_upos_part_defaults_to_3_best_mira(pipe):
+    """Cross-validation on five treebanks chose 3-best MIRA for UPOS
+    (BENCHMARKS.md); the other parts keep their own rule."""
+    info = pipe.parts["upos"].model.training_info
+    assert (info["algorithm"], info["k"]) == ("mira", 3)
+    assert pipe.parts["xpos"].model.training_info["algorithm"] == "perceptron"
+
+
+def test_named_rule_overrides_upos_default():
+    model = Pipeline.train(SAMPLE, epochs=1, algorithm="perceptron", verbose=False)
+    assert model.parts["upos"].model.training_info["algorithm"] == "perceptron"
+    model = Pipeline.train(SAMPLE, epochs=1, algorithm="mira", verbose=False)
+    assert model.parts["upos"].model.training_info["k"] == 1

@@ -68,19 +68,22 @@ class Part:
     field number; ``cls``: its model class; ``examples(sentences)``: its
     training data of CoNLL-U sentences; ``present(sentences)``: whether
     the treebank annotates it; ``predict(model, words, predicted)``: its
-    values of each sentence, ``predicted`` holding the earlier parts' values."""
+    values of each sentence, ``predicted`` holding the earlier parts' values;
+    ``rule``: its learning rule where the call names none (BENCHMARKS.md,
+    "Defaults chosen by cross-validation")."""
     name: str
     field: int
     cls: type
     examples: Callable
     present: Callable
     predict: Callable = _column_tags
+    rule: tuple = ()
 
 
-def column_part(name, cls=Tagger):
+def column_part(name, cls=Tagger, rule=()):
     """The part that tags CoNLL-U field ``name`` with a ``cls`` tagger."""
     field = CONLLU_FIELDS.index(name.upper())
-    return Part(name, field, cls, _column_examples(field), _column_present(field))
+    return Part(name, field, cls, _column_examples(field), _column_present(field), rule=tuple(rule))
 
 
 def upos_part(name, cls, method):
@@ -99,8 +102,10 @@ def upos_part(name, cls, method):
 
 #: The word columns a pipeline predicts, in the order they are predicted
 #: (a later part may read the earlier ones' values).
-PARTS = (column_part("upos"), column_part("xpos"), upos_part("feats", Morphologizer, "analyze_sents"),
+PARTS = (column_part("upos", rule={"algorithm": "mira", "k": 3}.items()), column_part("xpos"), upos_part("feats", Morphologizer, "analyze_sents"),
          upos_part("lemma", Lemmatizer, "lemmatize_sents"))
+#: The options of a learning rule: a call naming one overrides every part's rule.
+RULE_OPTIONS = {"algorithm", "k", "C"}
 #: The part names, with the tokenizer's.
 TOKENIZER = "tok"
 
@@ -156,7 +161,8 @@ class Pipeline(modelfile.Stored):
         forms, or None).  ``options_``: the shared training options
         (``help(fasttag.model.options)``), given to every part; a part's
         own defaults hold where none is given (the tokenizer trains 20
-        epochs, the taggers 10).  ``init``: a pipeline (or its path) to
+        epochs, the taggers 10; UPOS with 3-best MIRA unless the call names
+        a learning rule).  ``init``: a pipeline (or its path) to
         fine-tune, part by part.  Ctrl-C raises TrainingInterrupted whose
         ``model`` holds the parts trained so far, or None."""
         options.resolve(cls.task, "train", options_, "Pipeline.train")       # the call's errors first
@@ -194,6 +200,8 @@ class Pipeline(modelfile.Stored):
                        and options.BY_NAME[k].applies(p.cls.task)}
                 if base is not None:
                     own["init"] = base
+                elif not RULE_OPTIONS & set(given):
+                    own.update(p.rule)
                 done[p.name] = p.cls.train(p.examples(sentences), dev=None if dev is None else
                                            p.examples(dev_sentences), verbose=verbose, **own)
         except TrainingInterrupted as exc:
