@@ -165,7 +165,8 @@ def build_parser(tasks=True):
             p.add_argument("--to", choices=("tagged", "json", "conllu"),
                            help="output format: word/TAG (default for text), JSON Lines (as --json) or "
                                 "CoNLL-U (# newdoc, # newpar, # sent_id, # text, multiword tokens, "
-                                "SpaceAfter=No, every column the model predicts; default for CoNLL-U input)")
+                                "SpaceAfter=No, every column the model predicts; default for CoNLL-U input); without -m, "
+                                "--tokenizer or --column, --to conllu uses the bundled English pipeline en-ud")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
             _reads(p, dict="--dict")
@@ -491,6 +492,8 @@ def tag_command(args):
         raise InputError("--nbest writes JSON Lines: add --json")
     if args.output is not None and args.output != "-":
         _check_output(args.output, "-o")
+    if args.model is None and _wants_full_conllu(args):
+        bundled = "en-ud"                       # CoNLL-U with every column: the bundled English pipeline
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
@@ -521,6 +524,14 @@ def tag_command(args):
     with _output(None if args.output == "-" else args.output) as out:
         model.tag_file(source, out, n_threads=args.threads, **given)
     return 0
+
+
+def _wants_full_conllu(args):
+    """``tag --to conllu`` without a model, tokenizer or column: the user
+    asks for UD's columns, which the bundled pipeline fills (the bundled
+    UPOS tagger alone fills one)."""
+    return (args.command == "tag" and getattr(args, "to", None) == "conllu" and args.tokenizer is None
+            and getattr(args, "column", None) is None)
 
 
 def _as_pipeline(model, given):

@@ -45,6 +45,18 @@ def test_the_command_line_tags_raw_text_with_it(run_cli, tmp_path):
     assert len(check_conllu(r.stdout.decode())) == 3
 
 
+def test_conllu_without_a_model_is_the_bundled_pipelines(run_cli):
+    """tag --to conllu asks for UD's columns: without -m it is en-ud's
+    output (LEMMA and FEATS filled), not the UPOS tagger's one column."""
+    r = run_cli("tag", "--to", "conllu", input=(RAW + "\n").encode())
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    assert r.stdout == run_cli("tag", "-m", "en-ud", "--to", "conllu", input=(RAW + "\n").encode()).stdout
+    words = [line.split("\t") for line in r.stdout.decode().splitlines() if line[:1].isdigit()]
+    assert any(w[2] != "_" for w in words) and any(w[5] != "_" for w in words)
+    one_column = run_cli("tag", "-m", "en", "--to", "conllu", input=(RAW + "\n").encode()).stdout.decode()
+    assert all(line.split("\t")[2] == "_" for line in one_column.splitlines() if line[:1].isdigit())
+
+
 def test_the_bundled_names_in_errors_include_it(run_cli, tmp_path):
     with pytest.raises(FileNotFoundError, match="bundled: .*en-ud"):
         fasttag.load("en-US")

@@ -281,7 +281,7 @@ def test_cli_json_of_conllu_tokenize_and_inspect(run_cli, pipe, pipe_path):
 def test_a_tagger_writes_conllu_of_raw_text(run_cli, tmp_path):
     raw = tmp_path / "raw.txt"
     raw.write_text("I don't like it. Do you?\n", encoding="utf-8")
-    r = run_cli("tag", raw, "--to", "conllu")
+    r = run_cli("tag", "-m", "en", raw, "--to", "conllu")
     assert r.returncode == 0 and r.stderr == b"", r.stderr
     text = r.stdout.decode()
     check_conllu(text)
