@@ -76,24 +76,11 @@ def prediction_examples(sentences, upos):
     return [(s, list(u), None) for s, u in zip(sents, upos)]
 
 
-class Ranked:
-    """The classes of one example's words, best-scored first, computed on
-    first use: a prediction that a word does not allow is rare."""
-
-    def __init__(self, model, example):
-        self.model, self.example, self.scores = model, example, None
-
-    def __call__(self, i):
-        if self.scores is None:
-            self.scores = next(confidence.lattices(self.model, inputs([self.example]))).E
-        return np.argsort(-self.scores[i], kind="stable").tolist()
-
-
 def ranked_words(model, examples, wanted):
     """``((s, i), classes)`` for each ``(s, i)`` of ``wanted`` (ascending):
-    word ``i`` of example ``s``'s classes, best-scored first, as
-    :class:`Ranked` gives them, the examples that need it scored in one
-    pass (one sentence's scores held at a time)."""
+    word ``i`` of example ``s``'s classes, best-scored first, the examples
+    that need it scored in one pass (one sentence's scores held at a time):
+    a prediction that a word does not allow is rare."""
     by_sent = {}
     for s, i in wanted:
         by_sent.setdefault(s, []).append(i)
