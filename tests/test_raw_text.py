@@ -259,7 +259,9 @@ def test_json_of_tag(run_cli):
     records = _json_lines(ok(run_cli("tag", "--json", input=text.encode())))
     assert [r["line"] for r in records] == [1, 1, 3]
     assert records[0]["tokens"] == ["I", "do", "n't", "like", "it", "."]
-    assert all(set(r) == {"line", "tokens", "tags", "offsets"} for r in records)
+    assert all(set(r) - {"multiword"} == {"line", "tokens", "tags", "offsets"} for r in records)
+    assert records[0]["multiword"] == [{"start": 1, "end": 3, "text": "don't"}]
+    assert "multiword" not in records[1] and "multiword" not in records[2]
     assert all(len(r["tags"]) == len(r["tokens"]) for r in records)
     _check_offsets(records, text.splitlines())
     assert records[0]["offsets"][:3] == [[0, 1], [2, 4], [4, 7]]
