@@ -1,6 +1,8 @@
 """The bundled English UD pipeline ``en-ud`` (issue 33): it loads by its
 name, takes raw text to valid CoNLL-U with every column, fits the bundled
 size limit, and the bundled names listed in errors include it."""
+import json
+
 import pytest
 
 import fasttag
@@ -43,6 +45,9 @@ def test_the_command_line_tags_raw_text_with_it(run_cli, tmp_path):
     r = run_cli("tag", "-m", "en-ud", raw, "--to", "conllu")
     assert r.returncode == 0 and r.stderr == b"", r.stderr
     assert len(check_conllu(r.stdout.decode())) == 3
+    records = [json.loads(x) for x in run_cli("tag", "-m", "en-ud", "--json", input=b"I don't know.\n").stdout.splitlines()]
+    assert records[0]["multiword"] == [{"start": 1, "end": 3, "text": "don't"}]
+    assert records[0]["lemma"][:3] == ["I", "do", "not"]
 
 
 def test_conllu_without_a_model_is_the_bundled_pipelines(run_cli):
