@@ -178,14 +178,7 @@ class Morphologizer(SequenceTask):
                       n_threads: int = 1) -> list[list[str]]:
         """:meth:`analyze` of many sentences at once (``upos``: a UPOS list
         per sentence, or None); ``n_threads`` as :meth:`fasttag.Tagger.tag_sents`."""
-        examples = wordinput.prediction_examples(sentences, upos)
-        try:
-            return self._predict(examples, n_threads)
-        except TypeError:
-            err = bad_token([words for words, _, _ in examples])
-            if err is None:
-                raise
-            raise err from None
+        return wordinput.predict_words(self._predict, sentences, upos, n_threads)
 
     # ------------------------------------------------------------ storage
 

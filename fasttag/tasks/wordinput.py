@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..features.words import POS_TEMPLATES, token_lists
+from ..features.words import POS_TEMPLATES, bad_token, token_lists
 from ..model import confidence
 from ..text import formats as ftio, output
 from .base import Examples, closed_after
@@ -74,6 +74,20 @@ def prediction_examples(sentences, upos):
         if isinstance(u, str) or len(u) != len(s) or not all(isinstance(t, str) for t in u):
             raise ValueError(f"upos: sentence {i} needs a list of {len(s)} str tags, one per word")
     return [(s, list(u), None) for s, u in zip(sents, upos)]
+
+
+def predict_words(predict, sentences, upos, n_threads):
+    """``predict`` (a task's prediction over examples) of sentences of
+    words and their UPOS; a word that is not a str is a one-line error
+    naming it, not a TypeError from deep inside."""
+    examples = prediction_examples(sentences, upos)
+    try:
+        return predict(examples, n_threads)
+    except TypeError:
+        err = bad_token([words for words, _, _ in examples])
+        if err is None:
+            raise
+        raise err from None
 
 
 def ranked_words(model, examples, wanted):
