@@ -2,7 +2,6 @@
 templates, weights and the decoder's constraints.  Training lives in
 :mod:`fasttag.model.training`.
 """
-import unicodedata
 from collections.abc import Sequence
 from itertools import chain
 
@@ -13,6 +12,7 @@ from .._core.weights import WeightTable
 from .._core.sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from .._core.wordtypes import distinct
 from ..errors import InputError, ModelFormatError, shown
+from ..text.fieldcheck import field_fault
 from .modelfile import header_int
 from ..features.words import Templates
 from .tables import table_from_arrays, table_to_arrays
@@ -298,21 +298,9 @@ class SequenceModel:
 
 def tag_fault(tag):
     """What is wrong with ``tag`` as a tag name, or None: a tag is written as
-    a field of text and column files, so it must be a non-empty str without
-    whitespace, control characters or lone surrogates."""
-    if not isinstance(tag, str):
-        return f"a {type(tag).__name__}, not a str"
-    if not tag:
-        return "empty"
-    if tag != "".join(tag.split()):
-        return "holds whitespace"
-    for ch in tag:
-        category = unicodedata.category(ch)
-        if category == "Cc":
-            return f"holds the control character U+{ord(ch):04X}"
-        if category == "Cs":
-            return f"holds the lone surrogate U+{ord(ch):04X}"
-    return None
+    one field of text, column, CoNLL-U and JSON output
+    (:func:`fasttag.text.fieldcheck.field_fault`, no whitespace)."""
+    return field_fault(tag)
 
 
 def _str_list(value, name):

@@ -14,12 +14,13 @@ from typing import Iterable
 
 import numpy as np
 
-from ..errors import InputError, ModelFormatError
+from ..errors import InputError, ModelFormatError, shown
 from ..features.editscripts import STORED, apply, parse, script_for
 from ..features.words import WordFeaturizer, bad_token, one_sentence
 from ..model import confidence, registry
 from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel
+from ..text.fieldcheck import column_fault
 from . import wordinput
 from .base import SequenceTask
 
@@ -32,6 +33,37 @@ _UNKNOWN = object()         # not yet in a batch's memo of lemmas
 def _annotated(form, lemma):
     """Whether a gold ``lemma`` is one (CoNLL-U's ``_`` is none, but for the word ``_``)."""
     return lemma != "_" or form == "_"
+
+
+def _learned(examples):
+    """The (form, UPOS, lemma) of each annotated word of ``examples``; an
+    InputError for a lemma the model could not write (the rule loading
+    checks its lexicon with: empty, a tab, a line break...)."""
+    for i, (words, upos, lemmas) in enumerate(examples):
+        for w, u, lemma in zip(words, upos, lemmas):
+            if not _annotated(w, lemma):
+                continue
+            fault = column_fault(lemma, "LEMMA")
+            if fault:
+                raise InputError(f"sentence {i + 1}: the lemma {shown(lemma)} of {shown(w)} {fault}, "
+                                 f"which a lemmatizer cannot write")
+            yield w, u, lemma
+
+
+def script_fault(script):
+    """What is wrong with an edit-script tag as a lemmatizer's class, or
+    None: what it adds to a form must be part of a lemma it can write."""
+    try:
+        parsed = parse(script)
+    except ValueError:
+        return "is not an edit script"
+    if parsed is None:
+        return None
+    for added in (parsed[2], parsed[4]):
+        fault = added and column_fault(added, "LEMMA")
+        if fault:
+            return f"adds {shown(added)}, which {fault}"
+    return None
 
 
 @registry.task("lemma", title="lemmatizer", help="lemmatizer from CoNLL-U (FORM, UPOS, LEMMA)",
@@ -73,11 +105,9 @@ class Lemmatizer(SequenceTask):
         if bad is not None:
             raise TypeError(f"training data: {bad}")
         counts, scripts = Counter(), Counter()
-        for words, upos, lemmas in examples:
-            for w, u, lemma in zip(words, upos, lemmas):
-                if _annotated(w, lemma):
-                    counts[w, u, lemma] += 1
-                    scripts[script_for(w, lemma)] += 1
+        for w, u, lemma in _learned(examples):
+            counts[w, u, lemma] += 1
+            scripts[script_for(w, lemma)] += 1
         if not counts:
             raise InputError("the training data has no lemmas: every LEMMA is '_'")
         tags = sorted({s for s, c in scripts.items() if c >= MIN_SCRIPT_COUNT} | {STORED, "L||||", "K||||"})
@@ -88,8 +118,7 @@ class Lemmatizer(SequenceTask):
     def _learn_words(self, examples):
         """Fine-tuning: the new data's lemmas join the lexicon."""
         counts = Counter({(f, u, lemma): c for f, u, lemma, c in self._lexicon})
-        counts.update((w, u, lemma) for words, upos, lemmas in examples
-                      for w, u, lemma in zip(words, upos, lemmas) if _annotated(w, lemma))
+        counts.update(_learned(examples))
         self._set_lexicon([(f, u, lemma, c) for (f, u, lemma), c in sorted(counts.items())])
 
     def _encode(self, examples, training=False):
@@ -199,14 +228,18 @@ class Lemmatizer(SequenceTask):
         if STORED not in model.tag_index:
             raise ModelFormatError("corrupt fasttag model: the lemmatizer has no stored-lemma class")
         for tag in model.tags:
-            try:
-                parse(tag)
-            except ValueError:
-                raise ModelFormatError(f"corrupt fasttag model: {tag!r} is not an edit script") from None
+            fault = script_fault(tag)
+            if fault:
+                raise ModelFormatError(f"corrupt fasttag model: the lemmatizer's class {shown(tag)} {fault}")
         lexicon = header.get("lexicon")
         if not isinstance(lexicon, list) or not all(
                 isinstance(e, list) and len(e) == 4 and all(isinstance(v, str) for v in e[:3])
                 and header_int(e[3], 1) for e in lexicon):
             raise ModelFormatError("corrupt fasttag model: the lemmatizer's lexicon is not "
                                    "[form, upos, lemma, count] entries")
+        for form, _, lemma, _ in lexicon:
+            fault = column_fault(lemma, "LEMMA")
+            if fault:
+                raise ModelFormatError(f"corrupt fasttag model: the lemmatizer's lexicon gives {shown(form)} the "
+                                       f"lemma {shown(lemma)}, which {fault}")
         return cls(model, meta, lexicon)

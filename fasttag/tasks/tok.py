@@ -18,8 +18,9 @@ import numpy as np
 from ..text import formats as ftio
 from .. import parallel
 from ..features.chars import HASH_BASE, HASH_BASE_INVERSE, Batch, attached_marks, bmp_lookup, codepoints, mix, powers_of
-from ..errors import InputError, ModelFormatError
+from ..errors import InputError, ModelFormatError, shown
 from ..text.conllu import paused_gc, read_document
+from ..text.fieldcheck import column_fault, field_fault
 from ..text import output
 from ..text import patterns
 from ..text.metrics import score_tokenization
@@ -906,12 +907,15 @@ class Tokenizer(SequenceTask):
     @classmethod
     def _load(cls, header, arrays, model, meta):
         expansions = header.get("expansions", {})
-        if not isinstance(expansions, dict) or not all(
-                isinstance(f, str) and f and not any(ch.isspace() for ch in f)
-                and isinstance(ws, list) and len(ws) >= 2
-                and all(isinstance(w, str) and w and not any(ch.isspace() and ch != " " for ch in w)
-                        for w in ws) for f, ws in expansions.items()):
+        if not isinstance(expansions, dict):
             raise ModelFormatError("corrupt fasttag model: the multiword expansions are malformed")
+        if len(expansions) > MAX_EXPANSIONS:
+            raise ModelFormatError(f"corrupt fasttag model: {len(expansions):,} multiword expansions, over the "
+                                   f"{MAX_EXPANSIONS:,} a tokenizer may hold")
+        for f, ws in expansions.items():
+            fault = expansion_fault(f, ws)
+            if fault:
+                raise ModelFormatError(f"corrupt fasttag model: the multiword expansion of {shown(f)} {fault}")
         protected = header.get("protected", [])        # files before protected patterns: none
         if not isinstance(protected, list) or not all(isinstance(k, str) and k in patterns.KINDS
                                                       for k in protected) or len(set(protected)) != len(protected):
@@ -921,6 +925,43 @@ class Tokenizer(SequenceTask):
         if tok.segmenter is not None and not tok.candidates:
             raise ModelFormatError("corrupt fasttag model: a character-tagger tokenizer holds a segmenter")
         return tok
+
+
+#: The most words a multiword token expands to (UD's hold two or three).
+MAX_EXPANSION_WORDS = 16
+#: The most characters an expansion's words hold beyond twice its form's
+#: ("du" -> "de le": 4 of at most 20), so a text is never expanded into
+#: more than a few times its length.
+EXPANSION_SLACK = 16
+#: The most multiword expansions a tokenizer holds (a treebank gives a few thousand).
+MAX_EXPANSIONS = 200_000
+
+
+def expansion_fault(form, words):
+    """What is wrong with ``form`` -> ``words`` as a multiword expansion,
+    or None: the rule training keeps its expansions to and loading checks
+    a file's with.  The words are CoNLL-U FORMs
+    (:func:`fasttag.text.fieldcheck.column_fault`), bounded in number and
+    length (:data:`MAX_EXPANSION_WORDS`, :data:`EXPANSION_SLACK`)."""
+    fault = field_fault(form)
+    if fault:
+        return f"has a form that {fault}"
+    if not isinstance(words, (list, tuple)) or len(words) < 2:
+        return "is not a list of two or more words"
+    if len(words) > MAX_EXPANSION_WORDS:
+        return f"has {len(words):,} words, over the {MAX_EXPANSION_WORDS} an expansion may have"
+    for w in words:
+        fault = column_fault(w, "FORM")
+        if not fault and any(ch.isspace() and ch != " " for ch in w):
+            fault = "holds whitespace other than a space"
+        if fault:
+            return f"has the word {shown(w)}, which {fault}"
+    chars = sum(len(w) for w in words)
+    limit = 2 * len(form) + EXPANSION_SLACK
+    if chars > limit:
+        return (f"holds {chars:,} characters, over the {limit} an expansion of its form may hold (twice the "
+                f"form's plus {EXPANSION_SLACK})")
+    return None
 
 
 def _recase(form, words):
@@ -958,7 +999,11 @@ def _expansions(tokens, candidates=None):
         # lowercase was mostly a multiword token too ("its" is rarely "it s", even if "ITS" was)
         if sum(counts.values()) > plain[form] and (
                 form not in concatenated or multi_lower[form.lower()] > plain_lower[form.lower()]):
-            out[form] = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+            words = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+            if expansion_fault(form, words) is None:        # else the form stays one word
+                out[form] = words
+    if len(out) > MAX_EXPANSIONS:                           # the most frequent kept
+        out = dict(sorted(out.items(), key=lambda kv: (-sum(multi[kv[0]].values()), kv[0]))[:MAX_EXPANSIONS])
     return out
 
 
