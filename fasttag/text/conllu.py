@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 
 from ..errors import InputError
 from ..files import atomic_file
-from .parsers import CONLLU_RANGE, parse_conllu
+from .parsers import parse_conllu, split_spacing
 from .sources import is_path, open_lines
 
 __all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_lines",
@@ -205,54 +205,13 @@ def _has_break(gap):
 
 # ---------------------------------------------------------------- reading
 
-_ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
-_UNESCAPES = {v: "\\" + k for k, v in _ESCAPES.items()}
-_SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
-
-
-def _spaces_after(value, name, lineno):
-    def sub(m):
-        e = m.group(1)
-        if len(e) == 5:
-            return chr(int(e[1:], 16))
-        if e in _ESCAPES:
-            return _ESCAPES[e]
-        raise InputError(f"unknown escape \\{e} in SpacesAfter", name, lineno)
-    out = _SPACES_ESCAPE.sub(sub, value)
-    if not out or not out.isspace():
-        raise InputError(f"SpacesAfter={value} is not whitespace", name, lineno)
-    return out
+_UNESCAPES = {" ": "\\s", "\t": "\\t", "\n": "\\n", "\r": "\\r", "|": "\\p", "\\": "\\\\"}
 
 
 def escape_spaces(spacing):
     """The ``SpacesAfter`` value of a run of whitespace (``\\s``, ``\\n``,
     ``\\u00A0`` ...)."""
     return "".join(_UNESCAPES.get(c) or f"\\u{ord(c):04X}" for c in spacing)
-
-
-def split_spacing(misc, name, lineno):
-    """(the spacing after the token, MISC without ``SpaceAfter``/``SpacesAfter``)."""
-    if misc == "_" or "Space" not in misc:
-        return " ", misc
-    if misc == "SpaceAfter=No":
-        return "", "_"
-    out = None
-    rest = []
-    for item in misc.split("|"):
-        key, _, value = item.partition("=")
-        if key == "SpaceAfter":
-            if value != "No":
-                raise InputError(f"SpaceAfter={value}: the only value CoNLL-U allows is No", name, lineno)
-            new = ""
-        elif key == "SpacesAfter":
-            new = _spaces_after(value, name, lineno)
-        else:
-            rest.append(item)
-            continue
-        if out is not None and out != new:
-            raise InputError("MISC gives both SpaceAfter and SpacesAfter", name, lineno)
-        out = new
-    return (" " if out is None else out), ("|".join(rest) or "_")
 
 
 def read_document(source) -> UDDocument:
@@ -331,11 +290,10 @@ def _comment(sent, line, lineno):
 
 
 def _sentence(parsed, name):
-    """The :class:`UDSentence` of a parsed sentence (offsets not yet set),
-    checking what the raw text needs beyond the parser's checks."""
+    """The :class:`UDSentence` of a sentence :func:`parse_conllu` read and
+    checked (offsets not yet set)."""
     sent = UDSentence([], line=parsed.start_line)
     tokens = sent.tokens
-    next_id = 1
     mwt = None                # the multiword token being filled, and its last word's id
     for lineno, line in enumerate(parsed.lines, parsed.start_line):
         if not line or line.isspace():
@@ -343,34 +301,17 @@ def _sentence(parsed, name):
             sent.text_comment = sent.text_line = sent.sent_id = None
             continue
         if line[0] == "#":
-            if tokens or mwt is not None:
-                raise InputError("a comment line among word lines (comments go before a sentence)",
-                                 name, lineno)
             _comment(sent, line, lineno)
             continue
         fields = line.split("\t")
         wid, form = fields[0], fields[1]
-        if "." in wid:                      # the parser checked the IDs' form
+        if "." in wid:                      # the parser checked every ID's place
             sent.empty_nodes.append(fields)
             continue
-        if form.isspace():
-            raise InputError(f"a {'word' if mwt else 'token'} of only whitespace", name, lineno)
-        m = CONLLU_RANGE.fullmatch(wid) if "-" in wid else None
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if mwt is not None:
-                raise InputError(f"multiword token {wid} begins inside {mwt[0].words[0].id}-{mwt[1]}",
-                                 name, lineno)
-            if a != next_id:
-                raise InputError(f"multiword token range {wid} does not start at the next word "
-                                 f"({next_id}) or is empty", name, lineno)
+        if "-" in wid:
             spacing, misc = split_spacing(fields[9], name, lineno)
-            mwt = (UDToken(form, 0, 0, [], spacing, misc, lineno), b, a)
+            mwt = (UDToken(form, 0, 0, [], spacing, misc, lineno), int(wid.partition("-")[2]))
             continue
-        if int(wid) != next_id:
-            raise InputError(f"word ID {wid} where {next_id} was expected "
-                             f"(IDs count 1, 2, 3 ... in a sentence; missing blank line?)", name, lineno)
-        next_id += 1
         misc = fields[9]
         spacing = " "
         if "Space" in misc:
@@ -383,8 +324,6 @@ def _sentence(parsed, name):
         if word.id == mwt[1]:
             tokens.append(mwt[0])
             mwt = None
-    if mwt is not None:
-        raise InputError(f"multiword token {mwt[2]}-{mwt[1]} lacks its words", name, mwt[0].line)
     return sent
 
 

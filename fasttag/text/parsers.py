@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -83,69 +84,208 @@ def read_conllu(source, column="upos") -> Iterator[Sentence]:
 
 
 def parse_conllu(lines, name, col):
-    buf, words, tags, rows, word_lines = [], [], [], [], []
+    """Sentences of CoNLL-U ``lines`` read from ``name``, each checked
+    against the structural rules of the format (:func:`check_conllu_line`
+    and the order of IDs): the one validator of every CoNLL-U reader."""
+    buf, words, tags, word_lines = [], [], [], []
     start = 0
-    last_id = 0
-    nonword_line = 0  # line number of a multiword/empty-node line of a block without words yet
+    state = _SentenceState()
     sentences = comments = 0
     for lineno, line in enumerate(lines, 1):
         if not line or line.isspace():
             if words:
+                state.close(name)
                 sentences += 1
-                yield Sentence(words, tags, rows, buf, word_lines, start)
-                buf, words, tags, rows, word_lines = [], [], [], [], []
-                last_id = 0
-            elif nonword_line:
+                yield Sentence(words, tags, _Rows(buf, word_lines), buf, word_lines, start)
+                buf, words, tags, word_lines = [], [], [], []
+                state = _SentenceState()
+            elif state.nonword_line:
                 raise InputError("sentence has no words (only multiword-token or empty-node lines)",
-                                 name, nonword_line)
+                                 name, state.nonword_line)
             elif buf:
                 buf.append(line)  # comments waiting for their sentence
             continue
         if not buf:
             start = lineno
         if line[0] == "#":
+            if words or state.nonword_line:
+                raise InputError("a comment line among word lines (comments go before a sentence)", name, lineno)
             comments += 1
             buf.append(line)
             continue
-        fields = line.split("\t")
-        if len(fields) != 10:
-            hint = " (fields must be separated by tabs)" if len(fields) < 10 and " " in line else ""
-            raise InputError(f"expected 10 tab-separated fields, found {len(fields)}{hint}",
-                             name, lineno)
-        if "" in fields:
-            field = CONLLU_FIELDS[fields.index("")]
-            raise InputError(f"empty {field} field", name, lineno)
-        wid = fields[0]
-        if wid.isdigit() and wid.isascii() and wid[0] != "0":
-            n = int(wid)
-            if n <= last_id:
-                raise InputError(f"word ID {n} does not follow word ID {last_id} "
-                                 f"(IDs must increase within a sentence; missing blank line?)",
-                                 name, lineno)
-            last_id = n
+        fields = check_conllu_line(line, name, lineno)
+        if state.word(fields[0], name, lineno):
             word_lines.append(len(buf))
             words.append(fields[1])
             tags.append(fields[col])
-            rows.append(fields)
-            nonword_line = 0
-        else:
-            m = CONLLU_RANGE.fullmatch(wid)
-            if m is not None:
-                if int(m.group(1)) >= int(m.group(2)):
-                    raise InputError(f"malformed multiword-token range {wid!r}", name, lineno)
-            elif CONLLU_EMPTY.fullmatch(wid) is None:
-                raise InputError(f"malformed ID {wid!r} (expected a word number like 3, "
-                                 f"a range like 3-4 or an empty node like 3.1)", name, lineno)
-            if not words and not nonword_line:
-                nonword_line = lineno
         buf.append(line)
     if words:
-        yield Sentence(words, tags, rows, buf, word_lines, start)
-    elif nonword_line:
+        state.close(name)
+        yield Sentence(words, tags, _Rows(buf, word_lines), buf, word_lines, start)
+    elif state.nonword_line:
         raise InputError("sentence has no words (only multiword-token or empty-node lines)",
-                         name, nonword_line)
+                         name, state.nonword_line)
     elif comments and not sentences:
         raise InputError(COMMENTS_ONLY, name)
+
+
+# Characters that end a line for str.splitlines besides CR and LF: a field
+# holding one cannot be rebuilt into a sentence's text, nor its # text line.
+_LINE_BREAK = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def check_conllu_line(line, name, lineno):
+    """The ten fields of a word, range or empty-node line, or InputError
+    naming the rule it breaks: ten tab-separated fields, none empty, a FORM
+    that is not only whitespace, no line break character, the spacing
+    items of MISC as CoNLL-U defines them."""
+    fields = line.split("\t")
+    if len(fields) != 10:
+        hint = " (fields must be separated by tabs)" if len(fields) < 10 and " " in line else ""
+        raise InputError(f"expected 10 tab-separated fields, found {len(fields)}{hint}", name, lineno)
+    if "" in fields:
+        raise InputError(f"empty {CONLLU_FIELDS[fields.index('')]} field", name, lineno)
+    if fields[1].isspace():
+        raise InputError("a FORM of only whitespace", name, lineno)
+    m = _LINE_BREAK.search(line)
+    if m is not None:
+        field = CONLLU_FIELDS[line.count("\t", 0, m.start())]
+        raise InputError(f"{field} holds the line break character U+{ord(m.group()):04X}, which a CoNLL-U "
+                         f"field cannot hold", name, lineno)
+    if "Space" in fields[9]:
+        split_spacing(fields[9], name, lineno)
+    return fields
+
+
+class _SentenceState:
+    """The IDs of one sentence so far: words 1, 2, ... n in order; a range
+    a-b starts at the next word and ends before the next range starts and
+    by the sentence's end; an empty node N.k follows word N (0 before the
+    first) and its k counts 1, 2, ..."""
+    __slots__ = ("last_id", "range_end", "range_id", "range_line", "empty", "nonword_line")
+
+    def __init__(self):
+        self.last_id = 0          # the last word's ID
+        self.range_end = 0        # the last word of the open multiword token, 0 when none is open
+        self.range_id = self.range_line = None
+        self.empty = 0            # the k of the last empty node after word last_id
+        self.nonword_line = 0     # the first range or empty-node line while no word has come
+
+    def word(self, wid, name, lineno):
+        """Whether ``wid`` is a word's ID (a range or an empty node is
+        not); InputError where it is out of place."""
+        if wid.isdigit() and wid.isascii() and wid[0] != "0":
+            n = int(wid)
+            if n != self.last_id + 1:
+                if n <= self.last_id:
+                    raise InputError(f"word ID {n} does not follow word ID {self.last_id} (IDs must increase "
+                                     f"within a sentence; missing blank line?)", name, lineno)
+                raise InputError(f"word ID {n} where {self.last_id + 1} was expected (IDs count 1, 2, 3 ... "
+                                 f"in a sentence)", name, lineno)
+            self.last_id = n
+            self.empty = 0
+            if n == self.range_end:
+                self.range_end = 0
+            return True
+        m = CONLLU_RANGE.fullmatch(wid)
+        if m is not None:
+            a, b = int(m.group(1)), int(m.group(2))
+            if a >= b:
+                raise InputError(f"malformed multiword-token range {wid!r}", name, lineno)
+            if self.range_end:
+                raise InputError(f"multiword token {wid} begins inside {self.range_id}", name, lineno)
+            if a != self.last_id + 1:
+                raise InputError(f"multiword token range {wid} does not start at the next word "
+                                 f"({self.last_id + 1})", name, lineno)
+            self.range_end, self.range_id, self.range_line = b, wid, lineno
+        elif CONLLU_EMPTY.fullmatch(wid) is not None:
+            word, k = map(int, wid.split("."))
+            if word != self.last_id or k != self.empty + 1:
+                want = f"{self.last_id}.{self.empty + 1}"
+                raise InputError(f"empty node {wid} where {want} was expected (an empty node N.k follows word "
+                                 f"N, k counting 1, 2 ...)", name, lineno)
+            self.empty = k
+        else:
+            raise InputError(f"malformed ID {wid!r} (expected a word number like 3, a range like 3-4 or an "
+                             f"empty node like 3.1)", name, lineno)
+        if not self.last_id and not self.nonword_line:
+            self.nonword_line = lineno
+        return False
+
+    def close(self, name):
+        """InputError when a multiword token reaches past the last word."""
+        if self.range_end:
+            raise InputError(f"multiword token {self.range_id} lacks its words (the sentence ends at word "
+                             f"{self.last_id})", name, self.range_line)
+
+
+class _Rows(Sequence):
+    """A sentence's word fields, split from its lines when asked: holding
+    every field of a long sentence as its own string would cost several
+    times the file's size."""
+    __slots__ = ("_lines", "_word_lines")
+
+    def __init__(self, lines, word_lines):
+        self._lines, self._word_lines = lines, word_lines
+
+    def __len__(self):
+        return len(self._word_lines)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._lines[k].split("\t") for k in self._word_lines[i]]
+        return self._lines[self._word_lines[i]].split("\t")
+
+    def __eq__(self, other):
+        return isinstance(other, (Sequence, list)) and list(self) == list(other)
+
+    def __repr__(self):
+        return repr(list(self))
+
+
+# ---------------------------------------------------------------- MISC spacing
+
+_ESCAPES = {"s": " ", "t": "\t", "n": "\n", "r": "\r", "p": "|", "\\": "\\"}
+_SPACES_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|.)")
+
+
+def _spaces_after(value, name, lineno):
+    def sub(m):
+        e = m.group(1)
+        if len(e) == 5:
+            return chr(int(e[1:], 16))
+        if e in _ESCAPES:
+            return _ESCAPES[e]
+        raise InputError(f"unknown escape \\{e} in SpacesAfter", name, lineno)
+    out = _SPACES_ESCAPE.sub(sub, value)
+    if not out or not out.isspace():
+        raise InputError(f"SpacesAfter={value} is not whitespace", name, lineno)
+    return out
+
+
+def split_spacing(misc, name, lineno):
+    """(the spacing after the token, MISC without ``SpaceAfter``/``SpacesAfter``)."""
+    if misc == "_" or "Space" not in misc:
+        return " ", misc
+    if misc == "SpaceAfter=No":
+        return "", "_"
+    out = None
+    rest = []
+    for item in misc.split("|"):
+        key, _, value = item.partition("=")
+        if key == "SpaceAfter":
+            if value != "No":
+                raise InputError(f"SpaceAfter={value}: the only value CoNLL-U allows is No", name, lineno)
+            new = ""
+        elif key == "SpacesAfter":
+            new = _spaces_after(value, name, lineno)
+        else:
+            rest.append(item)
+            continue
+        if out is not None and out != new:
+            raise InputError("MISC gives both SpaceAfter and SpacesAfter", name, lineno)
+        out = new
+    return (" " if out is None else out), ("|".join(rest) or "_")
 
 
 #: The error of a CoNLL-U file without a word line: nothing to read, tag or score.
