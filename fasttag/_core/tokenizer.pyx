@@ -13,6 +13,14 @@ for the sequence model's templates; :func:`assemble` turns the decoded
 labels back into token offsets, sentence starts and word splits.  No Python
 object is touched in the loops, so they run without the GIL.
 
+Every pass is linear in the text: a candidate's attributes read a window
+of at most MAX_PART characters around it, or values computed once per
+chunk (its shape), and the scan keeps what it needs of the characters
+behind it (the parity of a run of regional indicators) as it goes.  Each
+pass counts the characters and candidates it visits in ``Text.visits``;
+:func:`work` returns the counts, so that a test can check linearity
+without a clock.
+
 Definitions (the pure-Python reference of the tests follows them):
 
 - character classes: :func:`scan_class` of a code point's category index
@@ -71,6 +79,9 @@ DEF MAX_CHUNK = 24        # longer chunks are all one "long chunk"
 DEF MAX_SHAPE = 12
 DEF MAX_SUFFIX = 4        # the longest learned multiword suffix
 DEF ZWJ = 0x200D
+DEF N_PASSES = 5          # read, scan, shapes, features, assemble
+
+PASS_NAMES = ("read", "scan", "shapes", "features", "assemble")
 
 N_ATTRIBUTES = 21
 KIND_NAMES = ("punct", "spaceless", "suffix", "gap")
@@ -192,10 +203,14 @@ cdef struct Text:
     int32_t* lchunk
     int32_t* rchunk
     Py_ssize_t n_cands
+    uint64_t* cshape      # per chunk: its shape hash (chunk_shapes; NULL until computed)
+    # characters and candidates each pass visited (the work counts of :func:`work`)
+    Py_ssize_t visits[N_PASSES]
 
 
 cdef int text_alloc(Text* t, Py_ssize_t n) except -1:
     cdef Py_ssize_t m = n + 1
+    cdef int k
     t.n = n
     t.cap = m
     t.cp = <uint32_t*>malloc(m * sizeof(uint32_t))
@@ -210,6 +225,9 @@ cdef int text_alloc(Text* t, Py_ssize_t n) except -1:
     t.kind = <uint8_t*>malloc(m)
     t.lchunk = <int32_t*>malloc(m * sizeof(int32_t))
     t.rchunk = <int32_t*>malloc(m * sizeof(int32_t))
+    t.cshape = NULL
+    for k in range(N_PASSES):
+        t.visits[k] = 0
     if not (t.cp and t.cat and t.cls and t.base and t.cstart and t.cend and t.cgap and t.left and t.pos
             and t.kind and t.lchunk and t.rchunk):
         text_free(t)
@@ -219,7 +237,8 @@ cdef int text_alloc(Text* t, Py_ssize_t n) except -1:
 
 cdef void text_free(Text* t) noexcept:
     free(t.cp); free(t.cat); free(t.cls); free(t.base); free(t.cstart); free(t.cend); free(t.cgap)
-    free(t.left); free(t.pos); free(t.kind); free(t.lchunk); free(t.rchunk)
+    free(t.left); free(t.pos); free(t.kind); free(t.lchunk); free(t.rchunk); free(t.cshape)
+    t.cshape = NULL
     t.cp = NULL; t.cat = NULL; t.cls = NULL; t.base = NULL; t.cstart = NULL; t.cend = NULL
     t.cgap = NULL; t.left = NULL; t.pos = NULL; t.kind = NULL; t.lchunk = NULL; t.rchunk = NULL
 
@@ -241,21 +260,13 @@ cdef void read_text(Text* t, int ukind, void* data, const uint8_t* cat_table) no
         elif i == 0 or t.cls[i - 1] >= SPACE and t.cls[i - 1] != OTHER:
             b = OTHER                       # a mark after whitespace stands alone
         t.base[i] = b
+    t.visits[0] += t.n
 
 
 cdef inline bint regional(uint32_t c) noexcept nogil:
     return 0x1F1E6 <= c <= 0x1F1FF
 
 
-cdef inline bint flag_half(const uint32_t* cp, Py_ssize_t j, Py_ssize_t start) noexcept nogil:
-    """Whether cp[j] is the second half of a flag (an even-numbered regional
-    indicator of a run)."""
-    cdef Py_ssize_t run = 0
-    if not regional(cp[j]):
-        return False
-    while j - run - 1 >= start and regional(cp[j - run - 1]):
-        run += 1
-    return run % 2 == 1
 
 
 cdef inline bint wordlike(uint8_t c) noexcept nogil:
@@ -267,7 +278,8 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
     """Chunks and candidates of a read text.  ``prot``: sorted (start, end)
     pairs of protected spans, inside which no boundary is a candidate."""
     cdef Py_ssize_t i = 0, n = t.n, a, b, j, k, run_start, p_at = 0
-    cdef bint nl
+    cdef Py_ssize_t regionals       # regional indicators right before j in the chunk
+    cdef bint nl, flag_half
     cdef uint8_t gap, lc, rc
     cdef uint32_t after
     cdef uint8_t kind = K_PUNCT
@@ -306,13 +318,18 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
                 t.rchunk[t.n_cands] = <int32_t>t.n_chunks
                 t.n_cands += 1
         run_start = b
+        regionals = 1 if regional(t.cp[b]) else 0
+        t.visits[1] += i - a
         for j in range(b + 1, i + 1):
             check_index(j - 1, t.n)
             if j < i:
                 check_index(j, t.n)
                 rc = t.cls[j]
                 lc = t.base[j - 1]
-                if rc == MARK or t.cp[j - 1] == ZWJ or flag_half(t.cp, j, b):
+                # the second, fourth ... regional indicator of a run ends a flag: no boundary before it
+                flag_half = regional(t.cp[j]) and regionals % 2 == 1
+                regionals = regionals + 1 if regional(t.cp[j]) else 0
+                if rc == MARK or t.cp[j - 1] == ZWJ or flag_half:
                     continue
                 while p_at < n_prot and prot[2 * p_at + 1] <= j:
                     check_index(2 * p_at + 1, 2 * n_prot)
@@ -331,6 +348,7 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
                     and (keys[n_keys] >> (lowered(t.cp[j - 1], lower) & 63)) & 1:
                 # the end of a letter run [run_start, j): its learned suffixes
                 after = t.cp[j] if j < i and t.cls[j] == OTHER else 0
+                t.visits[1] += MAX_SUFFIX
                 for k in range(MAX_SUFFIX, 0, -1):        # in text order
                     if j - k >= 0:
                         check_index(j - k, t.n)
@@ -361,11 +379,14 @@ cdef void scan(Text* t, const uint32_t* lower, const uint64_t* keys, Py_ssize_t 
 
 
 cdef inline uint64_t shape_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """The hash of the symbols of text[a:b] (runs collapsed), LONG beyond
+    MAX_SHAPE runs: the walk stops there."""
     cdef uint64_t h = 0, sym, last = 0xFFFFFFFFFFFFFFFFULL
     cdef Py_ssize_t i, n = 0
     cdef uint8_t k
     check(0 <= a and b <= t.n)
     for i in range(a, b):
+        t.visits[2] += 1
         k = t.cls[i]
         if k == MARK:
             continue
@@ -381,9 +402,23 @@ cdef inline uint64_t shape_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept no
             h = h * P + sym
             n += 1
             last = sym
-    if n > MAX_SHAPE:
-        return LONG
+            if n > MAX_SHAPE:
+                return LONG
     return mix64(h ^ (<uint64_t>n << 48))
+
+
+cdef int chunk_shapes(Text* t) except -1:
+    """Each chunk's shape hash, once: a candidate's attributes read it, and
+    walking the chunk for each of its candidates would be quadratic."""
+    cdef Py_ssize_t ch
+    t.cshape = <uint64_t*>malloc((t.n_chunks + 1) * sizeof(uint64_t))
+    if t.cshape == NULL:
+        raise MemoryError()
+    with nogil:
+        for ch in range(t.n_chunks):
+            check_index(ch, t.cap)
+            t.cshape[ch] = shape_hash(t, t.cstart[ch], t.cend[ch])
+    return 0
 
 
 cdef inline uint64_t chunk_hash(Text* t, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
@@ -400,12 +435,13 @@ cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t*
     check_index(t.lchunk[c], t.n_chunks)
     check_index(t.rchunk[c], t.n_chunks)
     cdef Py_ssize_t a = t.left[c], b = t.pos[c], ls = t.cstart[t.lchunk[c]], re = t.cend[t.rchunk[c]]
-    cdef Py_ssize_t i, x
+    cdef Py_ssize_t i, x, y, lo13, hi14, left_run
     cdef uint64_t v[21]
     cdef int k
     cdef uint8_t kind = t.kind[c]
     # every read of the text below lies in [ls, re), checked by its condition
     check(0 <= ls and ls <= a and a <= b and b <= re and re <= t.n)
+    check(t.cshape != NULL)
     v[0] = kind * 4 + (t.cgap[t.rchunk[c]] if kind == K_GAP else 0)
     v[1] = t.cp[a - 1] if a - 1 >= ls else NONE
     v[2] = t.cp[a - 2] if a - 2 >= ls else NONE
@@ -422,16 +458,19 @@ cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t*
     while x > ls and x > a - MAX_PART and (wordlike(t.base[x - 1])):
         x -= 1
     v[11] = low_hash(t.cp, x, a, lower) if x < a else NONE
-    x = b
-    while x < re and x < b + MAX_PART and (wordlike(t.base[x])):
-        x += 1
-    v[12] = low_hash(t.cp, b, x, lower) if x > b else NONE
-    v[13] = str_hash(t.cp, a - MAX_PART if a - MAX_PART > ls else ls, a)
-    v[14] = str_hash(t.cp, b, b + MAX_PART if b + MAX_PART < re else re)
+    left_run = a - x
+    y = b
+    while y < re and y < b + MAX_PART and (wordlike(t.base[y])):
+        y += 1
+    v[12] = low_hash(t.cp, b, y, lower) if y > b else NONE
+    lo13 = a - MAX_PART if a - MAX_PART > ls else ls
+    hi14 = b + MAX_PART if b + MAX_PART < re else re
+    v[13] = str_hash(t.cp, lo13, a)
+    v[14] = str_hash(t.cp, b, hi14)
     v[15] = chunk_hash(t, t.cstart[t.rchunk[c]], re)
     v[16] = chunk_hash(t, ls, t.cend[t.lchunk[c]]) if kind == K_GAP else NONE
-    v[17] = shape_hash(t, t.cstart[t.rchunk[c]], re)
-    v[18] = shape_hash(t, ls, t.cend[t.lchunk[c]]) if kind == K_GAP else NONE
+    v[17] = t.cshape[t.rchunk[c]]
+    v[18] = t.cshape[t.lchunk[c]] if kind == K_GAP else NONE
     if kind == K_GAP:
         v[19] = 16
     else:
@@ -444,6 +483,10 @@ cdef void features(Text* t, Py_ssize_t c, const uint32_t* lower, const uint64_t*
     while i > ls and i > x - MAX_PART and wordlike(t.base[i - 1]):
         i -= 1
     v[20] = low_hash(t.cp, i, x, lower) if i < x and x < a else NONE
+    # what this candidate read: the characters of its windows and chunks (a long chunk is not read)
+    t.visits[3] += (1 + 2 * left_run + 2 * (y - b) + (a - lo13) + (hi14 - b) + (a - x) + 2 * (x - i)
+                    + (re - t.cstart[t.rchunk[c]] if re - t.cstart[t.rchunk[c]] <= MAX_CHUNK else 0)
+                    + (t.cend[t.lchunk[c]] - ls if kind == K_GAP and t.cend[t.lchunk[c]] - ls <= MAX_CHUNK else 0))
     for k in range(21):
         row[k] = mix64(v[k] ^ seeds[k])
 
@@ -526,6 +569,7 @@ def featurize(list texts, const uint8_t[::1] cat_table, const uint32_t[::1] lowe
             load(&ts[i], texts[i], &cat_table[0], &lower[0],
                  &suffix_keys[0] if suffix_keys.shape[0] else NULL, n_keys_of(suffix_keys), prot, n_prot)
             loaded += 1
+            chunk_shapes(&ts[i])
             total += ts[i].n_cands
             bv[i + 1] = total
         attrs = np.empty((total, N_ATTRIBUTES), dtype=np.uint64)
@@ -580,6 +624,7 @@ cdef void _assemble(Text* t, const int32_t* labels, int64_t* starts, int64_t* en
     """``room``: the entries of starts, ends, sent and splits (debug checks)."""
     cdef Py_ssize_t ch, c = 0, nt = 0, ns = 0
     cdef int32_t lab
+    t.visits[4] += t.n_chunks + t.n_cands
     for ch in range(t.n_chunks):
         check_index(nt, room)
         starts[nt] = t.cstart[ch]
@@ -608,6 +653,45 @@ cdef void _assemble(Text* t, const int32_t* labels, int64_t* starts, int64_t* en
         ends[nt - 1] = t.cend[ch]
     n_tokens[0] = nt
     n_splits[0] = ns
+
+
+def work(str text, const uint8_t[::1] cat_table, const uint32_t[::1] lower,
+         const uint64_t[::1] suffix_keys, protected=None):
+    """The work of featurizing and assembling ``text``: a dict of the
+    characters and candidates each pass visits (names: PASS_NAMES), with
+    ``chars`` and ``candidates``.  Linear passes visit a bounded number
+    per character: tests compare the counts of texts of two sizes."""
+    cdef Text t
+    cdef Py_ssize_t n_prot, c, nt = 0, ns = 0
+    cdef uint64_t[21] row
+    cdef uint64_t[21] seeds
+    cdef int64_t[::1] sv, ev, pv
+    cdef uint8_t[::1] tv
+    cdef int32_t[::1] lv
+    for c in range(21):
+        seeds[c] = 0
+    keep = []
+    cdef const int64_t* prot = protected_of(protected, &n_prot, keep)
+    load(&t, text, &cat_table[0], &lower[0], &suffix_keys[0] if suffix_keys.shape[0] else NULL,
+         n_keys_of(suffix_keys), prot, n_prot)
+    try:
+        chunk_shapes(&t)
+        with nogil:
+            for c in range(t.n_cands):
+                features(&t, c, &lower[0], &seeds[0], &row[0])
+        labels = np.zeros(t.n_cands + 1, dtype=np.int32)
+        starts = np.empty(t.n + 1, dtype=np.int64)
+        ends = np.empty(t.n + 1, dtype=np.int64)
+        sent = np.zeros(t.n + 1, dtype=np.uint8)
+        splits = np.empty(t.n + 1, dtype=np.int64)
+        lv, sv, ev, tv, pv = labels, starts, ends, sent, splits
+        _assemble(&t, &lv[0], &sv[0], &ev[0], &tv[0], &pv[0], &nt, &ns, t.n + 1)
+        out = {name: t.visits[k] for k, name in enumerate(PASS_NAMES)}
+        out["chars"] = t.n
+        out["candidates"] = t.n_cands
+        return out
+    finally:
+        text_free(&t)
 
 
 def candidate_kinds():
