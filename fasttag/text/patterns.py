@@ -8,6 +8,29 @@ A span never contains whitespace and never ends in a sentence's period,
 comma or closing bracket that is not part of it.  Which kinds a tokenizer
 actually protects is for training to decide: :data:`KINDS` names them so
 that it can count per kind whether its training data keeps them whole.
+
+Time is linear in the text, by two means.  First, no alternative can
+restart inside a run it would consume: each repetition over a separator
+(host labels and dots, digit groups and ``,``/``.``/``'``/``-``/``/``,
+local parts of e-mail addresses, hashtag words) is guarded by a
+lookbehind that forbids a start right after a character of the same run
+(a number never starts right after ``.``, ``,``, ``:``, ``/``, a digit
+and ``-`` or, for groups of ``'``, a digit and ``'``), and the other
+repetitions (emoticons, emoji sequences) never fail after their first
+character or start only after whitespace; so each start explores its own
+run once.  Second, as a bound that holds whatever the pattern: a piece
+(from a space or line break to the next whitespace) longer than :data:`WINDOW` characters is searched in
+windows of at most WINDOW characters that overlap by :data:`MAX_SPAN`, a
+span found in a window is kept only when it ends at least MAX_SPAN
+characters before the window's end (or at the piece's end), and the next
+window begins at the first span not kept (unless it began the window), or
+else MAX_SPAN before the window's end.  So every two windows advance by
+at least WINDOW - MAX_SPAN characters: each character is searched at most
+2 * WINDOW / (WINDOW - MAX_SPAN) times, each search within WINDOW
+characters.  Pieces of at most WINDOW characters (all of ordinary text)
+get exactly the spans of the whole pattern; in longer pieces a span
+longer than MAX_SPAN characters (a URL of ten thousand characters) may be
+missed or found in part.
 """
 import bisect
 import re
@@ -77,6 +100,7 @@ _EMOJI = f"{_EMOJI_ONE}(?:\u200d{_EMOJI_ONE})*"
 # numbers with separators: whole runs of digit groups only (a run that fits
 # none of these, such as 1,2,3 or an IP address, gives no span)
 _NUM_START = "(?<![\\dA-Za-z_.,:/])(?<!\\d-)"   # after a Chinese or Japanese character too: 是3.5元
+_AFTER_GROUP = "(?<!\\d')"      # digit groups of ' (1'000'000) never restart inside their run
 _NUM_END = "(?!\\d|[.,:/'-]\\d)"       # a letter may follow: 7:30pm, Finnish 2.0:n
 _DAY = "(?:0?[1-9]|[12]\\d|3[01])"
 _MONTH = "(?:0?[1-9]|1[0-2])"
@@ -86,7 +110,7 @@ _DATE = "|".join([f"\\d{{4}}-{_MONTH}-{_DAY}",                          # 2026-1
 _TIME = "(?:[01]?\\d|2[0-4]):[0-5]\\d(?::[0-5]\\d)?(?:[.,]\\d+)?"
 _DIGITS = "\\d+(?:[-/]\\d+)+"                # phone numbers, ranges, fractions, scores, 9/11
 _NUMBER = "|".join(["\\d{1,3}(?:,\\d{3})+(?:\\.\\d+)?", "\\d{1,3}(?:\\.\\d{3})+(?:,\\d+)?",
-                    "\\d{1,3}(?:'\\d{3})+(?:\\.\\d+)?", "\\d+[.,]\\d+"])
+                    f"{_AFTER_GROUP}\\d{{1,3}}(?:'\\d{{3}})+(?:\\.\\d+)?", "\\d+[.,]\\d+"])
 
 #: The one pattern; the name of the group that matched is the kind.  The
 #: order matters where two kinds start at one place: a URL or e-mail
@@ -120,6 +144,11 @@ TRIGGER = re.compile(
     f"|(?<=\\.)(?:(?<=www\\.)|(?:{_TLDS})(?![A-Za-z0-9_-]))"                # www. example.com
     "|(?<=[xX]D))")                                                        # XD
 _SPACE = re.compile("\\s")
+#: A whitespace-free piece longer than this is searched in windows (the
+#: module's docstring): the work of one search is bounded by a constant.
+WINDOW = 32768
+#: How far windows overlap: spans up to about this long are found whole.
+MAX_SPAN = 8192
 _NONE = np.zeros(0, dtype=np.int64)         # what most text gets, shared: read-only
 _NONE.flags.writeable = False
 
@@ -135,22 +164,33 @@ def protected_spans(text):
     if first is None:
         return _NONE, _NONE, _NONE
     starts, ends, kinds = [], [], []
-    kind_of, finditer, space = _KIND_OF_GROUP, PATTERN.finditer, _SPACE.search
+    kind_of, finditer, space, trigger = _KIND_OF_GROUP, PATTERN.finditer, _SPACE.search, TRIGGER.search
     done = 0                            # text[:done] is searched; text[done] is whitespace or done == 0
-    for t in TRIGGER.finditer(text, first.start()):
+    t = first
+    while t is not None:
         at = t.start()
-        if at < done:
-            continue
         # the piece around the trigger, from a space (or where the last
         # piece ended) to the next whitespace: no span crosses either end,
         # and lookbehinds still see the text before it
-        a = max(text.rfind(" ", done, at), done)
+        a = max(text.rfind(" ", done, at), text.rfind("\n", done, at), done)
         m = space(text, at)
         done = len(text) if m is None else m.start()
-        for m in finditer(text, a, done):
-            starts.append(m.start())
-            ends.append(m.end())
-            kinds.append(kind_of[m.lastgroup])
+        while True:
+            end = min(a + WINDOW, done)
+            keep_before = done if end == done else end - MAX_SPAN     # a kept span ends by then
+            restart = keep_before
+            for m in finditer(text, a, end):
+                if m.end() > keep_before:
+                    if m.start() > a:
+                        restart = m.start()     # searched again from its start, to be found whole
+                    break
+                starts.append(m.start())
+                ends.append(m.end())
+                kinds.append(kind_of[m.lastgroup])
+            if end == done:
+                break
+            a = restart
+        t = trigger(text, done)
     return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), np.array(kinds, dtype=np.int64))
 
 
