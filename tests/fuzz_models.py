@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """A fuzzer for fasttag model files.
 
-Every case is a real model file (a tiny model of every kind trained from the
-samples in ``data/``, or now and then a bundled model) changed by a few
+Every case is a real model file (a tiny model of every kind the registry
+knows, trained at fuzz time from the samples in ``data/`` and a hand-made
+treebank here: taggers, segmenters, span taggers, tokenizers of both
+engines (the character tagger's from tests/data/previous), lemmatizer,
+morphologizer, UD pipeline, feature tagger, linear estimators and MLPs; or
+now and then a bundled model) changed by a few
 mutations: of the decoded JSON header (numbers to 0, -1, huge, NaN,
 Infinity, strings, null, lists, dicts; lists emptied, cut, lengthened,
 duplicated 100,000 times, shuffled; keys dropped or added; kinds swapped),
@@ -14,7 +18,9 @@ Infinity or strings in shape/offset/nbytes, overlapping or misaligned
 offsets, forbidden dtypes), of the container (format version, header
 length, a nested or undecodable header) and raw byte flips in the payload;
 and of what a model is trusted with: tag names with newlines, tabs, escape
-codes, NULs or lone surrogates, emission and transition weights scaled up
+codes, NULs or lone surrogates, and so the strings a model writes (lemmas,
+edit scripts' added text, FEATS bundles, multiword expansions, also grown
+past their bounds), emission and transition weights scaled up
 to float32's maximum, template counts around and far beyond the bound, a
 header around its size bound, and the training settings fine-tuning and
 ``update`` reuse (algorithm, MIRA's k and C, fine_tuned, temperature).
@@ -27,7 +33,10 @@ Each case is loaded and, when the load succeeds, used in every way its
 kind allows (tagged, segmented, evaluated, n-best lists, marginals checked
 to be probabilities, explain, ``tag_file`` checked line by line, what
 ``inspect`` computes, fine-tuned, ``update``, predicted, ``partial_fit``,
-saved with ``to_bytes`` and loaded again with the same outputs) in a worker
+raw text to CoNLL-U, ``tag_file`` in every output format, spaCy's
+components where spaCy is installed, saved with ``to_bytes`` and loaded
+again with the same outputs; what CoNLL-U's models write is checked to be
+UTF-8 and valid CoNLL-U or JSON) in a worker
 subprocess, so that a crash of the compiled code is recorded instead of
 killing the run.  Results:
 
@@ -55,8 +64,9 @@ goes to a new temporary folder, or ``--out``).  The test suite runs cases
 0..499 of seed 1 through :func:`run_cases` (tests/test_model_fuzz.py).
 
 Adding a model kind: add a seed builder to :func:`_build_seed_models` (its
-family says which inputs use it) and, for a new family, a ``_use_*``
-function in the worker's ``USES`` table.
+family says which inputs use it), the kind to ``KINDS`` and, for a new
+class, a ``_use_*`` function in :func:`_uses`; tests/test_model_fuzz.py
+fails for a registered kind without a seed.
 """
 from __future__ import annotations
 
@@ -91,7 +101,7 @@ try:                                    # an installed fasttag, or the one of PY
 except ImportError:                     # else the checkout this file is in
     sys.path.insert(0, str(REPO))
 
-SEEDS_VERSION = 4               # bump when the seed models change
+SEEDS_VERSION = 5               # bump when the seed models change
 DEFAULT_TIMEOUT = 20.0          # seconds per case (bundled models: times BUNDLED_SCALE)
 BUNDLED_SCALE = 4.0
 FAILURES = ("load-error", "use-error", "crash", "hang")
@@ -464,9 +474,11 @@ def op_header_key(rnd, d, ctx):
     return f"{_fmt_path(path)}: {what}"
 
 
-KINDS = ["tagger", "segmenter", "spans", "linear.Perceptron", "linear.AveragedPerceptron",
+KINDS = ["tagger", "segmenter", "spans", "tokenizer", "feature-tagger", "lemmatizer", "morphologizer", "pipeline",
+         "linear.Perceptron", "linear.AveragedPerceptron",
          "linear.PassiveAggressiveClassifier", "linear.SGDClassifier", "linear.SGDRegressor",
-         "linear.Neuron", "linear.LinearModel", "linear.", "linear", "Tagger", "", None, 0, ["tagger"],
+         "linear.Neuron", "linear.MLPClassifier", "linear.MLPRegressor", "linear.LinearModel", "linear.", "linear",
+         "Tagger", "", None, 0, ["tagger"],
          {"kind": "tagger"}]
 
 
@@ -1265,6 +1277,85 @@ def op_tag_chars(rnd, d, ctx):
     return f"tags[{i}] = {_short(tags[i], 40)} ({how}, was {_short(old, 20)})"
 
 
+#: What a hostile file puts in a string fasttag writes: TAG_NAMES's, and what
+#: only a spaced column (LEMMA, FORM) could hold.
+WRITTEN_STRINGS = TAG_NAMES + ["de le", " ", "a\x0bb", "a\x1cb", "a\x1db", "a\x0cb", "\x9b", "_"]
+
+
+def _written(root):
+    """Paths (lists of keys) to what a model writes, wherever a pipeline
+    nests it: lemmatizer lexicons and classes, morphologizer bundles,
+    tokenizer expansions, tag lists."""
+    found = []
+
+    def walk(node, path, depth):
+        if depth > 4 or not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            if key in ("lexicon", "expansions", "tags") and isinstance(value, (list, dict)) and value:
+                found.append(path + [key])
+            elif isinstance(value, dict):
+                walk(value, path + [key], depth + 1)
+    walk(root, [], 0)
+    return found
+
+
+def op_written_strings(rnd, d, ctx):
+    """A string the model writes (a lemma, an expansion's word, a script's
+    or bundle's added text, a tag) gets hostile characters, is emptied, or
+    an expansion grows past its bounds (a million words, long words, many
+    entries)."""
+    paths = _written(d.header)
+    if not paths:
+        return None
+    path = rnd.choice(paths)
+    node = _get(d.header, path)
+    bad = rnd.choice(WRITTEN_STRINGS)
+    where = _fmt_path(path)
+    if path[-1] == "lexicon" and isinstance(node, list):
+        i = rnd.randrange(len(node))
+        entry = node[i]
+        if not isinstance(entry, list) or len(entry) < 3:
+            return None
+        k = rnd.choice([2, 2, 2, 0, 1])
+        entry[k] = rnd.choice([bad, str(entry[k]) + bad, ""])
+        return f"{where}[{i}][{k}] = {_short(entry[k], 40)}"
+    if path[-1] == "expansions" and isinstance(node, dict):
+        how = rnd.choice(["word", "word", "many-words", "long-word", "many-entries", "bounds", "form"])
+        forms = sorted(node) or ["du"]
+        form = rnd.choice(forms)
+        words = list(node.get(form) or ["de", "le"])
+        if how == "word":
+            words[rnd.randrange(len(words))] = rnd.choice([bad, "de" + bad])
+        elif how == "many-words":
+            words = words * rnd.choice([9, 1000, 100_000])
+        elif how == "long-word":
+            words[-1] = "x" * rnd.choice([2 * len(form) + 15, 300, 100_000])
+        elif how == "many-entries":
+            n = rnd.choice([1000, 200_001])
+            node.update({f"f{j}": ["a", "b"] for j in range(n)})
+            return f"{where}: {n:,} entries added"
+        elif how == "bounds":                       # just within: 16 words of 2 * len(form) + 16 characters
+            words = ["a"] * 15 + ["b" * (2 * len(form) + 1)]
+        else:
+            node[rnd.choice([bad, form + bad, ""])] = words
+            return f"{where}: the form {_short(form + bad, 30)} added"
+        node[form] = words
+        return f"{where}[{_short(form, 20)}] ({how}) = {_short(words, 40)}"
+    if path[-1] == "tags" and isinstance(node, list) and all(isinstance(t, str) for t in node):
+        i = rnd.randrange(len(node))
+        old = node[i]
+        if old.count("|") == 4:                     # an edit script: what it adds, percent-encoded
+            enc = "".join(f"%{b:02X}" for b in bad.encode("utf-8", "surrogatepass"))
+            node[i] = rnd.choice([f"K|||x|{enc}", f"L|{enc}|||", f"U||{enc}||"])
+        elif "=" in old:                            # a FEATS bundle
+            node[i] = rnd.choice([old + bad, old.replace("=", bad, 1), bad])
+        else:
+            node[i] = rnd.choice([bad, old + bad])
+        return f"{where}[{i}] = {_short(node[i], 40)} (was {_short(old, 20)})"
+    return None
+
+
 def op_extreme_weights(rnd, d, ctx):
     """Emission and transition weights scaled to extremes the loader
     accepts (up to float32's maximum), perhaps at the lowest or highest
@@ -1405,7 +1496,7 @@ OPERATORS = [
     (20, op_array), (3, op_array_add), (3, op_array_drop), (2, op_array_rename), (2, op_array_swap),
     (8, op_table), (4, op_payload_flip), (3, op_container),
     (5, op_tag_chars), (5, op_extreme_weights), (3, op_template_count), (1, op_header_size),
-    (5, op_training_info),
+    (5, op_training_info), (6, op_written_strings),
 ]
 
 
@@ -1453,6 +1544,66 @@ def _linear_data():
     return X, y3, ybin, docs, labels, dicts
 
 
+#: The old engine's tokenizer file, from the release before (tests/test_previous_release.py).
+OLD_TOKENIZER = HERE.parent / "data" / "previous" / "tokenizer.ftm"
+
+
+def _ud_sentence(n, tokens):
+    """CoNLL-U of one sentence: ``tokens`` are (form, [(word, lemma, UPOS,
+    XPOS, FEATS)], space after)."""
+    text = "".join(form + (" " if space else "") for form, _, space in tokens).rstrip()
+    lines = [f"# sent_id = {n}", f"# text = {text}"]
+    k = 1
+    for form, words, space in tokens:
+        misc = "_" if space else "SpaceAfter=No"
+        if len(words) > 1:
+            lines.append(f"{k}-{k + len(words) - 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+            misc = "_"
+        for w in words:
+            lines.append(f"{k}\t" + "\t".join(w) + f"\t_\t_\t_\t{misc}")
+            k += 1
+    return "\n".join(lines) + "\n\n"
+
+
+def _w(form, lemma, upos, xpos, feats="_"):
+    return form, lemma, upos, xpos, feats
+
+
+_DE_LE = [_w("de", "de", "ADP", "P"), _w("le", "le", "DET", "DA", "Definite=Def|Gender=Masc")]
+_A_LE = [_w("à", "à", "ADP", "P"), _w("le", "le", "DET", "DA", "Definite=Def|Gender=Masc")]
+#: A tiny hand-made treebank: multiword tokens whose words do not spell
+#: them, lemmas by scripts and stored, features, XPOS, two paragraphs.
+UD_CONLLU = "".join(_ud_sentence(n, tokens) for n, tokens in enumerate([
+    [("Il", [_w("Il", "il", "PRON", "PRO", "Number=Sing|Person=3")], True),
+     ("va", [_w("va", "aller", "VERB", "V", "Mood=Ind|Number=Sing|Person=3|Tense=Pres")], True),
+     ("du", _DE_LE, True), ("marché", [_w("marché", "marché", "NOUN", "NC", "Gender=Masc|Number=Sing")], True),
+     ("au", _A_LE, True), ("bureau", [_w("bureau", "bureau", "NOUN", "NC", "Gender=Masc|Number=Sing")], False),
+     (".", [_w(".", ".", "PUNCT", "PONCT")], True)],
+    [("Les", [_w("Les", "le", "DET", "DA", "Definite=Def|Number=Plur")], True),
+     ("chats", [_w("chats", "chat", "NOUN", "NC", "Gender=Masc|Number=Plur")], True),
+     ("mangent", [_w("mangent", "manger", "VERB", "V", "Mood=Ind|Number=Plur|Person=3|Tense=Pres")], True),
+     ("du", _DE_LE, True), ("pain", [_w("pain", "pain", "NOUN", "NC", "Gender=Masc|Number=Sing")], False),
+     ("!", [_w("!", "!", "PUNCT", "PONCT")], True)],
+    [("Elle", [_w("Elle", "elle", "PRON", "PRO", "Gender=Fem|Number=Sing|Person=3")], True),
+     ("parle", [_w("parle", "parler", "VERB", "V", "Mood=Ind|Number=Sing|Person=3|Tense=Pres")], True),
+     ("au", _A_LE, True), ("chat", [_w("chat", "chat", "NOUN", "NC", "Gender=Masc|Number=Sing")], True),
+     ("de", [_w("de", "de", "ADP", "P")], True),
+     ("Paris", [_w("Paris", "Paris", "PROPN", "NPP", "Gender=Masc|Number=Sing")], False),
+     (".", [_w(".", ".", "PUNCT", "PONCT")], True)],
+    [("Nous", [_w("Nous", "nous", "PRON", "PRO", "Number=Plur|Person=1")], True),
+     ("étions", [_w("étions", "être", "AUX", "V", "Mood=Ind|Number=Plur|Person=1|Tense=Imp")], True),
+     ("là", [_w("là", "là", "ADV", "ADV")], False), ("?", [_w("?", "?", "PUNCT", "PONCT")], True)],
+]))
+#: Raw text for the models that read it: multiword tokens, unseen and odd words, two paragraphs.
+RAW_TEXTS = ["Il va du marché au bureau. Elle parle du chat!", "DU PAIN au Chat de Zyxwvut ?\nÉtions-nous là",
+             "😀 İ a\u00a0b 3.14 http://x.fr a@b.fr  ", "", "x"]
+RAW_FILE = "\n".join(RAW_TEXTS) + "\n"
+#: (feature dicts, tags) of the feature tagger.
+FEATURE_PAIRS = [([{"w": w.lower(), "cap": w[:1].isupper()} for w in s], t) for s, t in (
+    (["The", "cat", "sat", "."], ["D", "N", "V", "."]), (["A", "dog", "ran", "."], ["D", "N", "V", "."]),
+    (["Cats", "sat"], ["N", "V"]))]
+
+
 def _build_seed_models(dest):
     """Train the seed models into ``dest``; returns {name: info}.  Each info
     has ``file``, ``family`` (which inputs use it) and ``loader``."""
@@ -1496,6 +1647,29 @@ def _build_seed_models(dest):
                                                  internal_scheme="iob2", feature_columns=[], **quiet),
         "chunk", weight=1)
 
+    # the models of CoNLL-U's word columns and raw text, from a tiny hand-made treebank
+    from fasttag import Tokenizer
+    from fasttag.tasks.featuredicts import FeatureTagger
+    from fasttag.tasks.lemma import Lemmatizer
+    from fasttag.tasks.morph import Morphologizer
+    from fasttag.tasks.ud import Pipeline
+    from fasttag.model import modelfile
+    ud = dest / "ud.conllu"
+    ud.write_text(UD_CONLLU * 3, encoding="utf-8")
+    put("tok", Tokenizer.train(ud, epochs=3, **quiet), "tok", weight=1.5)
+    put("tok_spaceless", Tokenizer.train(DATA / "sample_spaceless.conllu", epochs=2, **quiet), "tok", weight=1)
+    put("lemma", Lemmatizer.train(ud, epochs=3, **quiet), "lemma", weight=1.5)
+    put("morph", Morphologizer.train(ud, epochs=3, **quiet), "morph", weight=1)
+    put("pipeline", Pipeline.train(ud, epochs=2, **quiet), "ud", weight=2)
+    put("features", FeatureTagger.train(FEATURE_PAIRS * 3, epochs=3, **quiet), "features", weight=1)
+    if OLD_TOKENIZER.exists():
+        # the character tagger of earlier releases (it cannot be trained now), given expansions
+        header, arrays = modelfile.loads(OLD_TOKENIZER.read_bytes())
+        header["expansions"] = {"du": ["de", "le"], "au": ["à", "le"]}
+        path = dest / "tok_chars.ftm"
+        path.write_bytes(modelfile.dumps(header, arrays))
+        seeds["tok_chars"] = {"file": path.name, "family": "tok", "loader": "fasttag.loads", "weight": 1}
+
     X, y3, ybin, docs, labels, dicts = _linear_data()
     try:
         import scipy.sparse as sp
@@ -1524,8 +1698,14 @@ def _build_seed_models(dest):
         ("neuron_relu_features_sgd", L.Neuron("relu", solver="sgd", random_state=0, max_iter=3, tol=None), docs,
          np.arange(len(docs)) % 3 * 1.0),
     ]
+    mlp = dict(hidden_layer_sizes=(4,), random_state=0, max_iter=5)
+    lin += [("mlp_classifier_dense_3class", L.MLPClassifier(**mlp), X, y3),
+            ("mlp_regressor_dense", L.MLPRegressor(**mlp), X, X[:, 0] * 2 + 1)]
+    import warnings
     for name, est, Xt, yt in lin:
-        est.fit(Xt, yt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # an MLP does not converge in 5 iterations
+            est.fit(Xt, yt)
         put(name, est, "linear", loader=f"linear.{type(est).__name__}", weight=0.7)
     return seeds
 
@@ -1983,7 +2163,10 @@ def _use_linear(est, case, ph, tmp):
         ph("predict_log_proba", est.predict_log_proba, X)
     if hasattr(est, "decision_function_raw"):
         ph("decision_function_raw", est.decision_function_raw, X)
-    ph("coef_", lambda: est.coef_)
+    if hasattr(est, "coefs_"):                     # an MLP: a matrix per layer
+        ph("coefs_", lambda: est.coefs_)
+    else:
+        ph("coef_", lambda: est.coef_)
     if y is not None:
         ph("score", est.score, X, y)
     _roundtrip(ph, est, case["loader"], outputs)
@@ -2011,6 +2194,247 @@ def _use_linear(est, case, ph, tmp):
         _roundtrip(ph, est, case["loader"], lambda m: [m.predict(X)])
 
 
+# ---------------------------------------------------------------- what CoNLL-U's models write
+
+#: Characters no output line holds: controls, line breaks but "\n", lone surrogates (tabs: CoNLL-U's own).
+_UNWRITABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONLLU_ID = re.compile(r"([1-9][0-9]*)(?:-([1-9][0-9]*))?")
+
+
+def _check_utf8(out, what):
+    """Output that has no strict UTF-8 (a lone surrogate) is a failure."""
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UseCheckFailed(f"{what}: the output is not UTF-8 ({ascii(out[exc.start:exc.start + 3])})") from None
+
+
+def _check_strings(values, what, spaces=True):
+    """Strings a model returned: non-empty, one field each (no tab, line
+    break, control character or lone surrogate; no space where ``spaces``
+    is false)."""
+    for v in values:
+        if not isinstance(v, str) or not v or "\t" in v or _UNWRITABLE.search(v) or (not spaces and " " in v):
+            raise UseCheckFailed(f"{what}: {ascii(v)[:60]} is not one field")
+
+
+def _check_valid_conllu(out, what):
+    """Valid CoNLL-U: UTF-8, "\n" line ends only, comment lines and word
+    lines of 10 non-empty fields (spaces only in FORM, LEMMA and MISC),
+    word IDs counting from 1 in each sentence, ranges over the next words."""
+    _check_utf8(out, what)
+    if out and not out.endswith("\n"):
+        raise UseCheckFailed(f"{what}: no final line end")
+    expected = 1
+    for n, line in enumerate(out[:-1].split("\n") if out else [], start=1):
+        if _UNWRITABLE.search(line):
+            raise UseCheckFailed(f"{what}: line {n} holds {ascii(_UNWRITABLE.search(line).group())}")
+        if not line:
+            expected = 1
+            continue
+        if line.startswith("#"):
+            if "\t" in line:
+                raise UseCheckFailed(f"{what}: line {n}, a comment, holds a tab")
+            continue
+        fields = line.split("\t")
+        m = _CONLLU_ID.fullmatch(fields[0])
+        if len(fields) != 10 or not all(fields) or m is None or int(m.group(1)) != expected \
+                or any(" " in f for i, f in enumerate(fields) if i not in (1, 2, 9)):
+            raise UseCheckFailed(f"{what}: line {n} is not a CoNLL-U word line: {ascii(line)[:120]}")
+        if m.group(2) is None:
+            expected += 1
+        elif int(m.group(2)) <= expected:
+            raise UseCheckFailed(f"{what}: line {n}: the range {fields[0]} is not of two or more words")
+
+
+def _check_json_lines(out, what):
+    _check_utf8(out, what)
+    for n, line in enumerate(out.splitlines(), start=1):
+        try:
+            json.loads(line)
+        except ValueError as exc:
+            raise UseCheckFailed(f"{what}: line {n} is not JSON ({exc})") from None
+
+
+def _check_text_lines(out, what):
+    _check_utf8(out, what)
+    found = _UNWRITABLE.search(out.replace("\n", ""))
+    if found:
+        raise UseCheckFailed(f"{what}: the output holds {ascii(found.group())}")
+
+
+def _ud_file(tmp):
+    path = Path(tmp) / "ud.conllu"
+    if not path.exists():
+        path.write_text(UD_CONLLU, encoding="utf-8")
+    return path
+
+
+def _fine_tune_or_refused(ph, model, data, **kw):
+    """:func:`_fine_tune`; a one-line InputError (the model's settings do
+    not fit the data) is an answer too.  None then."""
+    from fasttag import InputError
+    ph.name = "fine-tune"
+    try:
+        return _fine_tune(model, data, **kw)
+    except InputError as exc:
+        if "\n" in str(exc):
+            raise
+        return None
+
+
+def _spacy_nlp():
+    """A blank spaCy pipeline made before the worker forks, or None without spaCy."""
+    if "nlp" not in _SPACY:
+        try:
+            import spacy
+            import fasttag.spacy        # noqa: F401 -- its factories
+            _SPACY["nlp"] = spacy.blank("xx")
+        except ImportError:
+            _SPACY["nlp"] = None
+    return _SPACY["nlp"]
+
+
+_SPACY = {}
+
+
+def _use_spacy(model, ph, tmp, component):
+    """The model as spaCy's tokenizer or UD component, where spaCy is installed."""
+    nlp = _spacy_nlp()
+    if nlp is None:
+        return
+    path = Path(tmp) / "spacy-model.ftm"
+    path.write_bytes(model.to_bytes())
+    texts = [t for t in RAW_TEXTS if t]
+    if component == "tokenizer" or getattr(model, "tokenizer", None) is not None:
+        from fasttag.spacy import FasttagTokenizer
+        tokenizer = ph("spaCy tokenizer", FasttagTokenizer, nlp.vocab, str(path))
+        docs = ph("spaCy tokenizer(text)", lambda: [tokenizer(t) for t in texts])
+    else:
+        docs = [nlp.make_doc(t) for t in texts]
+    if component == "ud":
+        from fasttag.spacy import FasttagPipeline      # what nlp.add_pipe("fasttag_ud") makes
+        pipe = ph("spaCy fasttag_ud", FasttagPipeline, nlp.vocab, "fasttag_ud", str(path), 1000)
+        docs = ph("spaCy fasttag_ud(doc)", lambda: [pipe(doc) for doc in docs])
+        ph("spaCy lemmas", _check_strings, [t.lemma_ for d in docs for t in d if t.lemma_], "spaCy lemmas")
+
+
+def _use_tokenizer(model, case, ph, tmp):
+    out = ph("tokenize", lambda: [model.tokenize(t) for t in RAW_TEXTS])
+    ph("tokens are fields", _check_strings, [w for doc in out for s in doc for w in s], "tokenize")
+    ph("tokenize(offsets)", lambda: [model.tokenize(t, offsets=True) for t in RAW_TEXTS])
+    ph("spans", lambda: [model.spans(t) for t in RAW_TEXTS])
+    ph("tokenize_lines", lambda: list(model.tokenize_lines(RAW_TEXTS)))
+    for i, t in enumerate(RAW_TEXTS):
+        ph("to_conllu", _check_valid_conllu, ph("to_conllu", model.to_conllu, t), f"to_conllu(RAW_TEXTS[{i}])")
+    ud = _ud_file(tmp)
+    ph("evaluate", model.evaluate, ud)
+    text = RAW_FILE
+    ph("tag_file lines", _check_text_lines, ph("tag_file", _tag_file, model, tmp, "in.txt", text), "tag_file")
+    ph("tag_file(json) lines", _check_json_lines, ph("tag_file(json)", _tag_file, model, tmp, "in.txt", text,
+                                                      json=True), "tag_file(json)")
+    _roundtrip(ph, model, case["loader"], lambda m: [m.tokenize(t) for t in RAW_TEXTS])
+    ph("inspect", _inspect, model)
+    _use_spacy(model, ph, tmp, "tokenizer")
+    tuned = _fine_tune_or_refused(ph, model, ud)
+    if tuned is not None:
+        ph("tokenize after fine-tuning", lambda: [tuned.tokenize(t) for t in RAW_TEXTS])
+    return out
+
+
+def _upos_sentences():
+    """(words, UPOS) of the hand-made treebank and of odd words."""
+    words = [s + ["Zyxwvut", "😀", "İ", "ÉTIONS", "a" * 300] for s in (["Il", "va", "de", "le", "marché"],
+                                                                       ["Nous", "étions", "là", "?"])]
+    return words, [["PRON", "VERB", "ADP", "DET", "NOUN", "X", "SYM", "PROPN", "AUX", "X"],
+                   ["PRON", "AUX", "ADV", "PUNCT", "NOUN", "NOUN", "NOUN", "VERB", "UNKNOWN"]]
+
+
+def _use_word_column(model, case, ph, tmp, predict, column):
+    """A lemmatizer's or morphologizer's uses: ``predict`` (its method's
+    name) of words and UPOS, CoNLL-U files filled, evaluation, fine-tuning."""
+    words, upos = _upos_sentences()
+    fn = getattr(model, predict + "_sents")
+    out = ph(predict, fn, words, upos)
+    ph(f"{predict} values are fields", _check_strings, [v for s in out for v in s], predict,
+       spaces=column == "lemma")
+    ph(f"{predict}(no UPOS)", fn, words)
+    ph(f"{predict}(one sentence)", getattr(model, predict), words[0], upos[0])
+    ud = _ud_file(tmp)
+    ph("evaluate", model.evaluate, ud)
+    conllu = ud.read_text(encoding="utf-8")
+    filled = ph("tag_file(conllu)", _tag_file, model, tmp, "in.conllu", conllu)
+    ph("tag_file(conllu) is CoNLL-U", _check_valid_conllu, filled, "tag_file(conllu)")
+    ph("tag_file(json) lines", _check_json_lines, ph("tag_file(json)", _tag_file, model, tmp, "in.conllu", conllu,
+                                                      json=True), "tag_file(json)")
+    _roundtrip(ph, model, case["loader"], lambda m: getattr(m, predict + "_sents")(words, upos))
+    ph("inspect", _inspect, model)
+    tuned = _fine_tune_or_refused(ph, model, ud, **({"allow_new_tags": True} if column == "feats" else {}))
+    if tuned is not None:
+        ph(f"{predict} after fine-tuning", getattr(tuned, predict + "_sents"), words, upos)
+    return out
+
+
+def _use_lemmatizer(model, case, ph, tmp):
+    return _use_word_column(model, case, ph, tmp, "lemmatize", "lemma")
+
+
+def _use_morphologizer(model, case, ph, tmp):
+    return _use_word_column(model, case, ph, tmp, "analyze", "feats")
+
+
+def _use_pipeline(model, case, ph, tmp):
+    has_tok = model.tokenizer is not None
+    if has_tok:
+        for i, t in enumerate(RAW_TEXTS):
+            ph("to_conllu is CoNLL-U", _check_valid_conllu, ph("to_conllu", model.to_conllu, t),
+               f"to_conllu(RAW_TEXTS[{i}])")
+        docs = ph("annotate", lambda: [model(t) for t in RAW_TEXTS])
+        ph("annotated lemmas", _check_strings, [w.lemma for d in docs for s in d.sentences for w in s.words
+                                                if w.lemma is not None], "annotate")
+    words, _ = _upos_sentences()
+    out = ph("tag_words", model.tag_words, words)
+    for column, values in out.items():
+        ph("tag_words values", _check_strings, [v for s in values for v in s], f"tag_words {column}",
+           spaces=column == "lemma")
+    ud = _ud_file(tmp)
+    ph("evaluate(gold tokens)", model.evaluate, ud, gold_tokens=True)
+    text, conllu = RAW_FILE, ud.read_text(encoding="utf-8")
+    checks = {"conllu": _check_valid_conllu, "json": _check_json_lines, "tagged": _check_text_lines}
+    runs = [("in.conllu", conllu, "conllu", to) for to in ("conllu", "json")]
+    runs += [("in.txt", text, "text", to) for to in ("conllu", "json", "tagged")]
+    if has_tok:
+        ph("evaluate(raw text)", model.evaluate, ud)
+        runs += [("in.txt", text, "raw", to) for to in ("conllu", "json", "tagged")]
+    for name, data, fmt, to in runs:
+        what = f"tag_file(format={fmt}, to={to})"
+        ph(what + " output", checks[to], ph(what, _tag_file, model, tmp, name, data, format=fmt, to=to), what)
+    _roundtrip(ph, model, case["loader"], lambda m: m.tag_words(words))
+    _use_spacy(model, ph, tmp, "ud")
+    tuned = _fine_tune_or_refused(ph, model, ud, allow_new_tags=True)
+    if tuned is not None:
+        ph("tag_words after fine-tuning", tuned.tag_words, words)
+    return out
+
+
+def _use_features(model, case, ph, tmp):
+    sents = [f for f, _ in FEATURE_PAIRS] + [[{"w": "unseen", "x": "y"}], []]
+    out = ph("tag_sents", model.tag_sents, sents)
+    ph("tags are fields", _check_strings, [t for s in out for t in s], "tag_sents", spaces=False)
+    ph("tag_sents(n_best=2)", _nbest, lambda: model.tag_sents(sents, n_best=2), model)
+    probs = ph("marginals", model.marginals, sents)
+    ph("marginals are probabilities", _check_marginals, probs, [len(s) for s in sents], len(model.model.tags))
+    tags = model.tags
+    gold = [(f, [tags[i % len(tags)] for i in range(len(f))]) for f, _ in FEATURE_PAIRS]
+    ph("evaluate", model.evaluate, gold)
+    _roundtrip(ph, model, case["loader"], lambda m: m.tag_sents(sents))
+    ph("inspect", _inspect, model)
+    tuned = _fine_tune_or_refused(ph, model, gold)
+    if tuned is not None:
+        ph("tag after fine-tuning", tuned.tag_sents, sents)
+    return out
+
+
 def _use_generic(model, case, ph, tmp):
     """A model of a kind this fuzzer has no inputs for: the round trip only."""
     _roundtrip(ph, model, case["loader"], lambda m: m.to_bytes())
@@ -2021,8 +2445,14 @@ def _uses():
     from fasttag import Segmenter
     from fasttag import SpanTagger
     from fasttag import Tagger
+    from fasttag import Tokenizer
+    from fasttag.tasks.featuredicts import FeatureTagger
+    from fasttag.tasks.lemma import Lemmatizer
+    from fasttag.tasks.morph import Morphologizer
+    from fasttag.tasks.ud import Pipeline
     return [(Tagger, _use_tagger), (Segmenter, _use_segmenter), (SpanTagger, _use_spans),
-            (LinearModel, _use_linear)]
+            (LinearModel, _use_linear), (Tokenizer, _use_tokenizer), (Lemmatizer, _use_lemmatizer),
+            (Morphologizer, _use_morphologizer), (Pipeline, _use_pipeline), (FeatureTagger, _use_features)]
 
 
 def _load(data, loader):
@@ -2141,6 +2571,7 @@ def worker_main(mem_mb, fork=True, timeout=None, warm=None):
     import fasttag                      # noqa: F401 -- imports before READY, not in a case's time
     import fasttag.linear               # noqa: F401
     _uses()
+    _spacy_nlp()                        # imported once, before the cases fork
     try:
         import scipy.sparse             # noqa: F401
     except ImportError:

@@ -83,11 +83,47 @@ def test_every_seed_model_loads_and_is_used(seeds, workers):
     then the mutation's doing, not the harness's."""
     kinds = {info["loader"].split(".")[0] for info in seeds.values()}
     families = {info["family"] for info in seeds.values()}
-    assert {"fasttag", "linear"} <= kinds and {"pos", "seg", "ner", "chunk", "linear"} <= families
+    assert {"fasttag", "linear"} <= kinds and {"pos", "seg", "ner", "chunk", "linear", "tok", "lemma", "morph", "ud",
+                                                "features"} <= families
     cases = [_seed_case(seeds, name, 10 ** 6 + i) for i, name in enumerate(sorted(seeds))]
     results = fm.run_cases(cases, workers=workers)
     bad = [(c["seed"], r) for c, r in zip(cases, results) if r["status"] != "ok"]
     assert not bad, bad
+
+
+def test_every_registered_model_kind_has_a_seed_and_is_in_the_kind_swaps(seeds):
+    """A kind fasttag loads that no seed is of is never fuzzed: a new task
+    needs a seed builder here (and its uses)."""
+    import fasttag.linear           # noqa: F401 -- declares the estimators' kinds
+    import fasttag.tasks            # noqa: F401 -- and every task's
+    from fasttag.model import registry
+    kinds = set(registry.KINDS)
+    assert {"tagger", "tokenizer", "lemmatizer", "morphologizer", "pipeline", "feature-tagger"} <= kinds
+    seeded = {modelfile.read(info["path"])[0].get("kind") for info in seeds.values()}
+    assert kinds - seeded == set(), f"kinds without a fuzz seed: {sorted(kinds - seeded)}"
+    assert kinds <= set(k for k in fm.KINDS if isinstance(k, str)), "add the kind to the fuzzer's KINDS"
+
+
+def test_both_tokenizer_engines_are_seeded(seeds):
+    engines = {modelfile.read(info["path"])[0]["featurizer"]["name"] for info in seeds.values()
+               if modelfile.read(info["path"])[0].get("kind") == "tokenizer"}
+    assert engines == {"tokcands", "tokchars"}
+
+
+def test_the_output_checks_catch_what_a_hostile_model_wrote():
+    """The use steps' checks fail on the outputs a bad lemma or expansion once gave."""
+    good = "# text = du\n1-2\tdu\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\tde\tADP\t_\t_\t_\t_\t_\t_\n" \
+           "2\tle\tle le\tDET\t_\t_\t_\t_\t_\t_\n\n"
+    fm._check_valid_conllu(good, "good")
+    for bad in (good.replace("le le", "le\tx"), good.replace("le le", "le\x85"), good.replace("le le", "\udc80"),
+                good.replace("le le", ""), good.replace("DET", "D T"), good.replace("2\tle", "3\tle"),
+                good.replace("1-2", "1-1"), good.replace("le le", "le\n3\tx\t_\t_\t_\t_\t_\t_\t_\t_")):
+        with pytest.raises(fm.UseCheckFailed):
+            fm._check_valid_conllu(bad, "bad")
+    with pytest.raises(fm.UseCheckFailed):
+        fm._check_strings(["de", ""], "words")
+    with pytest.raises(fm.UseCheckFailed):
+        fm._check_json_lines('{"a": "\udc80"}\n', "json")
 
 
 @pytest.mark.parametrize("fork", [True, False])
