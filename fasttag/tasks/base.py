@@ -56,7 +56,7 @@ HOOKS = (
 )
 
 #: What a task declares as class attributes (see :class:`SequenceTask`).
-DECLARED = ("task", "kind", "featurizer", "primary", "commands", "older_featurizers")
+DECLARED = ("task", "kind", "featurizer", "primary", "commands", "older_featurizers", "local_features")
 
 
 class Examples(list):
@@ -79,6 +79,8 @@ class SequenceTask(modelfile.Stored):
     primary = None         # the key of the dev-selection score in _score()'s result
     commands = ()          # the ``fasttag`` commands that tag with its models (tag, ner, segment, tokenize)
     older_featurizers = ()  # (name, version) of featurizers of model files it still reads (an older engine)
+    local_features = False  # an example is a list of words whose features see a few words around each:
+    #                         a long one is decoded in overlapping pieces (:func:`long_pieces`)
 
     def __init__(self, model, meta=None):
         self.model = model
@@ -427,6 +429,8 @@ class SequenceTask(modelfile.Stored):
         ``inputs``: the model inputs where the caller built them."""
         inputs = self._inputs(examples) if inputs is None else inputs
         if n_best is None:
+            if self.local_features and any(len(x) > LONG_SENTENCE for x, _ in inputs):
+                return self._predict_pieces(examples, inputs, n_threads)
             return self._decode(examples, self.model.predict_ids(inputs, n_threads=n_threads))
 
         def best(pairs):
@@ -436,6 +440,33 @@ class SequenceTask(modelfile.Stored):
                 out.append([(o, score) for o, (score, _) in zip(decoded, found)])
             return out
         return parallel.map_batches(best, list(zip(examples, inputs)), n_threads, size=lambda p: len(p[1][0]))
+
+    def _predict_pieces(self, examples, inputs, n_threads):
+        """:meth:`_predict` of examples some of which are longer than
+        :data:`LONG_SENTENCE`: each of those decoded in overlapping pieces,
+        the middle of each piece kept, so that memory stays linear in the
+        length with a constant of one piece's lattice, not the sentence's."""
+        pieces, spans = [], []          # per example: (first piece, [(keep from, keep to) per piece])
+        piece_inputs = []
+        for ex, (x, c) in zip(examples, inputs):
+            first = len(pieces)
+            keeps = []
+            for a, b, keep_a, keep_b in long_pieces(len(x)):
+                pieces.append(tuple(_sliced(e, a, b) for e in ex))
+                piece_inputs.append((x[a:b], _sliced(c, a, b)))
+                keeps.append((keep_a - a, keep_b - a))
+            spans.append((first, keeps))
+        decoded = self._decode(pieces, self.model.predict_ids(piece_inputs, n_threads=n_threads))
+        out = []
+        for first, keeps in spans:
+            if len(keeps) == 1 and keeps[0][0] == 0:
+                out.append(decoded[first])
+                continue
+            whole = []
+            for k, (a, b) in enumerate(keeps):
+                whole.extend(decoded[first + k][a:b])
+            out.append(whole)
+        return out
 
     def _inputs(self, examples):
         """``(input, context)`` pairs of ``examples`` for the model."""
@@ -680,6 +711,32 @@ def _path_of(data):
         return os.fsdecode(os.fspath(data))
     name = getattr(data, "name", None)
     return name if isinstance(name, str) else None
+
+
+#: Examples longer than this many positions (of tasks with ``local_features``)
+#: are decoded in pieces of at most this length, each sharing
+#: :data:`PIECE_MARGIN` positions of context on either side with its
+#: neighbours: a word's features and its decision are then those of the
+#: whole sentence, but for a Viterbi path that the margin does not settle.
+LONG_SENTENCE = 2048
+PIECE_MARGIN = 64
+
+
+def long_pieces(n, size=LONG_SENTENCE, margin=PIECE_MARGIN):
+    """``(start, end, keep_start, keep_end)`` of the pieces of a sequence
+    of ``n`` positions: one piece ``(0, n, 0, n)`` when ``n <= size``; else
+    pieces of at most ``size`` positions whose kept middles tile ``[0, n)``
+    and each reach ``margin`` positions past its kept middle where the
+    sequence goes on."""
+    if n <= size:
+        return [(0, n, 0, n)]
+    step = size - 2 * margin
+    return [(max(0, a - margin), min(n, a + step + margin), a, min(n, a + step)) for a in range(0, n, step)]
+
+
+def _sliced(value, a, b):
+    """``value[a:b]``, or None for None (an example's absent part)."""
+    return None if value is None else value[a:b]
 
 
 def decode_tags(names, ids):

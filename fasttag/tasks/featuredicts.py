@@ -81,6 +81,7 @@ class FeatureTagger(SequenceTask):
     kind = "feature-tagger"
     featurizer = ("dict", 1)
     primary = "accuracy"
+    local_features = True
 
     @property
     def tags(self):

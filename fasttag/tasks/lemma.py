@@ -77,6 +77,7 @@ class Lemmatizer(SequenceTask):
     commands = ("tag",)
     featurizer = ("word", 1)
     primary = "accuracy"
+    local_features = True
 
     def __init__(self, model, meta=None, lexicon=()):
         super().__init__(model, meta)

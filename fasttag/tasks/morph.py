@@ -69,6 +69,7 @@ class Morphologizer(SequenceTask):
     commands = ("tag",)
     featurizer = ("word", 1)
     primary = "accuracy"
+    local_features = True
 
     def __init__(self, model, meta=None, allowed=None):
         super().__init__(model, meta)

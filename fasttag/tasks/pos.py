@@ -94,6 +94,7 @@ class Tagger(SequenceTask):
     commands = ("tag",)
     featurizer = ("word", 1)
     primary = "accuracy"
+    local_features = True
 
     def __init__(self, model, meta=None, vocab=None):
         super().__init__(model, meta)

@@ -26,7 +26,7 @@ from ..features.words import WordFeaturizer
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
 from ..text import formats as ftio, output
-from ..text.conll18 import METRICS, evaluate_documents
+from ..text.conll18 import METRICS, Annotation, evaluate_annotations
 from ..text.conllu import WORD_COLUMNS as _WORD_COLUMNS, UDDocument, UDWord, read_document, tokens_lines
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
@@ -437,15 +437,19 @@ class Pipeline(modelfile.Stored):
             raise InputError("the evaluation data holds no sentences", path=_name(data))
         if not gold_tokens and self.tokenizer is None:
             raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
-        t0 = time.perf_counter()
+        found = None
         if gold_tokens:
             found = [[Token(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in s.tokens]
                      for s in gold.sentences]
-        else:
-            found = self.tokenizer.spans(gold.text)
-        system = self._document(gold.text, found)
+        # the document's objects go once its columns are taken: a long text is scored in a small multiple of its size
+        text, gold = gold.text, Annotation.of_document(gold, "gold")
+        t0 = time.perf_counter()
+        if found is None:
+            found = self.tokenizer.spans(text)
+        system = Annotation.of_tokens(text, found, self._tag_found(found))
         seconds = time.perf_counter() - t0
-        scores = evaluate_documents(gold, system)
+        del found
+        scores = evaluate_annotations(gold, system)
         names = [m for m in METRICS if m in ("Tokens", "Sentences", "Words") or _METRIC_PARTS[m] <= set(self.parts)]
         result = {"mode": "gold tokens" if gold_tokens else "raw text"}
         result.update({_KEYS[m]: scores[m].f1 for m in names})

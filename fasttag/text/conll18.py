@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
+from array import array
 from typing import NamedTuple, Sequence
 
 from ..errors import InputError, shown
 from .conllu import paused_gc, read_document
 from .sources import is_source
 
-__all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "span_matches", "align_words", "universal_features",
-           "evaluate_documents", "evaluate_conllu"]
+__all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "Annotation", "span_matches", "align_words",
+           "universal_features", "evaluate_documents", "evaluate_annotations", "evaluate_conllu"]
 
 #: The features the script scores in UFeats (its ``UNIVERSAL_FEATURES``).
 UNIVERSAL_FEATURES = frozenset((
@@ -204,41 +205,151 @@ def _no_space(form):
     return "".join(c for c in form if unicodedata.category(c) != "Zs")
 
 
-class _Side:
-    """One file as the script sees it: its text without Zs characters, the
-    spans of its tokens and sentences in that text, its words as
-    :class:`Unit`, and each token's line for error messages."""
+class Annotation:
+    """One side of an evaluation as the script sees it, in columns: its
+    text without Zs characters, the spans of its tokens and sentences in
+    that text, each word's span, whether it is part of a multiword token,
+    its lowercased form and the fields scored, each token's line for error
+    messages.  Columns, not an object per word: a sentence of a million
+    words is scored in a small multiple of its size."""
 
-    def __init__(self, doc, side):
-        chars, tokens, sentences, units, lines = [], [], [], [], []
-        at = 0
+    def __init__(self, path, side):
+        self.path = path if path is not None else f"the {side} document"
+        self.side = side
+        self._chars = []
+        self._at = 0
+        self.token_starts, self.token_ends, self.lines = array("q"), array("q"), []
+        self.sentences = []
+        self.starts, self.ends, self.multiword = array("q"), array("q"), bytearray()
+        self.forms, self.upos, self.xpos, self.feats, self.lemmas = [], [], [], [], []
+        self._shared = {}.setdefault        # one copy of each lowercased form
+        self._first = 0
+
+    @classmethod
+    def of_document(cls, doc, side):
+        """The annotation of a :class:`fasttag.text.conllu.UDDocument`."""
+        out = cls(doc.path, side)
         for sent in doc.sentences:
-            first = at
             for t in sent.tokens:
-                form = _no_space(t.form)
-                if not form:
-                    raise InputError("a token of only spaces", doc.path or f"the {side} document", t.line)
-                chars.append(form)
-                tokens.append((at, at + len(form)))
-                lines.append(t.line)
-                multi = t.multiword
-                for w in t.words:
-                    units.append(Unit(at, at + len(form), multi, (w.form if multi else form).lower(), w))
-                at += len(form)
-            sentences.append((first, at))
-        self.text = "".join(chars)
-        self.path = doc.path if doc.path is not None else f"the {side} document"
-        self.tokens, self.sentences, self.units, self.lines = tokens, sentences, units, lines
+                out.add_token(t.form, t.line, [(w.form, w.upos, w.xpos, w.feats, w.lemma) for w in t.words])
+            out.end_sentence()
+        return out
+
+    @classmethod
+    def of_tokens(cls, text, sentences, columns, side="system", path=None):
+        """The annotation of ``text`` cut into ``sentences`` of tokens (with
+        ``start``, ``end`` and the forms of their ``words``) whose words'
+        ``columns`` (``upos``, ``xpos``, ``feats``, ``lemma`` -> per sentence
+        the values of its words; ``_`` where one is absent) were predicted."""
+        out = cls(path, side)
+        given = [columns.get(name) for name in ("upos", "xpos", "feats", "lemma")]
+        for i, sent in enumerate(sentences):
+            cols = [_BLANK if values is None else values[i] for values in given]
+            k = 0
+            for t in sent:
+                out.add_token(text[t.start:t.end], None,
+                              [(w, *(c[k + j] for c in cols)) for j, w in enumerate(t.words)])
+                k += len(t.words)
+            out.end_sentence()
+        return out
+
+    def add_token(self, form, line, words):
+        """Add a token: its ``form``, its ``line`` (None when unknown) and
+        its words, ``(form, upos, xpos, feats, lemma)`` each."""
+        form = _no_space(form)
+        if not form:
+            raise InputError("a token of only spaces", self.path, line)
+        at = self._at
+        end = at + len(form)
+        self._chars.append(form)
+        self.token_starts.append(at)
+        self.token_ends.append(end)
+        self.lines.append(line)
+        multi = len(words) > 1
+        shared = self._shared
+        for w, upos, xpos, feats, lemma in words:
+            lower = (w if multi else form).lower()
+            self.starts.append(at)
+            self.ends.append(end)
+            self.multiword.append(multi)
+            self.forms.append(shared(lower, lower))
+            self.upos.append(upos)
+            self.xpos.append(xpos)
+            self.feats.append(feats)
+            self.lemmas.append(lemma)
+        self._at = end
+
+    def end_sentence(self):
+        """The tokens added since the last call make a sentence."""
+        if self._at > self._first:
+            self.sentences.append((self._first, self._at))
+        self._first = self._at
+
+    @property
+    def text(self):
+        """The text without Zs characters (joined once)."""
+        if len(self._chars) != 1:
+            self._chars = ["".join(self._chars)]
+        return self._chars[0]
+
+    @property
+    def tokens(self):
+        """The tokens' ``(start, end)`` spans."""
+        return _Pairs(self.token_starts, self.token_ends)
+
+    @property
+    def units(self):
+        """The words as :class:`Unit` (``word``: None), made when asked."""
+        return _Units(self)
 
     def line_at(self, i):
         """The line of the token that holds character ``i`` (None when unknown)."""
-        k = bisect.bisect_right(self.tokens, (i, float("inf"))) - 1
+        k = bisect.bisect_right(self.token_starts, i) - 1
         return self.lines[max(k, 0)] if self.lines else None
 
     def where(self, i):
         """``path:line`` of character ``i``, or what is known of it."""
         line = self.line_at(i)
         return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+class _Blank:
+    """A column of ``_`` of any length."""
+
+    def __getitem__(self, i):
+        return "_"
+
+
+_BLANK = _Blank()
+
+
+class _Pairs(Sequence):
+    """``(start, end)`` pairs of two columns, made when asked."""
+
+    def __init__(self, starts, ends):
+        self._starts, self._ends = starts, ends
+
+    def __len__(self):
+        return len(self._starts)
+
+    def __getitem__(self, i):
+        return self._starts[i], self._ends[i]
+
+
+class _Units(Sequence):
+    """The words of an :class:`Annotation` as :class:`Unit`, made when asked."""
+
+    def __init__(self, side):
+        self._side = side
+
+    def __len__(self):
+        return len(self._side.starts)
+
+    def __getitem__(self, i):
+        side = self._side
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return Unit(side.starts[i], side.ends[i], bool(side.multiword[i]), side.forms[i])
 
 
 def _check_texts(gold, system):
@@ -266,16 +377,17 @@ def _field_scores(gold, system, pairs):
     aligned = len(pairs)
     counts = dict.fromkeys(("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"), 0)
     for gi, si in pairs:
-        g, s = gold[gi].word, system[si].word
-        upos = g.upos == s.upos
-        xpos = g.xpos == s.xpos
-        feats = g.feats == s.feats or universal_features(g.feats) == universal_features(s.feats)
+        upos = gold.upos[gi] == system.upos[si]
+        xpos = gold.xpos[gi] == system.xpos[si]
+        g_feats, s_feats = gold.feats[gi], system.feats[si]
+        feats = g_feats == s_feats or universal_features(g_feats) == universal_features(s_feats)
         counts["UPOS"] += upos
         counts["XPOS"] += xpos
         counts["UFeats"] += feats
         counts["AllTags"] += upos and xpos and feats
-        counts["Lemmas"] += g.lemma == "_" or g.lemma == s.lemma
-    return {k: Score(c, len(gold), len(system), aligned) for k, c in counts.items()}
+        lemma = gold.lemmas[gi]
+        counts["Lemmas"] += lemma == "_" or lemma == system.lemmas[si]
+    return {k: Score(c, len(gold.starts), len(system.starts), aligned) for k, c in counts.items()}
 
 
 def evaluate_documents(gold, system) -> dict:
@@ -283,18 +395,24 @@ def evaluate_documents(gold, system) -> dict:
     :class:`fasttag.text.conllu.UDDocument`; :class:`fasttag.InputError`
     naming both files' lines where their texts (spaces aside) differ."""
     with paused_gc():
-        g, s = _Side(gold, "gold"), _Side(system, "system")
-    if not g.tokens:
-        raise InputError("no sentences: nothing to score against", g.path)
-    _check_texts(g, s)
+        g, s = Annotation.of_document(gold, "gold"), Annotation.of_document(system, "system")
+    return evaluate_annotations(g, s)
+
+
+def evaluate_annotations(gold, system) -> dict:
+    """:class:`Score` of each of :data:`METRICS` for two :class:`Annotation`."""
+    if not len(gold.token_starts):
+        raise InputError("no sentences: nothing to score against", gold.path)
+    _check_texts(gold, system)
     with paused_gc():
-        pairs = align_words(g.units, s.units)
+        pairs = align_words(gold.units, system.units)
     out = {
-        "Tokens": Score(span_matches(g.tokens, s.tokens), len(g.tokens), len(s.tokens)),
-        "Sentences": Score(span_matches(g.sentences, s.sentences), len(g.sentences), len(s.sentences)),
-        "Words": Score(len(pairs), len(g.units), len(s.units)),
+        "Tokens": Score(span_matches(gold.tokens, system.tokens), len(gold.token_starts), len(system.token_starts)),
+        "Sentences": Score(span_matches(gold.sentences, system.sentences), len(gold.sentences),
+                           len(system.sentences)),
+        "Words": Score(len(pairs), len(gold.starts), len(system.starts)),
     }
-    out.update(_field_scores(g.units, s.units, pairs))
+    out.update(_field_scores(gold, system, pairs))
     return out
 
 

@@ -245,8 +245,9 @@ def parse_document(lines, name):
     pieces = []               # the text, in pieces
     length = 0                # len("".join(pieces))
     sentences = []
+    shared = {}               # each field value once: a tag or a lemma repeats across the document
     for parsed in parse_conllu(lines, name, 1):
-        sent = _sentence(parsed, name)
+        sent = _sentence(parsed, name, shared.setdefault)
         if sentences:
             sep = "\n" if sent.opens_paragraph else sentences[-1].tokens[-1].spacing
             pieces.append(sep)
@@ -289,9 +290,10 @@ def _comment(sent, line, lineno):
         sent.comments.append(line)
 
 
-def _sentence(parsed, name):
+def _sentence(parsed, name, shared):
     """The :class:`UDSentence` of a sentence :func:`parse_conllu` read and
-    checked (offsets not yet set)."""
+    checked (offsets not yet set); ``shared(value, value)``: the one copy
+    of a field value kept."""
     sent = UDSentence([], line=parsed.start_line)
     tokens = sent.tokens
     mwt = None                # the multiword token being filled, and its last word's id
@@ -316,7 +318,7 @@ def _sentence(parsed, name):
         spacing = " "
         if "Space" in misc:
             spacing, fields[9] = split_spacing(misc, name, lineno)
-        word = UDWord(int(wid), *fields[1:], line=lineno)
+        word = UDWord(int(wid), form, *[shared(v, v) for v in fields[2:]], line=lineno)
         if mwt is None:
             tokens.append(UDToken(form, 0, 0, [word], spacing, "_", lineno))
             continue
