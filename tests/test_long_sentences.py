@@ -78,3 +78,29 @@ def test_columns_score_as_documents():
     assert by_columns == by_documents
     assert 0.5 < by_columns["UPOS"].f1 < 0.7 and by_columns["UFeats"].f1 < 0.8
     assert by_columns["Lemmas"].aligned == by_columns["Words"].correct
+
+
+def _reference_shape(word):
+    """The shape character by character: the definition."""
+    out, last, run = [], "", 0
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.isalpha() else "d" if ch.isdigit() else ch
+        run = run + 1 if c == last else 1
+        last = c
+        if run <= 4:
+            out.append(c)
+    return "".join(out)
+
+
+def test_shapes_of_long_and_short_words_are_the_definitions():
+    import random
+
+    from fasttag.features.words import short_shape, word_shape
+    rnd = random.Random(0)
+    for i in range(20_000):
+        chars = "aAzZ09._-\t xXdD\\\x00\x7f" if i % 2 else "aAzZ09._ xX\u00e9\u00c9\u0661\u4e2d\U0001F600\u2028"
+        # runs of one character as often as mixtures, around the lengths where the arrays take over
+        word = "".join(rnd.choice(chars) * rnd.choice((1, 1, 2, 4, 5, 9)) for _ in range(rnd.randrange(0, 40)))
+        shape = _reference_shape(word)
+        assert word_shape(word) == shape, word
+        assert short_shape(word) == "".join(c for k, c in enumerate(shape) if k == 0 or shape[k - 1] != c), word

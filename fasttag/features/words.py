@@ -79,25 +79,46 @@ class Templates:
 
 def word_shape(word):
     """spaCy-style shape: X for upper, x for lower, d for digit, other
-    characters kept; runs longer than four are cut to four."""
-    out = []
+    characters kept; runs longer than four are cut to four.  A long word
+    is shaped in arrays or in pieces, not a list entry per character: a
+    form of any length costs about its own size."""
+    if len(word) > _LONG_WORD and word.isascii():
+        codes = np.frombuffer(word.translate(_ASCII_SHAPE).encode("ascii"), dtype=np.uint8)
+        cut = np.zeros(len(codes), dtype=bool)          # the fifth character of a run and after
+        cut[4:] = codes[4:] == codes[3:-1]
+        for k in (2, 3, 4):
+            cut[4:] &= codes[4 - k + 1:len(codes) - k + 1] == codes[4 - k:len(codes) - k]
+        return codes[~cut].tobytes().decode("ascii")
+    out, piece = [], []
     last, run = "", 0
     for ch in word:
         c = "X" if ch.isupper() else "x" if ch.isalpha() else "d" if ch.isdigit() else ch
         run = run + 1 if c == last else 1
         last = c
         if run <= 4:
-            out.append(c)
+            piece.append(c)
+            if len(piece) >= 4096:
+                out.append("".join(piece))
+                piece = []
+    out.append("".join(piece))
     return "".join(out)
+
+
+_LONG_WORD = 64
+_ASCII_SHAPE = str.maketrans({chr(c): "X" if chr(c).isupper() else "x" if chr(c).isalpha() else
+                              "d" if chr(c).isdigit() else chr(c) for c in range(128)})
 
 
 def short_shape(word):
     """The shape with every run collapsed to one character ("Xx", "d.d")."""
-    out = []
-    for c in word_shape(word):
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)
+    shape = word_shape(word)
+    if len(shape) > _LONG_WORD and shape.isascii():
+        codes = np.frombuffer(shape.encode("ascii"), dtype=np.uint8)
+        return codes[np.concatenate(([True], codes[1:] != codes[:-1]))].tobytes().decode("ascii")
+    return _ANY_RUN.sub(r"\1", shape)
+
+
+_ANY_RUN = re.compile(r"(.)\1+", re.DOTALL)
 
 
 def word_flags(word):
