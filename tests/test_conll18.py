@@ -333,3 +333,36 @@ def test_bundled_tokenizer_scored_the_same_from_its_conllu(shared_data, tmp_path
     assert (r["Tokens"]["gold"], r["Sentences"]["gold"], r["Words"]["gold"]) == (24740, 2077, 25094)
     for key, metric in (("token", "Tokens"), ("sentence", "Sentences"), ("word", "Words")):
         assert (s[f"correct_{key}s"], s[f"gold_{key}s"], s[f"system_{key}s"]) == counts(r[metric])
+
+
+def _chained(pairs, shifted):
+    """CoNLL-U of the text ``ab`` * ``pairs`` as two-word multiword tokens,
+    starting one character later when ``shifted``: each token overlaps two
+    of the unshifted file's, so the whole text is one multiword span."""
+    def word(i, form):
+        return f"{i}\t{form}\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n"
+    text, lines, i, at = "ab" * pairs, [], 1, 0
+    if shifted:
+        lines.append(word(1, "a"))
+        i, at = 2, 1
+    while at + 2 <= len(text):
+        lines += [f"{i}-{i + 1}\t{text[at:at + 2]}\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n",
+                  word(i, text[at]), word(i + 1, text[at + 1])]
+        i, at = i + 2, at + 2
+    if at < len(text):
+        lines.append(word(i, text[at]))
+    return "".join(lines) + "\n"
+
+
+def test_a_multiword_span_past_the_bound_is_refused_not_aligned_for_ever(tmp_path):
+    gold, system = tmp_path / "gold.conllu", tmp_path / "system.conllu"
+    gold.write_text(_chained(40, False), encoding="utf-8")
+    system.write_text(_chained(40, True), encoding="utf-8")
+    words = conll18.evaluate_conllu(gold, system)["Words"]
+    assert words["gold"] == words["system"] == 80 and words["correct"] == 80   # every form found in order
+    side = int(conll18.MAX_SPAN_PRODUCT ** 0.5) // 2 + 1       # words on either side just past the bound
+    gold.write_text(_chained(side, False), encoding="utf-8")
+    system.write_text(_chained(side, True), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{gold}:1: a multiword span of [0-9,]+ gold and [0-9,]+ system words.*"
+                                         rf"\(the system's from {system}:1\)$"):
+        conll18.evaluate_conllu(gold, system)

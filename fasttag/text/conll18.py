@@ -37,7 +37,7 @@ from ..errors import InputError, shown
 from .conllu import paused_gc, read_document
 from .sources import is_source
 
-__all__ = ["UNIVERSAL_FEATURES", "METRICS", "Score", "Unit", "Annotation", "span_matches", "align_words",
+__all__ = ["UNIVERSAL_FEATURES", "METRICS", "MAX_SPAN_PRODUCT", "SpanTooLong", "Score", "Unit", "Annotation", "span_matches", "align_words",
            "universal_features", "evaluate_documents", "evaluate_annotations", "evaluate_conllu"]
 
 #: The features the script scores in UFeats (its ``UNIVERSAL_FEATURES``).
@@ -111,15 +111,34 @@ def span_matches(gold: Sequence, system: Sequence) -> int:
     return correct
 
 
+#: The most gold words times system words of one multiword span that the
+#: alignment compares (its longest common subsequence takes their product
+#: in time and memory); a real span holds a few words on either side.
+MAX_SPAN_PRODUCT = 1 << 22
+
+
+class SpanTooLong(ValueError):
+    """A multiword span past :data:`MAX_SPAN_PRODUCT`; ``gold_index``: its first gold word."""
+
+    def __init__(self, message, gold_index):
+        super().__init__(message)
+        self.gold_index = gold_index
+
+
 def align_words(gold: Sequence[Unit], system: Sequence[Unit]) -> list:
     """The aligned ``(gold index, system index)`` pairs of two lists of
-    :class:`Unit` in text order (the script's ``align_words``)."""
+    :class:`Unit` in text order (the script's ``align_words``);
+    :class:`SpanTooLong` for a multiword span past :data:`MAX_SPAN_PRODUCT`."""
     pairs = []
     gi = si = 0
     while gi < len(gold) and si < len(system):
         g, s = gold[gi], system[si]
         if g.multiword or s.multiword:
             gs, ss, gi, si = _multiword_span(gold, system, gi, si)
+            if (gi - gs) * (si - ss) > MAX_SPAN_PRODUCT:
+                raise SpanTooLong(f"a multiword span of {gi - gs:,} gold and {si - ss:,} system words, whose "
+                                  f"multiword tokens overlap each other from one to the next: too long to align "
+                                  f"(at most {MAX_SPAN_PRODUCT:,} word pairs)", gs)
             pairs.extend((gs + a, ss + b) for a, b in
                          _lcs_pairs([w.form for w in gold[gs:gi]], [w.form for w in system[ss:si]]))
         elif g.start == s.start and g.end == s.end:
@@ -405,7 +424,11 @@ def evaluate_annotations(gold, system) -> dict:
         raise InputError("no sentences: nothing to score against", gold.path)
     _check_texts(gold, system)
     with paused_gc():
-        pairs = align_words(gold.units, system.units)
+        try:
+            pairs = align_words(gold.units, system.units)
+        except SpanTooLong as exc:
+            raise InputError(f"{exc} (the system's from {system.where(gold.starts[exc.gold_index])})", gold.path,
+                             gold.line_at(gold.starts[exc.gold_index])) from None
     out = {
         "Tokens": Score(span_matches(gold.tokens, system.tokens), len(gold.token_starts), len(system.token_starts)),
         "Sentences": Score(span_matches(gold.sentences, system.sentences), len(gold.sentences),
