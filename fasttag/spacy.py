@@ -97,8 +97,18 @@ class _Component(_Serialized, Pipe):
 
     @property
     def labels(self):
-        """The labels the component predicts (none before it has a model)."""
-        return () if self._untrained_allowed() else tuple(self._labels(self.fasttag_model))
+        """The labels the component predicts (none before it has a model).
+        spaCy asks while it loads a saved pipeline, before ``from_disk``
+        gives the saved model: a config path that is gone by then (the
+        model travels in the folder) has no labels yet, not an error."""
+        if self._untrained_allowed():
+            return ()
+        if self._model is None:
+            try:
+                self._loaded()
+            except OSError:
+                return ()
+        return tuple(self._labels(self.fasttag_model))
 
     def _current(self):
         """The model to save: None for an untrained component."""

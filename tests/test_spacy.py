@@ -2,6 +2,7 @@
 train."""
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -308,3 +309,35 @@ def test_overlapping_gold_spans_and_bad_config_values_are_clear_errors(ner_path)
     tagger = spacy.blank("en").add_pipe("fasttag_tagger", config={"model": "no-such-model"})
     with pytest.raises(ValueError, match="config model 'no-such-model' is neither a bundled model nor a model file"):
         tagger(Doc(spacy.blank("en").vocab, words=["a"]))
+
+
+def test_a_saved_pipeline_carries_its_models_whatever_became_of_their_paths(tmp_path):
+    """Every fasttag component and tokenizer built from a model path loads
+    from the saved folder alone, in a new process, after the path is gone."""
+    source = tmp_path / "models"
+    source.mkdir()
+    for name in ("en-tok", "en", "en-ner", "en-ud"):
+        fasttag.load(name).save(source / f"{name}.ftm")
+    config = {"nlp": {"tokenizer": {"@tokenizers": "fasttag.tokenizer.v1", "model": str(source / "en-tok.ftm")}}}
+    nlp = spacy.blank("en", config=config)
+    nlp.add_pipe("fasttag_tagger", config={"model": str(source / "en.ftm"), "attr": "tag"})
+    nlp.add_pipe("fasttag_ner", config={"model": str(source / "en-ner.ftm")})
+    nlp.add_pipe("fasttag_ud", config={"model": str(source / "en-ud.ftm")})
+    text = "Angela Merkel didn't visit Paris. She saw the Louvre."
+
+    def seen(doc):
+        return [[t.text, t.tag_, t.pos_, t.lemma_, str(t.morph), t.ent_type_, t.is_sent_start] for t in doc]
+    before = seen(nlp(text))
+    assert any(t[5] for t in before) and any(t[3] for t in before)
+    nlp.to_disk(tmp_path / "saved")
+    for file in source.iterdir():
+        file.unlink()
+    source.rmdir()
+    code = ("import json, sys, spacy; nlp = spacy.load(sys.argv[1]); "
+            "print(json.dumps([[t.text, t.tag_, t.pos_, t.lemma_, str(t.morph), t.ent_type_, t.is_sent_start] "
+            "for t in nlp(sys.argv[2])]))")
+    env = dict(os.environ, PYTHONPATH=str(Path(fasttag.__file__).resolve().parents[1]))    # the fasttag tested
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "saved"), text], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == before
