@@ -394,3 +394,41 @@ def test_named_rule_overrides_upos_default():
     assert model.parts["upos"].model.training_info["algorithm"] == "perceptron"
     model = Pipeline.train(SAMPLE, epochs=1, algorithm="mira", verbose=False)
     assert model.parts["upos"].model.training_info["k"] == 1
+
+
+def test_an_interrupted_pipeline_names_the_parts_it_lacks_wherever_it_is_used(monkeypatch, tmp_path, run_cli):
+    """Ctrl-C before the lemma part completed an epoch: the pipeline saved
+    says it lacks that part, and tagging and scoring with it warn, in
+    Python and on the command line, instead of writing ``_`` silently."""
+    from fasttag import Lemmatizer
+    from fasttag.errors import TrainingInterrupted
+
+    def interrupted(*args, **kwargs):
+        raise TrainingInterrupted(1, None)          # what Ctrl-C before any completed epoch raises
+    monkeypatch.setattr(Lemmatizer, "train", classmethod(interrupted))
+    with pytest.raises(TrainingInterrupted) as info:
+        Pipeline.train(SAMPLE, epochs=2, verbose=False)
+    model = info.value.model
+    assert model.columns == ["upos", "xpos", "feats"] and model.missing == ["lemma"]
+    assert repr(model) == "Pipeline(tok, upos, xpos, feats; missing: lemma)"
+    path = tmp_path / "partial.ftm"
+    model.save(path)
+    again = fasttag.load(path)
+    assert again.missing == ["lemma"]
+    with pytest.warns(UserWarning, match="lacks its lemma part .*written _ and not scored"):
+        again.to_conllu(RAW)
+    with pytest.warns(UserWarning, match="lacks its lemma part"):
+        scores = again.evaluate(SAMPLE)
+    assert "lemmas" not in scores
+    proc = run_cli("tag", "-m", path, "--to", "conllu", input=RAW.encode())
+    err = proc.stderr.decode().splitlines()
+    assert proc.returncode == 0 and len(err) == 1 and err[0].startswith("fasttag: warning: the pipeline lacks its "
+                                                                       "lemma part"), err
+
+
+def test_a_pipeline_file_with_unknown_missing_parts_is_refused(pipe, tmp_path):
+    model = Pipeline(pipe.tokenizer, pipe.parts, {"missing": ["parser"]})
+    path = tmp_path / "bad.ftm"
+    model.save(path)
+    with pytest.raises(ModelFormatError, match="missing parts are not a list of its part names"):
+        fasttag.load(path)

@@ -16,6 +16,7 @@ import json as jsonlib
 import os
 import sys
 import time
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable
@@ -149,8 +150,24 @@ class Pipeline(modelfile.Stored):
         """The CoNLL-U columns the pipeline predicts, in prediction order."""
         return list(self.parts)
 
+    @property
+    def missing(self):
+        """The parts its training data annotated that an interrupted
+        training left untrained (``"tokenizer"`` or column names)."""
+        return list(self.meta.get("missing", ()))
+
     def __repr__(self):
-        return f"Pipeline({', '.join(([TOKENIZER] if self.tokenizer else []) + self.columns)})"
+        missing = f"; missing: {', '.join(self.missing)}" if self.missing else ""
+        return f"Pipeline({', '.join(([TOKENIZER] if self.tokenizer else []) + self.columns)}{missing})"
+
+    def _warn_missing(self):
+        """A warning naming the parts an interrupted training left out: their columns are written ``_``."""
+        if self.missing:
+            warnings.warn(f"the pipeline lacks its {' and '.join(self.missing)} part"
+                          f"{'s' if len(self.missing) > 1 else ''} (its training was interrupted before "
+                          f"{'they were' if len(self.missing) > 1 else 'it was'} trained): "
+                          f"{'those columns are' if len(self.missing) > 1 else 'that column is'} written _ and "
+                          f"not scored; train it again to complete it", UserWarning, stacklevel=3)
 
     # ------------------------------------------------------------ training
 
@@ -210,7 +227,13 @@ class Pipeline(modelfile.Stored):
                     tokenizer = exc.model
                 else:
                     done[current] = exc.model
-            exc.model = cls(tokenizer, done, _meta(given)) if tokenizer is not None or done else None
+            meta = _meta(given)
+            # what the data annotates that was not trained: the model says so wherever it is used
+            missing = ([TOKENIZER] if tokenizer is None else []) + [
+                p.name for p in PARTS if p.name not in done and p.present(sentences)]
+            if missing:
+                meta["missing"] = missing
+            exc.model = cls(tokenizer, done, meta) if tokenizer is not None or done else None
             raise
         except InputError as exc:
             if exc.path is None and _name(train) is not None:
@@ -254,6 +277,7 @@ class Pipeline(modelfile.Stored):
         ``tokens`` (offsets into ``text``) and ``words`` (a
         :class:`fasttag.text.conllu.UDWord` with every predicted column).
         A line break always ends a sentence and opens a paragraph."""
+        self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("annotate()", text)
         return self._document(text, self._raw_tokenizer().spans(text))
@@ -263,6 +287,7 @@ class Pipeline(modelfile.Stored):
     def to_conllu(self, text: str) -> str:
         """The CoNLL-U of raw ``text``: ``# newdoc``, ``# newpar``, ``# sent_id``,
         ``# text``, multiword ranges, ``SpaceAfter=No``, every predicted column."""
+        self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
         return self._conllu(text, self._raw_tokenizer().spans(text))
@@ -319,6 +344,7 @@ class Pipeline(modelfile.Stored):
         the model's tokenizer; CoNLL-U gets every predicted column filled.
         ``to``: "tagged" (word/UPOS, the default for text), "json" (as
         ``json=True``) or "conllu" (the default for CoNLL-U input)."""
+        self._warn_missing()
         n_threads = parallel.check_threads(n_threads)
         if nbest is not None:
             raise InputError("option nbest: a pipeline writes its best annotation only")
@@ -429,6 +455,7 @@ class Pipeline(modelfile.Stored):
         AllTags, Lemmas), from its raw text (the default) or with its gold
         tokens (``gold_tokens=True``); under ``scores`` each one's counts,
         precision, recall and aligned accuracy."""
+        self._warn_missing()
         n_threads = parallel.check_threads(n_threads)
         if gold_tokens not in (True, False):
             raise TypeError(f"gold_tokens must be True or False, not {gold_tokens!r}")
@@ -494,6 +521,11 @@ class Pipeline(modelfile.Stored):
         meta = header.get("meta", {})
         if not isinstance(meta, dict):
             raise ModelFormatError("corrupt fasttag model: the pipeline's meta is not an object")
+        missing = meta.get("missing", [])
+        if not isinstance(missing, list) or not set(missing) <= {TOKENIZER, *(p.name for p in PARTS)} \
+                or len(set(missing)) != len(missing):
+            raise ModelFormatError("corrupt fasttag model: the pipeline's missing parts are not a list of its part "
+                                   "names")
         stored = header.get("parts")
         if not isinstance(stored, dict) or not stored:
             raise ModelFormatError("corrupt fasttag model: the pipeline has no parts")
