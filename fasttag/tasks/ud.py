@@ -380,7 +380,8 @@ class Pipeline(modelfile.Stored):
         records = closed_after(records, close)
         try:
             if style == "tagged":
-                output.write(out, records, "tagged")
+                # raw text: a block of sentences per input line, as every tagger writes it; pretokenized: a line each
+                output.write(out, records, "tagged" if fmt == "text" else "paragraphs")
             else:
                 for text in records:
                     out.write(text)
