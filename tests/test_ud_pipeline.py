@@ -437,3 +437,12 @@ def test_a_pipeline_file_with_unknown_missing_parts_is_refused(pipe, tmp_path):
     model.save(path)
     with pytest.raises(ModelFormatError, match="missing parts are not a list of its part names"):
         fasttag.load(path)
+
+
+def test_models_say_what_they_are():
+    assert repr(fasttag.load("en")).startswith("Tagger(17 labels: 'ADJ', 'ADP', 'ADV', 'AUX', 'CCONJ', ...; "
+                                               "corpus 'UD English EWT")
+    assert repr(fasttag.load("zh")).startswith("Segmenter(4 labels: 'B', 'M', 'E', 'S'; corpus \"People's Daily")
+    pipe = fasttag.load("en-ud")
+    assert repr(pipe) == "Pipeline(tok, upos, xpos, feats, lemma)"
+    assert repr(pipe.parts["lemma"]).startswith(f"Lemmatizer({len(pipe.parts['lemma'].model.tags)} labels: ")

@@ -86,6 +86,14 @@ class SequenceTask(modelfile.Stored):
         self.model = model
         self.meta = dict(meta or {})
 
+    def __repr__(self):
+        """What the model is: its class, its labels and, where it says, the corpus it learned from."""
+        corpus = self.meta.get("corpus")
+        tags = self.model.tags
+        shown = ", ".join(map(repr, tags[:5])) + (", ..." if len(tags) > 5 else "")
+        return (f"{type(self).__name__}({len(tags)} labels: {shown}"
+                + (f"; corpus {str(corpus)[:60]!r}" if corpus else "") + ")")
+
     # ------------------------------------------------------------ the task's hooks
 
     @classmethod
