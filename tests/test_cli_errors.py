@@ -454,3 +454,22 @@ def test_eval_of_a_model_of_python_objects_is_one_line(run_cli):
     err = proc.stderr.decode()
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "is a feature-tagger model: it reads Python objects, not files" in err
+
+
+def test_a_model_given_as_input_and_swapped_arguments_are_named(run_cli, tmp_path):
+    from fasttag.model.modelfile import MAGIC
+    from fasttag.text.sources import MODEL_MAGIC
+    assert MODEL_MAGIC == MAGIC
+    model = Path(fasttag.__file__).resolve().parent / "models" / "en_ewt_upos.ftm"
+    proc = run_cli("tag", "-m", "en", model)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err == f"fasttag: error: {model}:1: a fasttag model file, not text to read: " \
+                                          f"give a model as --model\n"
+    proc = run_cli("eval", CONLLU, model)                   # TEST MODEL instead of MODEL TEST
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err.count("\n") == 1 and "wrong magic bytes (it reads as CoNLL-U: a data " \
+                                                             "file given as the model? arguments swapped?)" in err
+    text = tmp_path / "notes.txt"
+    text.write_text("I go home.\n", encoding="utf-8")
+    proc = run_cli("tag", "-m", text, text)
+    assert proc.returncode == 2 and "(it reads as text: a data file given as the model?" in proc.stderr.decode()

@@ -77,6 +77,23 @@ def dumps(header, arrays):
     return body + _TRAILER.pack(zlib.crc32(body))
 
 
+def _looks_like(head):
+    """What the opening bytes of a file given as a model say it is, as a
+    hint: a text or CoNLL-U file there is most likely two arguments swapped."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:
+            return ""
+        text = head[:exc.start].decode("utf-8")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if any(line.count("\t") == 9 for line in lines[:20]):
+        return " (it reads as CoNLL-U: a data file given as the model? arguments swapped?)"
+    return " (it reads as text: a data file given as the model? arguments swapped?)"
+
+
 def loads(data):
     """Parse bytes written by :func:`dumps`; returns ``(header, arrays)``.
 
@@ -87,7 +104,7 @@ def loads(data):
     if len(data) < len(MAGIC) or bytes(data[: len(MAGIC)]) != MAGIC:
         if len(data) == 0:
             raise ModelFormatError("not a fasttag model: the file is empty")
-        raise ModelFormatError("not a fasttag model: wrong magic bytes")
+        raise ModelFormatError("not a fasttag model: wrong magic bytes" + _looks_like(bytes(data[:4096])))
     if len(data) < _PREFIX.size + _TRAILER.size:
         raise ModelFormatError("truncated fasttag model: incomplete prefix")
     _, version, head_len = _PREFIX.unpack_from(data, 0)

@@ -101,6 +101,8 @@ def _decode_binary(f, name, encoding="utf-8"):
     utf8 = encoding in ("utf-8", None)
     encoding = encoding or "utf-8"
     for lineno, raw in enumerate(f, 1):
+        if lineno == 1 and raw.startswith(MODEL_MAGIC):
+            raise InputError("a fasttag model file, not text to read: give a model as option model", name, 1)
         try:
             line = raw.decode(encoding)
         except UnicodeDecodeError as exc:
@@ -116,6 +118,11 @@ def _decode_binary(f, name, encoding="utf-8"):
             raise InputError("a NUL byte in the line: not text (UTF-16 without a byte order mark? name it: "
                              "option encoding='utf-16')", name, lineno)
         yield _line(line, lineno, name)
+
+
+#: The first bytes of every fasttag model file (the model layer's
+#: ``modelfile.MAGIC``): a model given where text is read is named as such.
+MODEL_MAGIC = b"FASTTAG\x00"
 
 
 def _binary_kind(first_line):
