@@ -3,7 +3,6 @@ import io
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -480,16 +479,15 @@ def test_property_conll_and_conllu_round_trip(sents, sep):
 # lists would mostly measure Python's garbage collector.
 
 
-def test_ewt_train_counts_speed_and_round_trip(shared_data):
+def test_ewt_train_counts_and_round_trip(shared_data):
+    # how fast it reads belongs in benchmarks/, not in an assertion: a bound
+    # on CPU seconds fails on a slower or busier machine without a bug
     path = shared_data / "en_ewt" / "en_ewt-ud-train.conllu"
-    t0 = time.process_time()
     n_sents = n_words = 0
     for s in ftio.read(path):
         n_sents += 1
         n_words += len(s.words)
-    seconds = time.process_time() - t0
     assert (n_sents, n_words) == (12_544, 204_577)
-    assert seconds < 2.0, f"reading EWT train took {seconds:.2f} s of CPU"
     out = io.BytesIO()
     multiword = empty = 0
     for s in ftio.read_conllu(path, column="xpos"):
