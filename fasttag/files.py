@@ -40,12 +40,16 @@ def atomic_file(path, mode="wb", **open_kwargs):
     folder = os.path.dirname(path)
     _remove_stale_temporaries(folder)
     with _terminate_as_exception():
+        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}@{_machine() or 'unknown'}-",
-                                       suffix=_TMP_SUFFIX, dir=folder)
-        except OSError as exc:      # a missing or read-only folder: name the file asked for, as open() does
-            raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
-        try:
+            # SIGTERM and Ctrl-C wait while the file is made and named, then arrive inside this try: a
+            # signal between the two would leave a temporary file that no one knows of
+            with _signals_held():
+                try:
+                    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}@{_machine() or 'unknown'}-",
+                                               suffix=_TMP_SUFFIX, dir=folder)
+                except OSError as exc:  # a missing or read-only folder: name the file asked for, as open() does
+                    raise type(exc)(exc.errno, exc.strerror, os.fsdecode(given)) from None
             try:
                 file_mode = os.stat(path).st_mode & 0o777        # a file replaced keeps its mode
             except OSError:
@@ -59,13 +63,28 @@ def atomic_file(path, mode="wb", **open_kwargs):
                 os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
             if isinstance(exc, OSError):
                 raise _naming_output(exc, given, tmp) from None
             raise
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGTERM and SIGINT held back in the block (where the platform can),
+    delivered when it ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
