@@ -135,8 +135,8 @@ def test_the_gold_file_is_blamed_for_what_raw_text_cannot_hold(tmp_path):
         fasttag.evaluate_conllu(gold, system)
 
 
-CLI_CASES = ("overlapping ranges", "ids start at 2", "a range past the end", "SpaceAfter=Yes",
-             "a whitespace-only form")
+#: the reproducers that once gave a traceback or exit 0 (the readers above cover every rule)
+CLI_CASES = ("overlapping ranges", "ids start at 2")
 
 
 @pytest.mark.parametrize("case", CLI_CASES)
