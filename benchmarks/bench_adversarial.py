@@ -1,6 +1,6 @@
 """Tokenizing time on adversarial one-line inputs: each must be linear.
 
-    python benchmarks/bench_adversarial.py [--mb 1 4] [--only a.,json] [--path raw|tokenize|ud]
+    python benchmarks/bench_adversarial.py [--mb 1 4] [--only a.,json] [--path raw|tokenize|ud] [--repeat 3]
 
 Each family is one line without whitespace (or prose on one line, the
 reference) of the given sizes in MB (UTF-8 bytes, approximately);
@@ -11,8 +11,9 @@ words path), ``--path tokenize`` calls ``Tokenizer.tokenize`` on the whole
 string, ``--path ud`` runs ``fasttag.load("en-ud").to_conllu`` (the
 tokenizer and every tagger after it).  Prints per family the CPU seconds
 per MB at each size and the ratio of the largest size's time to the
-smallest's (linear: the ratio of the sizes).  Run from the repository
-root.
+smallest's (linear: the ratio of the sizes), each time the best of
+``--repeat`` runs (one run's time on a shared machine varies by a
+quarter).  Run from the repository root.
 """
 import argparse
 import random
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--mb", type=float, nargs="+", default=[1, 4])
     ap.add_argument("--only", default=None, help="comma-separated family names")
     ap.add_argument("--path", choices=("raw", "tokenize", "ud"), default="raw")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per size, the best kept")
     args = ap.parse_args()
     if args.path == "ud":
         ud = fasttag.load("en-ud")
@@ -94,7 +96,7 @@ def main():
         for mb in sizes:
             text = FAMILIES[name](int(mb * 1e6))
             real_mb = len(text.encode("utf-8")) / 1e6
-            times.append(cpu(run, text) / real_mb * mb)
+            times.append(min(cpu(run, text) for _ in range(args.repeat)) / real_mb * mb)
         cells = "  ".join(f"{t / mb:7.3f}" for t, mb in zip(times, sizes))
         print(f"{name:10s} {cells}  ratio {times[-1] / max(times[0], 1e-9):5.2f}", flush=True)
 
