@@ -171,8 +171,10 @@ OPTIONS = [
            extra={"flag": True, "needs": ("init", ...)}),
     Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
            parse=str, metavar="MODEL", reads=True),
-    Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none),
-    Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none),
+    Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none, parse=str,
+           metavar="NAME"),
+    Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none, parse=str,
+           metavar="TEXT"),
     # ---------------------------------------------------------- decoding
     Option("decoder", "Viterbi or greedy left-to-right decoding", default="viterbi",
            group="tag set", parse=str, choices=("viterbi", "greedy"), check=_one_of("viterbi", "greedy")),
