@@ -515,8 +515,12 @@ def tag_command(args):
     if args.command == "tokenize" and model.kind == "pipeline" and model.tokenizer is not None:
         model = model.tokenizer                 # a pipeline tokenizes with its own tokenizer
     if args.command not in model.commands:
-        use = model.commands[0] if model.commands else None
-        raise InputError(f"{path} is a {model.kind} model" + (f": use 'fasttag {use}'" if use else ""))
+        # named as the user named it (a bundled name is no installation path), with the commands that take it
+        entry = registry.TASKS.get(getattr(model, "task", None))
+        what = entry.title if entry is not None else model.kind
+        uses = " or ".join(f"'fasttag {c}'" for c in model.commands)
+        raise InputError(f"-m {args.model or bundled}: {'an' if what[0] in 'aeiou' else 'a'} {what} model, which "
+                         f"'fasttag {args.command}' does not run" + (f": use {uses}" if uses else ""))
     given = {"json": args.json} if args.json else {}
     if nbest is not None:
         given["nbest"] = nbest

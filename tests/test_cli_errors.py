@@ -490,3 +490,14 @@ def test_dev_naming_the_training_file_is_refused_however_spelt(run_cli, tmp_path
     other = tmp_path / "dev.conllu"
     other.write_bytes(CONLLU.read_bytes())                  # the same lines in another file: held out as far as it knows
     assert run_cli("train", "pos", train, "--dev", other, "-o", tmp_path / "m.ftm", "--quiet").returncode == 0
+
+
+def test_a_model_given_to_the_wrong_command_names_the_right_ones(run_cli):
+    for command, model, message in (
+            ("tokenize", "en-ner", "-m en-ner: a span tagger model, which 'fasttag tokenize' does not run: use "
+                                   "'fasttag tag' or 'fasttag ner'"),
+            ("ner", "en", "-m en: a POS tagger model, which 'fasttag ner' does not run: use 'fasttag tag'"),
+            ("segment", "en-tok", "-m en-tok: a tokenizer model, which 'fasttag segment' does not run: use "
+                                  "'fasttag tokenize'")):
+        proc = run_cli(command, "-m", model, input=b"x\n")
+        assert proc.returncode == 2 and proc.stderr.decode() == f"fasttag: error: {message}\n"

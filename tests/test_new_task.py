@@ -165,7 +165,7 @@ def test_the_commands_refuse_what_the_task_does_not_take(corpus, tmp_path, capsy
     capsys.readouterr()
     assert main(["train", "caps", str(corpus["train"]), "-o", str(path), "--quiet", "--epochs", "1"]) == 0
     assert main(["segment", "-m", str(path), str(corpus["test"])]) == 2         # its models tag with `tag`
-    assert "is a test-capitals model: use 'fasttag tag'" in capsys.readouterr().err
+    assert "model, which 'fasttag segment' does not run: use 'fasttag tag'" in capsys.readouterr().err
 
 
 def test_a_file_of_an_unknown_kind_is_refused_as_before():
