@@ -252,20 +252,6 @@ def _add_train_tasks(train):
 
 # ---------------------------------------------------------------- commands
 
-def _check_held_out(train, dev):
-    """An error when ``--dev`` names the training file itself, however
-    spelt: the best epoch would be chosen on what the model learned from."""
-    if dev is None or not all(isinstance(d, str) for d in (train, dev)):
-        return
-    try:
-        same = os.path.samefile(train, dev)
-    except OSError:
-        return
-    if same:
-        raise InputError("--dev names the training file itself: the best epoch would be chosen on what the model "
-                         "learned from; give held-out data, or no --dev", dev)
-
-
 def _given(args, names):
     """The options of ``names`` the user gave on the command line."""
     return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
@@ -279,7 +265,6 @@ def train_command(args):
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
-    _check_held_out(train, dev)
     if "init" in given:
         given["init"] = str(_model_path(given["init"], "--init"))
     _check_output(args.output, "-o")

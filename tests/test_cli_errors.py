@@ -475,23 +475,6 @@ def test_a_model_given_as_input_and_swapped_arguments_are_named(run_cli, tmp_pat
     assert proc.returncode == 2 and "(it reads as text: a data file given as the model?" in proc.stderr.decode()
 
 
-def test_dev_naming_the_training_file_is_refused_however_spelt(run_cli, tmp_path):
-    train = tmp_path / "train.conllu"
-    train.write_bytes(CONLLU.read_bytes())
-    (tmp_path / "sub").mkdir()
-    link = tmp_path / "same.conllu"
-    link.symlink_to(train)
-    for dev in (train, tmp_path / "sub" / ".." / "train.conllu", link):
-        proc = run_cli("train", "pos", train, "--dev", dev, "-o", tmp_path / "m.ftm", "--quiet")
-        assert proc.returncode == 2 and proc.stderr.decode() == (
-            f"fasttag: error: {dev}: --dev names the training file itself: the best epoch would be chosen on what "
-            f"the model learned from; give held-out data, or no --dev\n")
-        assert not (tmp_path / "m.ftm").exists()
-    other = tmp_path / "dev.conllu"
-    other.write_bytes(CONLLU.read_bytes())                  # the same lines in another file: held out as far as it knows
-    assert run_cli("train", "pos", train, "--dev", other, "-o", tmp_path / "m.ftm", "--quiet").returncode == 0
-
-
 def test_a_model_given_to_the_wrong_command_names_the_right_ones(run_cli):
     for command, model, message in (
             ("tokenize", "en-ner", "-m en-ner: a span tagger model, which 'fasttag tokenize' does not run: use "
