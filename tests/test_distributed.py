@@ -23,6 +23,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def client():
     with dd.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             dd.Client(cluster) as c:
+        c.wait_for_workers(2, timeout=120)
         yield c
 
 

@@ -177,3 +177,20 @@ def test_cli_all_workers_lost(lone_workers, train_file, cli_command, tmp_path):
     assert last[0].startswith(f"fasttag: interrupted at epoch {n} because the Dask cluster lost its workers "
                               f"(none for 3 s, distributed.scheduler.no-workers-timeout): saved "), rest
     assert last[0].endswith(f"with the best completed epoch ({n - 1})"), rest
+
+
+def test_a_cluster_without_workers_yet_is_waited_for(monkeypatch):
+    """Workers are counted by asking the scheduler, not the client's cached
+    view: a cluster whose worker is still starting is waited for, and one
+    where none joins within ``WORKERS_WAIT`` is one clear error."""
+    from fasttag.errors import InputError
+    from fasttag.model import dask_training
+    with dd.LocalCluster(n_workers=0, processes=True, dashboard_address=None) as cluster, \
+            dd.Client(cluster) as client:
+        monkeypatch.setattr(dask_training, "WORKERS_WAIT", 0.5)
+        with pytest.raises(InputError, match=r"^the Dask cluster has no workers \(none joined in 0.5 s\)$"):
+            fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, verbose=False, client=client)
+        monkeypatch.setattr(dask_training, "WORKERS_WAIT", 120.0)
+        cluster.scale(1)            # returns at once: the worker joins while training waits for it
+        tagger = fasttag.Tagger.train(DATA / "sample.conllu", epochs=1, verbose=False, client=client)
+        assert tagger.model.training_info["workers"] == 1

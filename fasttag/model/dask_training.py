@@ -29,11 +29,20 @@ def require_dask():
     return dask.distributed
 
 
+WORKERS_WAIT = 30.0         # seconds a cluster with no workers yet is given for one to join
+
+
 def n_workers(client):
-    """The workers of ``client``'s cluster (at least one)."""
-    workers = len(client.scheduler_info().get("workers", {}))
+    """The workers of ``client``'s cluster (at least one), asked of the
+    scheduler now: the client's cached ``scheduler_info()`` can lag behind
+    workers that have just joined or been restarted by their nanny."""
+    workers = len(client.nthreads())
     if workers < 1:
-        raise InputError("the Dask cluster has no workers")
+        try:
+            client.wait_for_workers(1, timeout=WORKERS_WAIT)
+        except Exception:       # (dask raises its own TimeoutError subclasses across versions)
+            raise InputError(f"the Dask cluster has no workers (none joined in {WORKERS_WAIT:g} s)") from None
+        workers = len(client.nthreads())
     return workers
 
 
