@@ -5,7 +5,7 @@ given one, of a UDPipe 1 model) on the raw text of a CoNLL-U file.
                                         [--repeat 3] [--profile]
 
 The text is the document's raw text (``# newpar`` breaks as line ends);
-each run takes it through :meth:`fasttag.tasks.ud.Pipeline.to_conllu`
+each run takes it through :meth:`fasttag.pipeline.Pipeline.to_conllu`
 (UDPipe 1: its tokenizer, tagger and lemmatizer, CoNLL-U out).  Words are
 the syntactic words of each one's output; the first run (word caches
 cold, as in one ``fasttag tag``) and the best of ``--repeat`` runs are

@@ -14,7 +14,7 @@ __all__ = ["FasttagError", "InputError", "ModelFormatError", "TrainingInterrupte
            "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer", "Pipeline",
            "load", "loads", "default_model_path", "evaluate_conllu", "__version__"]
 
-_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer", "Pipeline")
+_TASK_CLASSES = ("Tagger", "Segmenter", "SpanTagger", "Tokenizer", "Lemmatizer", "Morphologizer")
 
 
 def __getattr__(name):
@@ -22,6 +22,9 @@ def __getattr__(name):
     if name in _TASK_CLASSES:
         from . import tasks
         return getattr(tasks, name)
+    if name == "Pipeline":
+        from .pipeline import Pipeline
+        return Pipeline
     if name == "evaluate_conllu":
         from .text.conll18 import evaluate_conllu
         return evaluate_conllu

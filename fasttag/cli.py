@@ -105,7 +105,8 @@ def _add_option(parser, opt, task=None):
     kwargs["type"] = opt.parse
     if opt.name == "gazetteers":
         kwargs["action"] = "append"
-    default = opt.default_for(task) if task else None
+    entry = registry.TASKS.get(task) if task else None
+    default = entry.shown_defaults.get(opt.name, opt.default_for(task)) if entry else None
     if default is not None and not isinstance(default, (bool, tuple)):
         kwargs["help"] += f" (default {default})"
     parser.add_argument(opt.flag, dest=opt.name, **kwargs)
@@ -177,9 +178,11 @@ def build_parser(tasks=True):
         _add_threads(p)
         _add_encoding(p)
 
-    ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features",
-                         allow_abbrev=False)
+    ins = sub.add_parser("inspect", help="a model's tags, settings, transitions and top features (a UD "
+                         "pipeline's: a line per part)", allow_abbrev=False)
     ins.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    ins.add_argument("--part", metavar="NAME",
+                     help="UD pipeline: inspect this part as a model of its own (tok, upos, xpos, feats, lemma)")
     ins.add_argument("--data", metavar="FILE",
                      help="show the top features per tag among those occurring in this file")
     ins.add_argument("--top", type=int, default=10, metavar="N", help="features per tag (default 10)")
@@ -191,8 +194,6 @@ def build_parser(tasks=True):
     ev.add_argument("test", metavar="TEST")
     _reads(ev, model="MODEL", test="TEST")
     ev.add_argument("--json", action="store_true", help="print one JSON object (scores as fractions)")
-    ev.add_argument("--gold-tokens", action="store_true",
-                    help="UD pipeline: tag the gold tokens (default: tokenize the raw text of the # text lines)")
     _add_threads(ev)
     _add_encoding(ev)
     for opt in options.OPTIONS:
@@ -226,7 +227,7 @@ def build_parser(tasks=True):
 
 def _add_train_tasks(train):
     """A subcommand of ``train`` per task declared with a help line."""
-    from . import tasks  # noqa: F401  (declares the package's tasks)
+    from . import pipeline, tasks  # noqa: F401  (declare the package's tasks and ``train ud``)
     subcommands = train.add_subparsers(dest="task", required=True, parser_class=_Parser)
     for name, task in registry.train_commands().items():
         p = subcommands.add_parser(name, help=task.help, allow_abbrev=False)
@@ -237,15 +238,18 @@ def _add_train_tasks(train):
         p.add_argument("--dev", metavar="DEV", help="development set: the best epoch on it is kept")
         p.add_argument("--quiet", action="store_true", help="no progress lines")
         _add_encoding(p)
-        p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
-        p.add_argument("--dask", action="store_true",
-                       help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
-                            "per core), one shard each (needs fasttag-nlp[dask])")
-        p.add_argument("--scheduler", metavar="ADDRESS",
-                       help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
-                            "shard per worker (needs fasttag-nlp[dask])")
         _reads(p, train="TRAIN", dev="--dev")
-        _writes(p, output="-o", plot="--plot")
+        _writes(p, output="-o")
+        if not getattr(task.cls, "composite", False):     # one model's training: its curve, Dask shards
+            p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
+            p.add_argument("--dask", action="store_true",
+                           help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "
+                                "per core), one shard each (needs fasttag-nlp[dask])")
+            p.add_argument("--scheduler", metavar="ADDRESS",
+                           help="train on the existing Dask cluster of this scheduler (tcp://host:8786), one "
+                                "shard per worker (needs fasttag-nlp[dask])")
+            _writes(p, plot="--plot")
+        p.set_defaults(plot=None, dask=False, scheduler=None)
         for opt in options.for_cli(name, "train"):
             _add_option(p, opt, name)
 
@@ -268,10 +272,6 @@ def train_command(args):
     if "init" in given:
         given["init"] = str(_model_path(given["init"], "--init"))
     _check_output(args.output, "-o")
-    if getattr(cls, "kind", None) == "pipeline":        # a pipeline: several models, trained on this machine
-        for flag, value in (("--plot", args.plot), ("--dask", args.dask), ("--scheduler", args.scheduler)):
-            if value:
-                raise InputError(f"{flag} applies to one model's training, not to a {task.title}'s")
     if args.plot:
         _check_output(args.plot, "--plot")
     if "gazetteers" in given:
@@ -311,30 +311,15 @@ def train_command(args):
                  f"nothing saved")
             return 130
         exc.model.save(args.output)
-        if exc.model.kind == "pipeline":
-            _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the parts trained "
-                 f"so far ({exc.model!r})")
-            return 130
-        info = exc.model.model.training_info
-        _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with the best completed "
-             f"epoch ({info.get('best_epoch')})")
+        _say(f"fasttag: interrupted at epoch {exc.epoch}{why}: saved {args.output} with "
+             f"{exc.model.summary(interrupted=True)}")
         return 130
     model.save(args.output)
-    if model.kind == "pipeline":
-        if not args.quiet:
-            _say(f"saved {args.output}: {model!r}")
-        return 0
     if args.plot:
         from .plot import learning_curves
         learning_curves(model, labels=[os.path.basename(args.output)], path=args.plot)
-    info = model.model.training_info
-    score = info.get("dev_score")
     if not args.quiet:
-        epochs = info.get("best_epochs") or [info.get("best_epoch")]
-        pruned = model.meta.get("pruned_dev_score")      # the score of the model saved, when pruned
-        _say(f"saved {args.output}: best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
-             + (f", dev {cls.primary} {100 * score:.2f}%" if score is not None else "")
-             + (f", {100 * pruned:.2f}% after pruning" if pruned is not None else ""))
+        _say(f"saved {args.output}: {model.summary()}")
     return 0
 
 
@@ -470,9 +455,8 @@ def _same_file(output, source):
 def _load_sequence_model(path, command):
     """The model at ``path``, refused in one line when it is a linear
     estimator (``fasttag.linear``), which tags no sequences."""
-    from .tasks.base import SequenceTask
     model = load(path)
-    if not isinstance(model, SequenceTask) and getattr(model, "kind", None) != "pipeline":
+    if not hasattr(model, "tag_file"):
         raise InputError(f"{path} holds the estimator {type(model).__name__}, not a sequence model: "
                          f"'fasttag {command}' cannot use it (load it in Python)")
     return model
@@ -497,8 +481,6 @@ def tag_command(args):
     path = _model_path(args.model, "-m") if args.model is not None else default_model_path(bundled)
     source = _input_path(args.input, "INPUT", stdin_ok=True)
     model = _load_sequence_model(path, args.command)
-    if args.command == "tokenize" and model.kind == "pipeline" and model.tokenizer is not None:
-        model = model.tokenizer                 # a pipeline tokenizes with its own tokenizer
     if args.command not in model.commands:
         # named as the user named it (a bundled name is no installation path), with the commands that take it
         entry = registry.TASKS.get(getattr(model, "task", None))
@@ -506,6 +488,7 @@ def tag_command(args):
         uses = " or ".join(f"'fasttag {c}'" for c in model.commands)
         raise InputError(f"-m {args.model or bundled}: {'an' if what[0] in 'aeiou' else 'a'} {what} model, which "
                          f"'fasttag {args.command}' does not run" + (f": use {uses}" if uses else ""))
+    model = model.for_command(args.command)     # a pipeline tokenizes with its own tokenizer
     given = {"json": args.json} if args.json else {}
     if nbest is not None:
         given["nbest"] = nbest
@@ -515,12 +498,10 @@ def tag_command(args):
     if to is not None:
         if args.json and to != "json":
             raise InputError(f"--json writes JSON Lines, not --to {to}: give one")
-        if to == "json":
-            given["json"] = True
-        elif to == "conllu" and model.kind != "pipeline":
-            model = _as_pipeline(model, given)
-        if model.kind == "pipeline":
-            given["to"] = None if to == "json" else to
+        if to == "conllu":          # every model that fills a word column, as a pipeline
+            from .pipeline import Pipeline
+            model = Pipeline.of(model, given.pop("column", None))
+        given["to"] = to
     if args.command == "segment" and args.dict:
         # a Path: the file's name, never words; a bad line is an
         # InputError naming the file and the line
@@ -538,17 +519,6 @@ def _wants_full_conllu(args):
             and getattr(args, "column", None) is None)
 
 
-def _as_pipeline(model, given):
-    """A tagger and its raw-text tokenizer as a pipeline, which writes CoNLL-U."""
-    from .tasks.pos import Tagger
-    from .tasks.ud import Pipeline
-    if not isinstance(model, Tagger):
-        raise InputError(f"--to conllu writes the columns of a POS tagger or a UD pipeline, not of a "
-                         f"{model.kind} model")
-    column = model.output_column(given.pop("column", None))
-    return Pipeline(None, {column: model}, model.meta)
-
-
 def _text_input(args, model):
     """The reading keywords of ``tag`` and ``ner`` for ``model``'s tag_file."""
     fmt = getattr(args, "format", None)
@@ -563,7 +533,7 @@ def _text_input(args, model):
         from .tasks.base import tokenizer_of
         given["tokenizer"] = tokenizer_of(_model_path(args.tokenizer, "--tokenizer"))
     column = getattr(args, "column", None)
-    if model.kind == "spans":
+    if "ner" in model.commands:         # a span tagger: it writes spans, of no column
         if column is not None:
             raise InputError("--column applies to POS tagger models only")
         if args.command == "ner" and not args.json:
@@ -601,17 +571,10 @@ def eval_command(args):
     test = _input_path(args.test, "TEST", stdin_ok=True)
     model = _load_sequence_model(_model_path(args.model, "MODEL"), "eval")
     given = _given(args, [o.name for o in options.OPTIONS if "eval" in o.phases])
-    if model.kind == "pipeline":        # its own reading: CoNLL-U, from raw text or gold tokens
-        if given:
-            raise InputError(f"{options.BY_NAME[next(iter(given))].flag} does not apply to UD pipeline models")
-        given["gold_tokens"] = args.gold_tokens
-    elif args.gold_tokens:
-        raise InputError(f"--gold-tokens applies to UD pipeline models, not to {model.kind} models")
-    elif not model.commands:            # a model of Python objects (feature dicts): no file holds its input
+    if not model.commands:              # a model of Python objects (feature dicts): no file holds its input
         raise InputError(f"{args.model} is a {model.kind} model: it reads Python objects, not files; "
                          f"evaluate it from Python")
-    else:
-        options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
+    options.resolve(model._eval_task(), "eval", given, cli=True)       # refuse what does not apply
     if "words" in given:
         given["words"] = _input_path(given["words"], "--words")
     try:
@@ -634,9 +597,25 @@ def inspect_command(args):
     model = load(_model_path(args.model, "MODEL"))
     if args.data is not None:
         _input_path(args.data, "--data")
-    if getattr(model, "kind", None) == "pipeline":
-        raise InputError(f"{args.model} is a UD pipeline of several models ({model!r}): inspect reads one "
-                         f"sequence model")
+    if args.part is not None:
+        try:
+            model = inspection.part_of(model, args.part)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if not inspection.is_sequence_model(model):
+            raise InputError(f"--part: the {args.part} part is a {type(model).__name__}: inspect reads sequence "
+                             f"models")
+    elif inspection.has_parts(model):      # a line per part; --part shows one
+        if args.data is not None:
+            raise InputError(f"--data reads the words of one part of a UD pipeline: name it with --part (one "
+                             f"of {', '.join(inspection.parts_of(model))})")
+        desc = inspection.describe(model)
+        with _output(None) as out:
+            if args.json:
+                inspection.write_json(desc, out)
+            else:
+                out.write(printable(inspection.report(desc), keep="\n") + "\n")
+        return
     if not hasattr(model, "model"):
         raise InputError(f"{args.model} is a {type(model).__name__} estimator: inspect reads sequence models")
     try:

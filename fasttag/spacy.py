@@ -508,7 +508,7 @@ class FasttagPipeline(_Component):
 
     def __init__(self, vocab, name, model, batch_size):
         super().__init__(vocab, name, model, batch_size)
-        from .tasks.ud import Pipeline
+        from .pipeline import Pipeline
         self.kind = Pipeline
 
     @staticmethod
@@ -558,8 +558,10 @@ class FasttagPipeline(_Component):
                          f"with 'fasttag train ud'")
 
 
-@Language.factory("fasttag_ud", default_config={"model": None, "batch_size": 1000},
+@Language.factory("fasttag_ud", default_config={"model": "en-ud", "batch_size": 1000},
                   assigns=["token.pos", "token.tag", "token.morph", "token.lemma"])
 def make_ud(nlp, name, model: Optional[str], batch_size: int):
-    """A fasttag UD pipeline's columns: ``model`` its path."""
+    """A fasttag UD pipeline's columns: ``model`` a bundled name (default
+    the English pipeline "en-ud") or the path of a pipeline trained with
+    ``fasttag train ud``."""
     return FasttagPipeline(nlp.vocab, name, model, batch_size)

@@ -19,7 +19,7 @@ __all__ = ["load", "loads", "model_class", "BUNDLED", "default_model_path", "is_
 def model_class(kind):
     """The class that reads models of ``kind``; the estimators, which import
     scikit-learn, are imported only for a kind no task reads."""
-    from . import tasks  # noqa: F401  (declares the task kinds)
+    from . import pipeline, tasks  # noqa: F401  (declare the task kinds and the pipeline's)
     try:
         return registry.model_class(kind)
     except ModelFormatError:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import fasttag  # noqa: E402
-from fasttag.tasks.ud import TOKENIZER, Pipeline  # noqa: E402
+from fasttag.pipeline import TOKENIZER, Pipeline  # noqa: E402
 from scripts.bundle import data_option, need_corpus, save_bundled  # noqa: E402
 
 CORPUS = "UD English EWT v2.15 (train; dev for model selection)"

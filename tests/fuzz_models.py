@@ -1652,7 +1652,7 @@ def _build_seed_models(dest):
     from fasttag.tasks.featuredicts import FeatureTagger
     from fasttag.tasks.lemma import Lemmatizer
     from fasttag.tasks.morph import Morphologizer
-    from fasttag.tasks.ud import Pipeline
+    from fasttag.pipeline import Pipeline
     from fasttag.model import modelfile
     ud = dest / "ud.conllu"
     ud.write_text(UD_CONLLU * 3, encoding="utf-8")
@@ -2449,7 +2449,7 @@ def _uses():
     from fasttag.tasks.featuredicts import FeatureTagger
     from fasttag.tasks.lemma import Lemmatizer
     from fasttag.tasks.morph import Morphologizer
-    from fasttag.tasks.ud import Pipeline
+    from fasttag.pipeline import Pipeline
     return [(Tagger, _use_tagger), (Segmenter, _use_segmenter), (SpanTagger, _use_spans),
             (LinearModel, _use_linear), (Tokenizer, _use_tokenizer), (Lemmatizer, _use_lemmatizer),
             (Morphologizer, _use_morphologizer), (Pipeline, _use_pipeline), (FeatureTagger, _use_features)]

@@ -24,7 +24,7 @@ NER = DATA / "sample_ner.conll"
 ZH = DATA / "sample_zh_train.txt"
 
 #: string-valued arguments that name no file
-NOT_PATHS = {"scheduler", "labels", "corpus", "licence"}
+NOT_PATHS = {"scheduler", "labels", "corpus", "licence", "part", "components"}
 
 
 def _one_error_line(result):

@@ -18,7 +18,7 @@ from fasttag.model import modelfile
 from fasttag.tasks import tok
 from fasttag.tasks.lemma import Lemmatizer
 from fasttag.tasks.tok import Tokenizer
-from fasttag.tasks.ud import Pipeline
+from fasttag.pipeline import Pipeline
 from fasttag.text.fieldcheck import column_fault, field_fault
 
 SAMPLE = "data/sample_ud.conllu"

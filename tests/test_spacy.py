@@ -56,6 +56,40 @@ def test_tagger_component_tag_attr_and_roundtrip(tmp_path):
     assert [t.tag_ for t in other(" ".join(SENTS[1]))] == [t.tag_ for t in doc]
 
 
+def test_ud_component_defaults_to_the_bundled_en_ud_and_saves_it(tmp_path):
+    """As fasttag_tagger defaults to the bundled "en", fasttag_ud defaults
+    to "en-ud": every column as fasttag.load("en-ud") gives it, and the
+    saved pipeline carries the model file."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("fasttag_ud")
+    assert nlp.get_pipe_config("fasttag_ud")["model"] == "en-ud"
+    docs = [nlp(" ".join(words)) for words in SENTS]
+    assert [[t.text for t in doc] for doc in docs] == SENTS
+    want = fasttag.load("en-ud").tag_words(SENTS)
+    assert set(want) == {"upos", "xpos", "feats", "lemma"}
+
+    def seen(docs):
+        return {"upos": [[t.pos_ for t in d] for d in docs], "xpos": [[t.tag_ for t in d] for d in docs],
+                "feats": [[str(t.morph) or "_" for t in d] for d in docs],
+                "lemma": [[t.lemma_ for t in d] for d in docs]}
+    got = seen(docs)
+    assert got == want
+    assert got["lemma"][0][2] == "see" and got["upos"][1][0] == "PROPN" and "Tense=Past" in got["feats"][0][2]
+    assert set(nlp.get_pipe("fasttag_ud").labels) == {"upos", "xpos", "feats", "lemma"}
+    nlp.to_disk(tmp_path / "pipe")
+    saved = tmp_path / "pipe" / "fasttag_ud" / "model.ftm"
+    assert saved.read_bytes() == fasttag.load("en-ud").to_bytes()
+    again = spacy.load(tmp_path / "pipe")
+    assert seen([again(" ".join(words)) for words in SENTS]) == want
+    other = spacy.blank("en")
+    other.add_pipe("fasttag_ud")
+    other.from_bytes(nlp.to_bytes())
+    assert seen([other(" ".join(words)) for words in SENTS]) == want
+    # the saved file is what a loaded pipeline runs, not the bundled model its config names
+    fasttag.Pipeline(parts={"upos": fasttag.load("en-ud").parts["upos"]}).save(saved)
+    assert spacy.load(tmp_path / "pipe").get_pipe("fasttag_ud").labels == ("upos",)
+
+
 def test_ner_component_sets_ents_or_spans(ner_path):
     model = fasttag.load(str(ner_path))
     words = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]

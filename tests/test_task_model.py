@@ -34,7 +34,7 @@ TRAIN_VALUES = {
     "document_features": {"chunk": ["on"], "ner": ["on"]}, "runs": ["off"],
     "unlabeled": [str(DATA / "sample_zh_train.txt")],
     "init": "the task's baseline model", "allow_new_tags": [],       # the second without --init: refused
-    "corpus": ["a corpus"], "licence": ["CC BY 4.0"],
+    "corpus": ["a corpus"], "licence": ["CC BY 4.0"], "components": ["tok,upos"],
 }
 BASE = ["--epochs", "2", "--quiet"]
 
@@ -171,7 +171,7 @@ def test_scores_are_fractions_in_json_and_percentages_in_text(task, models, run_
 
 
 EVAL_VALUES = {"format": ["conll"], "column": ["1"], "word_column": ["1"], "scheme": ["bioes"],
-               "words": [str(DATA / "sample_userdict.txt")]}
+               "words": [str(DATA / "sample_userdict.txt")], "gold_tokens": []}
 
 
 @pytest.mark.parametrize("task", list(TASKS))

@@ -143,7 +143,7 @@ def test_unsegmented_tokens_train_a_tokenizer_without_a_segmenter(tmp_path):
 
 
 def test_a_pipeline_keeps_its_tokenizers_segmenter(tok):
-    from fasttag.tasks.ud import Pipeline
+    from fasttag.pipeline import Pipeline
     again = Pipeline.from_bytes(Pipeline(tok).to_bytes())
     assert isinstance(again.tokenizer.segmenter, fasttag.Segmenter)
     assert [again.tokenizer.spans(t) for t in TEXTS] == [tok.spans(t) for t in TEXTS]

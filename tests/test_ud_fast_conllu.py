@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from fasttag import Pipeline
-from fasttag.tasks import ud
+from fasttag.pipeline import pipeline as pipeline_module
 from fasttag.tasks.tok import Token, read_conllu_text
 from fasttag.text.conllu import WORD_COLUMNS, UDDocument, UDWord, document_lines, format_document, tokens_lines
 
@@ -84,8 +84,13 @@ def test_tokens_lines_number_sentences_from_first_id():
                      "1\tI\t_\tPRON\t_\t_\t_\t_\t_\t_", "2\t'm\t_\tAUX\t_\t_\t_\t_\t_\t_",
                      "3\there\t_\tADV\t_\t_\t_\t_\t_\tSpaceAfter=No", "4\t.\t_\tPUNCT\t_\t_\t_\t_\t_\t_", "",
                      "# newpar", "# sent_id = 8", "# text = Go", "1\tGo\t_\tVERB\t_\t_\t_\t_\t_\tSpaceAfter=No", ""]
-    with pytest.raises(ValueError, match="columns: 'deprel' is not one of lemma, upos, xpos, feats"):
+    with pytest.raises(ValueError, match="columns: 'gloss' is not one of lemma, upos, xpos, feats, head, deprel, "
+                                         "deps, misc"):
+        list(tokens_lines(text, sentences, {"gloss": []}))
+    with pytest.raises(ValueError, match="columns: deprel has values for 0 sentences, not 2"):
         list(tokens_lines(text, sentences, {"deprel": []}))
+    lines = list(tokens_lines(text, sentences, {"head": [["0", "1", "1", "1"], ["0"]], "misc": [list("abcd"), ["e"]]}))
+    assert lines[6] == "2\t'm\t_\t_\t_\t_\t1\t_\t_\tb" and lines[7] == "3\there\t_\t_\t_\t_\t1\t_\t_\tc|SpaceAfter=No"
     with pytest.raises(ValueError, match="columns: upos has 1 values for the 4 words of sentence 1"):
         list(tokens_lines(text, sentences, {"upos": [["X"], ["VERB"]]}))
 
@@ -101,7 +106,7 @@ def test_pipeline_conllu_is_the_document_models_on_random_text(pipe, text):
 
 
 def test_many_batches_on_two_threads_give_the_same_bytes(pipe, monkeypatch):
-    monkeypatch.setattr(ud, "RAW_BATCH_CHARS", 60)         # a batch every line or two
+    monkeypatch.setattr(pipeline_module, "RAW_BATCH_CHARS", 60)         # a batch every line or two
     raw = (RAW + "\n\n" + read_conllu_text(SAMPLE).text + "\n").encode()
     outs = []
     for n in (1, 2):

@@ -3,14 +3,15 @@ model's weights.
 
 Feature keys are hashes, so only the features of given text can be named
 (``norm[-1]=the|suffix3[0]=dog``): :func:`explain` names one sentence's,
-:func:`top_features` those of a corpus.
+:func:`top_features` those of a corpus.  :func:`describe` summarizes one
+model, or a UD pipeline part by part.
 """
 import json
 
 import numpy as np
 
 from . import confidence
-from ..display import printable
+from ..display import printable, quote
 from ..features.words import WordFeaturizer, TEMPLATE_PART
 
 PAD = "<pad>"
@@ -155,10 +156,71 @@ def top_features(model, examples, top=10):
             for t, tag in enumerate(model.tags)}
 
 
-def describe(task_model, data=None, top=10, with_transitions=True):
+def parts_of(pipeline):
+    """The parts of a UD pipeline by name, in the order they run: the
+    model of each of its components, its tokenizer (``"tok"``) among them."""
+    return {name: model for name, (model, _) in _components(pipeline).items()}
+
+
+def _components(pipeline):
+    """name -> (model, what it fills) of each component of ``pipeline``
+    (:class:`fasttag.pipeline.Component`), in the order they run."""
+    return {name: (c.model, "tokens, sentences" if c.tokenizes else ", ".join(f.upper() for f in c.fills))
+            for name, c in pipeline.components.items()}
+
+
+def part_of(pipeline, name):
+    """The part ``name`` of a UD pipeline (one of :func:`parts_of`: ``"tok"``,
+    ``"upos"``, ...); a ValueError naming its parts for a name it lacks, or
+    for a model that is no pipeline."""
+    if not has_parts(pipeline):
+        raise ValueError(f"option part: only a UD pipeline has parts, not a "
+                         f"{getattr(pipeline, 'kind', None) or type(pipeline).__name__} model")
+    found = parts_of(pipeline)
+    if name not in found:
+        missing = " (its training was interrupted before that part was trained)" if name in pipeline.missing else ""
+        raise ValueError(f"option part: the pipeline has no part {quote(name)}{missing}: its parts are "
+                         f"{', '.join(found)}")
+    return found[name]
+
+
+def has_parts(task_model):
+    """Whether ``task_model`` is a model of several (a pipeline): its ``composite`` says so."""
+    return getattr(task_model, "composite", False) and hasattr(task_model, "components")
+
+
+def is_sequence_model(task_model):
+    """Whether :func:`describe` reads ``task_model`` as one model: a task
+    model of a linear-chain model (not a pipeline component of another kind)."""
+    inner = getattr(task_model, "model", None)
+    return inner is not None and inner is not task_model and hasattr(inner, "emit")
+
+
+def describe(task_model, data=None, top=10, with_transitions=True, part=None):
     """A summary of a trained task model: kind, tags, templates, size,
     training, metadata, the transitions (unless not ``with_transitions``)
-    and, given ``data``, the top features per tag occurring in it."""
+    and, given ``data``, the top features per tag occurring in it.
+
+    Of a UD pipeline: its parts in the order they run (``parts``: by name,
+    each one's summary without transitions and what it fills), the parts
+    its training left out (``missing``) and its metadata; ``part`` (a name
+    of :func:`parts_of`) summarizes that one part as a model of its own, and
+    only one part reads ``data``."""
+    if part is not None:
+        return describe(part_of(task_model, part), data, top, with_transitions)
+    if has_parts(task_model):
+        if data is not None:
+            raise TypeError(f"feature names are shown for one part of a pipeline: name it (one of "
+                            f"{', '.join(parts_of(task_model))})")
+        described = {}
+        for name, (model, fills) in _components(task_model).items():
+            if is_sequence_model(model):            # as inspect shows one model
+                desc = describe(model, with_transitions=False)
+            else:                                   # a component of another kind: what it is
+                desc = {"kind": getattr(model, "kind", None) or type(model).__name__}
+            described[name] = {"kind": desc.pop("kind"), "fills": fills, **desc}
+        meta = {k: v for k, v in task_model.meta.items() if k not in ("history", "missing")}
+        return {"kind": task_model.kind, "parts": described, "missing": list(task_model.missing), "meta": meta}
     model = task_model.model
     meta = {k: v for k, v in task_model.meta.items() if k != "history"}
     out = {"kind": task_model.kind, "tags": list(model.tags), "templates": list(model.templates.names),
@@ -197,7 +259,10 @@ def report(desc, max_tags=20, transitions=None):
     """The human-readable text of :func:`describe`'s result, every model
     string made printable (no escape sequences to a terminal).
     ``transitions``: for a ``desc`` without them; past ``max_tags`` tags
-    only the largest tag -> tag weights are shown."""
+    only the largest tag -> tag weights are shown.  A UD pipeline's
+    summary is one line per part."""
+    if "parts" in desc:
+        return _pipeline_report(desc)
     tags = [printable(t) for t in desc["tags"]]
     lines = [f"kind              {printable(desc['kind'])}",
              f"tags              {len(tags)}: {' '.join(tags[:40])}{' ...' if len(tags) > 40 else ''}",
@@ -228,4 +293,27 @@ def report(desc, max_tags=20, transitions=None):
         for tag, feats in desc["top_features"].items():
             lines.append(printable(tag))
             lines += [f"  {w:8.3f}  {printable(name)}" for name, w in feats]
+    return "\n".join(lines)
+
+
+def _pipeline_report(desc):
+    """The human-readable text of a UD pipeline's summary: a line per part."""
+    described = desc["parts"]
+    lines = [f"kind              {printable(desc['kind'])}",
+             f"parts             {len(described)}: {' '.join(printable(n) for n in described)}"]
+    if desc["missing"]:
+        lines.append(f"missing           {printable(' '.join(desc['missing']))}")
+    for key in ("corpus", "licence", "fine_tuned"):
+        if key in desc["meta"]:
+            lines.append(f"{key:<18}{printable(desc['meta'][key])}")
+    header = ("part", "kind", "fills", "tags", "templates", "features", "weights", "decoder", "temperature")
+    rows = [(printable(name), printable(d["kind"]), printable(d["fills"]) or "-")
+            + ((f"{len(d['tags']):,}", f"{len(d['templates']):,}", f"{d['features']:,}", f"{d['weights']:,}",
+                printable(d["decoder"]), f"{d['temperature']:.4g}") if "tags" in d else ("-",) * 6)
+            for name, d in described.items()]
+    widths = [max(len(r[c]) for r in [header] + rows) for c in range(len(header))]
+    align = "<<<>>>><>"                         # words left-aligned, numbers right-aligned
+    lines.append("")
+    for r in [header] + rows:
+        lines.append("  ".join(f"{v:{a}{w}}" for v, a, w in zip(r, align, widths)).rstrip())
     return "\n".join(lines)

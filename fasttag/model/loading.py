@@ -86,3 +86,50 @@ def build(header, arrays, path=None):
 def load(path):
     """The model of a file, or of a bundled model's name (:func:`read`)."""
     return build(*read(path))
+
+
+# ---------------------------------------------------------------- models nested in one file
+
+def nested_parts(parts):
+    """``(headers, arrays)`` of models nested in one file: ``parts`` maps a
+    name to a model's ``(header, arrays)``; ``headers`` maps the name to the
+    header, ``arrays`` holds each model's arrays as ``NAME/key``.  The one
+    way a model file holds others (a pipeline's components, a tokenizer's
+    segmenter): :func:`nested_arrays` and :func:`nested_model` read them."""
+    headers, arrays = {}, {}
+    for name, (header, own) in parts.items():
+        headers[name] = header
+        arrays.update({f"{name}/{key}": value for key, value in own.items()})
+    return headers, arrays
+
+
+def nested_arrays(name, arrays):
+    """The arrays of the model nested as ``name`` (:func:`nested_parts`), by their own keys."""
+    prefix = name + "/"
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def nested_model(owner, name, header, arrays, cls):
+    """The ``cls`` model nested as ``name`` in ``owner``'s file (``owner``:
+    what messages call the file's model, "the pipeline"), of its
+    ``header`` and its own ``arrays`` (:func:`nested_arrays`), read by the
+    class its kind names and checked to be a ``cls`` (a file holds data,
+    never code): a ModelFormatError says which part is at fault."""
+    if not isinstance(header, dict) or "arrays" in header:
+        raise ModelFormatError(f"corrupt fasttag model: {owner}'s {name} part is malformed")
+    if header.get("kind") != cls.kind:
+        raise ModelFormatError(f"corrupt fasttag model: {owner}'s {name} part is of kind "
+                               f"{str(header.get('kind'))[:40]!r}, not {cls.kind!r}")
+    try:
+        model = build(header, arrays)
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{owner}'s {name} part: {exc}") from None
+    if not isinstance(model, cls):
+        raise ModelFormatError(f"corrupt fasttag model: {owner}'s {name} part is not a {cls.__name__}")
+    return model
+
+
+def stray_array(arrays, names):
+    """The first of ``arrays`` nested under no name of ``names`` (a file
+    whose arrays are all nested: every key is ``NAME/key``), or None."""
+    return next((k for k in arrays if "/" not in k or k.partition("/")[0] not in names), None)

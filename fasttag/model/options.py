@@ -138,6 +138,20 @@ def _parse_switch(value):
         raise argparse.ArgumentTypeError(f"expected on or off, not {value!r}") from None
 
 
+def _comma_list(text):
+    return [x.strip() for x in text.split(",")]
+
+
+def _names_or_classes(v):
+    if v is None:
+        return None
+    if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple)) or not v:
+        return f"must be a non-empty list of component names or classes, not {v!r}"
+    bad = next((x for x in v if not (isinstance(x, type) or isinstance(x, str) and x.isidentifier())), None)
+    if bad is not None:
+        return f"must be a list of component names or classes, not one holding {bad!r}"
+
+
 def _str_or_none(v):
     if v is not None and not isinstance(v, str):
         return f"must be a str, not {type(v).__name__}"
@@ -171,6 +185,12 @@ OPTIONS = [
            extra={"flag": True, "needs": ("init", ...)}),
     Option("init", "fine-tune this model (its features, tags and settings) instead of training anew",
            parse=str, metavar="MODEL", reads=True),
+    Option("gold_tokens", "UD pipeline: tag the gold tokens (default: tokenize the raw text of the # text lines)",
+           default=False, group="gold_tokens", check=_one_of(True, False), parse=bool, phases=("eval",),
+           extra={"flag": True}),
+    Option("components", "the pipeline's components, in order: registered names, comma-separated (default: "
+           "tok,upos,xpos,feats,lemma)", group="components", check=_names_or_classes, parse=_comma_list,
+           metavar="NAMES"),
     Option("corpus", "name of the training corpus, stored in the model", check=_str_or_none, parse=str,
            metavar="NAME"),
     Option("licence", "licence of the training corpus, stored in the model", check=_str_or_none, parse=str,

@@ -28,9 +28,10 @@ class Task:
     options: frozenset = frozenset(EVERY_TASK)   # the option groups and names it takes
     defaults: dict = field(default_factory=dict)  # its own defaults, over the table's
     keywords: dict = field(default_factory=dict)  # what ``cls.train`` needs to train it
+    shown_defaults: dict = field(default_factory=dict)  # help texts of defaults that are not one value
 
 
-def task(name, *, title=None, help=None, options=(), defaults=None, **keywords):
+def task(name, *, title=None, help=None, options=(), defaults=None, shown_defaults=None, **keywords):
     """Class decorator declaring the task ``name`` trained by the class.
 
     ``options``: the groups or names of the option table's options it takes
@@ -39,10 +40,12 @@ def task(name, *, title=None, help=None, options=(), defaults=None, **keywords):
     those options.  ``help``: the help line of its ``fasttag train``
     subcommand (None: trained from Python only).  ``keywords``: what the
     class's ``train`` needs to train this task (``task="ner"``); without
-    them ``name`` is the class's own task (its ``task`` attribute)."""
+    them ``name`` is the class's own task (its ``task`` attribute).
+    ``shown_defaults``: what ``--help`` says of a default that is not one
+    value (a pipeline's, part by part)."""
     def declare(cls):
         entry = Task(name, cls, title or name, help, frozenset(EVERY_TASK) | frozenset(options),
-                     dict(defaults or {}), dict(keywords))
+                     dict(defaults or {}), dict(keywords), dict(shown_defaults or {}))
         _add(TASKS, name, entry, entry.cls, "task")
         if not keywords:
             cls.task = name

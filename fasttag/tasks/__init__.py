@@ -9,7 +9,7 @@ task, here or in a user's code, is its class alone.  Importing this
 package declares the package's tasks.
 """
 from ..model import registry
-from . import pos, seg, spans, tok, featuredicts, lemma, morph, ud  # noqa: F401  (each declares its tasks)
+from . import pos, seg, spans, tok, featuredicts, lemma, morph  # noqa: F401  (each declares its tasks)
 from .featuredicts import FeatureTagger
 from .lemma import Lemmatizer
 from .morph import Morphologizer
@@ -17,10 +17,16 @@ from .pos import Tagger
 from .seg import Segmenter
 from .spans import SpanTagger
 from .tok import Tokenizer
-from .ud import Pipeline
 
-#: The package's ``fasttag train`` tasks, by name.
+#: The package's ``fasttag train`` tasks, by name (the UD pipeline's, ``ud``, is declared by :mod:`fasttag.pipeline`).
 TASKS = registry.train_commands()
+
+
+def __getattr__(name):
+    if name == "Pipeline":          # its old home: fasttag.pipeline.Pipeline
+        from . import ud
+        return ud.Pipeline
+    raise AttributeError(f"module 'fasttag.tasks' has no attribute {name!r}")
 
 
 def task_class(name):

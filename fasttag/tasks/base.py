@@ -56,7 +56,7 @@ HOOKS = (
 )
 
 #: What a task declares as class attributes (see :class:`SequenceTask`).
-DECLARED = ("task", "kind", "featurizer", "primary", "commands", "older_featurizers", "local_features")
+DECLARED = ("task", "kind", "featurizer", "primary", "commands", "older_featurizers", "local_features", "composite")
 
 
 class Examples(list):
@@ -81,10 +81,28 @@ class SequenceTask(modelfile.Stored):
     older_featurizers = ()  # (name, version) of featurizers of model files it still reads (an older engine)
     local_features = False  # an example is a list of words whose features see a few words around each:
     #                         a long one is decoded in overlapping pieces (:func:`long_pieces`)
+    composite = False       # a model of several models, trained one after the other (a pipeline): no Dask
+    #                         training, no learning curves of one run
 
     def __init__(self, model, meta=None):
         self.model = model
         self.meta = dict(meta or {})
+
+    def for_command(self, command):
+        """The model that runs ``fasttag COMMAND`` (one of :attr:`commands`): itself."""
+        return self
+
+    def summary(self, interrupted=False):
+        """What ``fasttag train`` says of the model it saved: its best epochs
+        and their dev score (``interrupted``: the epoch kept)."""
+        info = self.model.training_info
+        if interrupted:
+            return f"the best completed epoch ({info.get('best_epoch')})"
+        epochs = info.get("best_epochs") or [info.get("best_epoch")]
+        score, pruned = info.get("dev_score"), self.meta.get("pruned_dev_score")    # pruned: the saved model's
+        return (f"best epoch{'s' if len(epochs) > 1 else ''} {', '.join(map(str, epochs))}"
+                + (f", dev {self.primary} {100 * score:.2f}%" if score is not None else "")
+                + (f", {100 * pruned:.2f}% after pruning" if pruned is not None else ""))
 
     def __repr__(self):
         """What the model is: its class, its labels and, where it says, the corpus it learned from."""
@@ -544,12 +562,20 @@ class SequenceTask(modelfile.Stored):
 
     # ------------------------------------------------------------ tagging files
 
-    def tag_file(self, source, out, *, json=False, nbest=None, n_threads=1, **reading):
+    def tag_file(self, source, out, *, json=False, nbest=None, n_threads=1, to=None, **reading):
         """Tag a file (a path or binary stream) into the text stream ``out``,
         in batches and bounded memory, on ``n_threads`` threads (0: every
-        core).  ``json``: JSON Lines (:mod:`fasttag.text.output`), with the
-        ``nbest`` best sequences when given.  ``reading``: ``format``,
-        ``column``, ``tokenizer``, ``entities`` as the task reads them."""
+        core).  ``json`` (or ``to="json"``): JSON Lines
+        (:mod:`fasttag.text.output`), with the ``nbest`` best sequences when
+        given; ``to="tagged"``: the task's text output, the default.
+        ``reading``: ``format``, ``column``, ``tokenizer``, ``entities`` as
+        the task reads them."""
+        if to not in (None, "tagged", "json"):
+            raise InputError(f"option to: a {self.kind} model writes tagged text or JSON, not {to!r} (CoNLL-U with "
+                             f"every column: a UD pipeline)")
+        if json and to == "tagged":
+            raise InputError("option json writes JSON, not option to tagged: give one")
+        json = json or to == "json"
         n_threads = parallel.check_threads(n_threads)
         if nbest is not None:
             if not json:

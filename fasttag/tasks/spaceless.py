@@ -30,7 +30,8 @@ SPACELESS = KIND_NAMES.index("spaceless")
 GAP = KIND_NAMES.index("gap")
 MIN_SHARE = 0.5          # spaceless boundaries per non-whitespace character of the training text
 MIN_BOUNDARIES = 50      # and at least this many: too few to learn words from otherwise
-PREFIX = "segmenter/"    # of the segmenter's arrays in the tokenizer's model file
+SEGMENTER = "segmenter"     # its name in the tokenizer's model file (header key and array prefix)
+PREFIX = SEGMENTER + "/"    # of the segmenter's arrays in the tokenizer's model file
 
 
 def spaceless_boundaries(featurizer, text, protected=None):
@@ -135,23 +136,19 @@ def _rebuilt(text, sentence, decided, starts, token_cls, expand):
 
 
 def segmenter_parts(segmenter):
-    """(header, arrays) of a segmenter inside a tokenizer's model file."""
-    header, arrays = segmenter._parts()
-    return header, {PREFIX + k: v for k, v in arrays.items()}
+    """(header, arrays) of a segmenter inside a tokenizer's model file
+    (:func:`fasttag.model.loading.nested_parts`)."""
+    headers, arrays = loading.nested_parts({SEGMENTER: segmenter._parts()})
+    return headers[SEGMENTER], arrays
 
 
 def stored_segmenter(header, arrays):
     """The segmenter a tokenizer's model file holds (checked), or None."""
-    sub = header.get("segmenter")
-    own = {k[len(PREFIX):]: v for k, v in arrays.items() if k.startswith(PREFIX)}
+    sub = header.get(SEGMENTER)
+    own = loading.nested_arrays(SEGMENTER, arrays)
     if sub is None:
         if own:
             raise ModelFormatError(f"corrupt fasttag model: array {PREFIX + next(iter(own))!r:.60} belongs "
                                    f"to no segmenter")
         return None
-    if not isinstance(sub, dict) or "arrays" in sub or sub.get("kind") != Segmenter.kind:
-        raise ModelFormatError("corrupt fasttag model: the tokenizer's segmenter is malformed")
-    try:
-        return loading.build(sub, own)
-    except ModelFormatError as exc:
-        raise ModelFormatError(f"the tokenizer's segmenter: {exc}") from None
+    return loading.nested_model("the tokenizer", SEGMENTER, sub, own, Segmenter)

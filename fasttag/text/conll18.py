@@ -232,9 +232,12 @@ class Annotation:
     messages.  Columns, not an object per word: a sentence of a million
     words is scored in a small multiple of its size."""
 
-    def __init__(self, path, side):
+    def __init__(self, path, side, extra=()):
         self.path = path if path is not None else f"the {side} document"
         self.side = side
+        #: the other word columns kept (``misc``, ``head``...), each a list of values: see :meth:`column`
+        self.extra = tuple(extra)
+        self._extra = [[] for _ in self.extra]
         self._chars = []
         self._at = 0
         self.token_starts, self.token_ends, self.lines = array("q"), array("q"), []
@@ -245,12 +248,14 @@ class Annotation:
         self._first = 0
 
     @classmethod
-    def of_document(cls, doc, side):
-        """The annotation of a :class:`fasttag.text.conllu.UDDocument`."""
-        out = cls(doc.path, side)
+    def of_document(cls, doc, side, extra=()):
+        """The annotation of a :class:`fasttag.text.conllu.UDDocument`;
+        ``extra``: the other word columns to keep (UDWord names)."""
+        out = cls(doc.path, side, extra)
         for sent in doc.sentences:
             for t in sent.tokens:
-                out.add_token(t.form, t.line, [(w.form, w.upos, w.xpos, w.feats, w.lemma) for w in t.words])
+                out.add_token(t.form, t.line, [(w.form, w.upos, w.xpos, w.feats, w.lemma,
+                                                *[getattr(w, c) for c in out.extra]) for w in t.words])
             out.end_sentence()
         return out
 
@@ -259,9 +264,10 @@ class Annotation:
         """The annotation of ``text`` cut into ``sentences`` of tokens (with
         ``start``, ``end`` and the forms of their ``words``) whose words'
         ``columns`` (``upos``, ``xpos``, ``feats``, ``lemma`` -> per sentence
-        the values of its words; ``_`` where one is absent) were predicted."""
-        out = cls(path, side)
-        given = [columns.get(name) for name in ("upos", "xpos", "feats", "lemma")]
+        the values of its words; ``_`` where one is absent) were predicted;
+        the other columns given are kept as ``extra``."""
+        out = cls(path, side, [c for c in columns if c not in _SCORED])
+        given = [columns.get(name) for name in _SCORED + out.extra]
         for i, sent in enumerate(sentences):
             cols = [_BLANK if values is None else values[i] for values in given]
             k = 0
@@ -274,7 +280,7 @@ class Annotation:
 
     def add_token(self, form, line, words):
         """Add a token: its ``form``, its ``line`` (None when unknown) and
-        its words, ``(form, upos, xpos, feats, lemma)`` each."""
+        its words, ``(form, upos, xpos, feats, lemma, *extra)`` each."""
         form = _no_space(form)
         if not form:
             raise InputError("a token of only spaces", self.path, line)
@@ -286,7 +292,10 @@ class Annotation:
         self.lines.append(line)
         multi = len(words) > 1
         shared = self._shared
-        for w, upos, xpos, feats, lemma in words:
+        for word in words:
+            w, upos, xpos, feats, lemma = word[:5]
+            for values, value in zip(self._extra, word[5:]):
+                values.append(value)
             lower = (w if multi else form).lower()
             self.starts.append(at)
             self.ends.append(end)
@@ -303,6 +312,15 @@ class Annotation:
         if self._at > self._first:
             self.sentences.append((self._first, self._at))
         self._first = self._at
+
+    def column(self, name):
+        """The values of word column ``name`` (``upos``, ``xpos``,
+        ``feats``, ``lemma`` or one of :attr:`extra`), a list in word order."""
+        if name in self.extra:
+            return self._extra[self.extra.index(name)]
+        if name in _SCORED:
+            return {"upos": self.upos, "xpos": self.xpos, "feats": self.feats, "lemma": self.lemmas}[name]
+        raise KeyError(f"the {self.side} annotation keeps no column {name!r}")
 
     @property
     def text(self):
@@ -330,6 +348,10 @@ class Annotation:
         """``path:line`` of character ``i``, or what is known of it."""
         line = self.line_at(i)
         return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+#: The word columns the shared task scores, in :meth:`Annotation.add_token`'s order.
+_SCORED = ("upos", "xpos", "feats", "lemma")
 
 
 class _Blank:
@@ -418,8 +440,11 @@ def evaluate_documents(gold, system) -> dict:
     return evaluate_annotations(g, s)
 
 
-def evaluate_annotations(gold, system) -> dict:
-    """:class:`Score` of each of :data:`METRICS` for two :class:`Annotation`."""
+def evaluate_annotations(gold, system, scorers=()) -> dict:
+    """:class:`Score` of each of :data:`METRICS` for two :class:`Annotation`;
+    each of ``scorers``, called ``scorer(gold, system, pairs)`` with the
+    aligned words' ``(gold index, system index)`` pairs, adds its own
+    (a dict name -> :class:`Score`)."""
     if not len(gold.token_starts):
         raise InputError("no sentences: nothing to score against", gold.path)
     _check_texts(gold, system)
@@ -436,6 +461,8 @@ def evaluate_annotations(gold, system) -> dict:
         "Words": Score(len(pairs), len(gold.starts), len(system.starts)),
     }
     out.update(_field_scores(gold, system, pairs))
+    for scorer in scorers:
+        out.update(scorer(gold, system, pairs))
     return out
 
 

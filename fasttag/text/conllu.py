@@ -25,7 +25,7 @@ from .parsers import parse_conllu, split_spacing
 from .sources import is_path, open_lines
 
 __all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_lines",
-           "write_document", "format_document", "escape_spaces", "paused_gc", "tokens_lines", "WORD_COLUMNS"]
+           "write_document", "format_document", "escape_spaces", "paused_gc", "tokens_lines", "WORD_COLUMNS", "FILLED_COLUMNS"]
 
 
 class UDWord:
@@ -442,20 +442,26 @@ _NAMES = ("FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "M
 _SPACED = frozenset(("FORM", "LEMMA", "MISC"))
 #: The word columns a tagger may fill, by their :class:`UDWord` names, in field order.
 WORD_COLUMNS = ("lemma", "upos", "xpos", "feats")
+#: Every column of a word after its FORM, by their :class:`UDWord` names, in field order:
+#: what a pipeline's components may fill.
+FILLED_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
 
 def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
     """The lines :func:`document_lines` writes of
     ``UDDocument.from_tokens(text, sentences)`` with each word's fields of
-    ``columns`` (a :data:`WORD_COLUMNS` name -> per sentence the values of
+    ``columns`` (a :data:`FILLED_COLUMNS` name -> per sentence the values of
     its words) filled in, sentences numbered from ``first_id`` (the first
     opens the document where that is 1), without building the document:
     raw text to CoNLL-U at the speed of its tokens and tag lists."""
     kept = [(s, i) for i, s in enumerate(sentences) if s]
     _check_tokens(text, [s for s, _ in kept])
-    unknown = sorted(set(columns) - set(WORD_COLUMNS))
+    unknown = sorted(set(columns) - set(FILLED_COLUMNS))
     if unknown:
-        raise ValueError(f"columns: {unknown[0]!r} is not one of {', '.join(WORD_COLUMNS)}")
+        raise ValueError(f"columns: {unknown[0]!r} is not one of {', '.join(FILLED_COLUMNS)}")
+    for c, values in columns.items():
+        if len(values) != len(sentences):
+            raise ValueError(f"columns: {c} has values for {len(values)} sentences, not {len(sentences)}")
     for k, (toks, opens, spacings) in enumerate(_layout(text, [s for s, _ in kept])):
         i = kept[k][1]
         where = f"sentence {k + 1}"
@@ -465,8 +471,8 @@ def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
                                str(sent_id), text[toks[0].start:toks[-1].end])
         n_words = sum(len(t.words) for t in toks)
         blank = ["_"] * n_words
-        cols = [columns[c][i] if c in columns else blank for c in WORD_COLUMNS]
-        for c, values in zip(WORD_COLUMNS, cols):
+        cols = [columns[c][i] if c in columns else blank for c in FILLED_COLUMNS]
+        for c, values in zip(FILLED_COLUMNS, cols):
             if len(values) != n_words:
                 raise ValueError(f"columns: {c} has {len(values)} values for the {n_words} words of sentence "
                                  f"{i + 1}")
@@ -478,10 +484,8 @@ def tokens_lines(text, sentences, columns, first_id=1) -> Iterator[str]:
             if multi:
                 yield _range_line(n + 1, len(t.words), form, "_", spacing, where)
             for w in t.words:
-                lemma, upos, xpos, feats = next(rows)
                 n += 1
-                yield _word_line(n, (w, lemma, upos, xpos, feats, "_", "_", "_", "_"), None if multi else spacing,
-                                 where)
+                yield _word_line(n, (w, *next(rows)), None if multi else spacing, where)
         yield ""
 
 

@@ -46,8 +46,9 @@ def _check_tags(sentence, tags, forbidden):
 def write_conllu(sentence, tags, out, column="upos", columns=None):
     """Write ``sentence`` as CoNLL-U: its lines verbatim, except that the
     ``column`` field of each word is replaced by ``tags[i]`` (None: unchanged),
-    and each column of ``columns`` ({column: values}) by its values; then a
-    blank line."""
+    and each column of ``columns`` ({column: values}) by its values (a new
+    MISC keeps the line's ``SpaceAfter``/``SpacesAfter``: the spacing is the
+    text's, not a prediction); then a blank line."""
     changes = [] if tags is None else [(conllu_field(column), tags)]
     changes += [(conllu_field(c), v) for c, v in (columns or {}).items()]
     conllu_field(column)
@@ -60,9 +61,19 @@ def write_conllu(sentence, tags, out, column="upos", columns=None):
             fields = lines[li].split("\t")
             if len(fields) != 10:
                 raise ValueError(f"line {sentence.start_line + li} is not a CoNLL-U word line")
-            fields[col] = tag
+            fields[col] = _kept_spacing(fields[col], tag) if col == _MISC and "Space" in fields[col] else tag
             lines[li] = "\t".join(fields)
     _emit(out, "\n".join(lines) + "\n\n")
+
+
+_MISC = conllu_field("misc")
+
+
+def _kept_spacing(old, new):
+    """MISC ``new`` with the spacing items of MISC ``old``."""
+    spacing = [x for x in old.split("|") if x.startswith(("SpaceAfter=", "SpacesAfter="))]
+    items = [x for x in new.split("|") if x != "_" and not x.startswith(("SpaceAfter=", "SpacesAfter="))]
+    return "|".join(items + spacing) or "_"
 
 
 def write_conll(sentence, tags, out, mode="append", column=-1):
