@@ -141,7 +141,8 @@ def build_parser(tasks=True):
                        help="input file (default or '-': standard input)")
         p.add_argument("-m", "--model", required=bundled is None, help=MODEL_HELP
                        + (f" (default: the bundled {bundled!r} model)" if bundled else ""))
-        p.add_argument("-o", "--output", help="output file (default: standard output)")
+        p.add_argument("-o", "--output", help="output file (default: standard output); without --to or --json, "
+                       "a name ending in .conllu is written as CoNLL-U and one in .jsonl as JSON Lines")
         p.add_argument("--json", action="store_true",
                        help="JSON Lines: one object per sentence (tokens, tags, spans, character offsets)")
         if command in ("tag", "ner"):
@@ -168,6 +169,11 @@ def build_parser(tasks=True):
                                 "CoNLL-U (# newdoc, # newpar, # sent_id, # text, multiword tokens, "
                                 "SpaceAfter=No, every column the model predicts; default for CoNLL-U input); without -m, "
                                 "--tokenizer or --column, --to conllu uses the bundled English pipeline en-ud")
+        if command == "tokenize":
+            p.add_argument("--to", choices=("tagged", "json", "conllu"),
+                           help="output format: a sentence of tokens a line (default), JSON Lines (as --json) or "
+                                "CoNLL-U (# text, tokens, multiword tokens and their words, SpaceAfter=No; the "
+                                "other columns _)")
         if command == "segment":
             p.add_argument("--dict", metavar="FILE", help="user dictionary whose words are kept whole")
             _reads(p, dict="--dict")
@@ -269,6 +275,7 @@ def train_command(args):
     options.resolve(kwargs.get("task") or cls.task, "train", given, cli=True)
     train = _input_path(args.train, "TRAIN", stdin_ok=True)
     dev = None if args.dev is None else _input_path(args.dev, "--dev")
+    _refuse_dev_on_train(train, dev)
     if "init" in given:
         given["init"] = str(_model_path(given["init"], "--init"))
     _check_output(args.output, "-o")
@@ -321,6 +328,14 @@ def train_command(args):
     if not args.quiet:
         _say(f"saved {args.output}: {model.summary()}")
     return 0
+
+
+def _refuse_dev_on_train(train, dev):
+    """Before any work: --dev may not name the file TRAIN names (another
+    spelling, a link) or that standard input reads for TRAIN '-'."""
+    if dev is not None:
+        from .tasks.base import refuse_dev_on_train
+        refuse_dev_on_train(train, dev, what="--dev")
 
 
 @contextlib.contextmanager
@@ -469,6 +484,12 @@ def _read_gazetteer(path):
 
 def tag_command(args):
     bundled, _ = TAG_COMMANDS[args.command]
+    if getattr(args, "to", None) is None and not args.json:        # the output file's name says the format
+        wanted = _format_of(args.output, "to" in args)
+        if wanted == "json":
+            args.json = True
+        elif wanted is not None:
+            args.to = wanted
     nbest = getattr(args, "nbest", None)
     if nbest is not None and not 1 <= nbest <= MAX_NBEST:
         raise InputError(f"--nbest must be from 1 to {MAX_NBEST}, not {nbest}")
@@ -511,6 +532,17 @@ def tag_command(args):
     return 0
 
 
+def _format_of(output, takes_conllu):
+    """The output format an output file's name asks for (``.conllu``,
+    ``.jsonl``), where the command writes it; else None."""
+    name = str(output or "").lower()
+    if name.endswith(".conllu") and takes_conllu:
+        return "conllu"
+    if name.endswith(".jsonl"):
+        return "json"
+    return None
+
+
 def _wants_full_conllu(args):
     """``tag --to conllu`` without a model, tokenizer or column: the user
     asks for UD's columns, which the bundled pipeline fills (the bundled
@@ -546,12 +578,16 @@ def _text_input(args, model):
 @contextlib.contextmanager
 def _output(path):
     """A text stream to ``path`` that appears only when complete (a
-    temporary file renamed at the end), or to standard output."""
+    temporary file renamed at the end), or to standard output, flushed
+    whenever the input pauses (a pipe given a line at a time gets the
+    output of each line as soon as it is tagged)."""
     if path is None:
+        from .parallel import before_waiting
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="surrogateescape",
                                 newline="\n", write_through=False)
         try:
-            yield out
+            with before_waiting(out.flush):
+                yield out
         finally:
             try:
                 out.flush()

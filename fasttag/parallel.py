@@ -2,8 +2,18 @@
 
 The compiled steps release the GIL over a whole chunk and share only
 read-only state, so there is no lock on the hot path.
+
+Streaming input: a reader of a pipe or a terminal (:mod:`fasttag.text.sources`)
+says when its next line is not there yet (:func:`input_would_wait`).  Then
+the batchers end their batch early and :func:`ordered_map` hands back every
+result it holds, so that all that was read is written before the reader
+waits; just before it waits, the reader runs the hooks of
+:func:`before_waiting` (the command line flushes its output there).  A file
+never waits: its batches stay full.
 """
+import contextlib
 import os
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -44,7 +54,7 @@ def ordered_map(fn, items, n_threads=1, ahead=None):
     exception of ``fn`` is raised where its item's result would have come."""
     n_threads = check_threads(n_threads)
     if n_threads == 1:
-        return map(fn, items)
+        return map(_working(fn), items)
     return _pooled(fn, items, n_threads, ahead or AHEAD_PER_THREAD * n_threads)
 
 
@@ -56,6 +66,9 @@ def _pooled(fn, items, n_threads, ahead):
             pending.append(pool.submit(fn, item))
             if len(pending) >= ahead:
                 yield pending.popleft().result()
+            if pending and input_would_wait():      # the input pauses: all it gave, before it waits
+                while pending:
+                    yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
     finally:
@@ -66,12 +79,13 @@ def _pooled(fn, items, n_threads, ahead):
 
 def batches(items, max_tokens=50_000, size=len):
     """Lists of consecutive ``items`` (read lazily) of about ``max_tokens``
-    tokens each (``size(item)``: an item's tokens)."""
+    tokens each (``size(item)``: an item's tokens); shorter where the
+    input pauses (:func:`input_would_wait`)."""
     batch, n = [], 0
     for item in items:
         batch.append(item)
         n += size(item)
-        if n >= max_tokens:
+        if n >= max_tokens or input_would_wait():
             yield batch
             batch, n = [], 0
     if batch:
@@ -85,3 +99,62 @@ def map_batches(fn, items, n_threads=1, max_tokens=50_000, size=len):
     for part in ordered_map(fn, batches(items, max_tokens, size), n_threads):
         out.extend(part)
     return out
+
+
+# ---------------------------------------------------------------- streaming input
+
+_state = threading.local()
+
+
+def input_would_wait():
+    """Whether the input this thread reads now (a pipe or a terminal, see
+    :func:`streaming_input`) has no complete line ready, so that reading on
+    would wait: a batcher ends its batch there.  False for files, for
+    Python objects, and inside the work of :func:`ordered_map`."""
+    source = getattr(_state, "source", None)
+    return source is not None and not getattr(_state, "working", False) and source.would_wait()
+
+
+@contextlib.contextmanager
+def streaming_input(source):
+    """Within the block, the input of this thread is ``source``, whose
+    ``would_wait()`` tells :func:`input_would_wait`."""
+    before = getattr(_state, "source", None)
+    _state.source = source
+    try:
+        yield source
+    finally:
+        _state.source = before
+
+
+@contextlib.contextmanager
+def before_waiting(hook):
+    """Within the block, ``hook()`` runs each time this thread's input is
+    about to wait for more (:func:`input_waits`): output written by then
+    is complete up to the input read, so it may be flushed."""
+    hooks = _state.__dict__.setdefault("hooks", [])
+    hooks.append(hook)
+    try:
+        yield
+    finally:
+        hooks.remove(hook)
+
+
+def input_waits():
+    """Called by a reader just before it waits for input: the hooks of
+    :func:`before_waiting`, the innermost first."""
+    for hook in reversed(list(getattr(_state, "hooks", ()))):
+        hook()
+
+
+def _working(fn):
+    """``fn`` run as the work of :func:`ordered_map` on the calling thread:
+    it reads no input, so its own batches never end at an input pause."""
+    def work(item):
+        before = getattr(_state, "working", False)
+        _state.working = True
+        try:
+            return fn(item)
+        finally:
+            _state.working = before
+    return work

@@ -373,13 +373,21 @@ class ChineseSegmenter(_Serialized):
             yield self(text)
 
 
+#: What ends a sentence inside a line of Chinese or Japanese, and what may close it after that.
+_FINAL = "。！？!?…｡"
+_CLOSERS = "”’」』）)】〕》〉\"'"
+
+
 def _align(text, lines_words, starts=None):
     """spaCy's (words, spaces) of ``text`` given the words of each of its
     lines (split at "\\n"), so that the Doc's text is ``text`` exactly;
-    ``starts`` (a list) gets the sentence starts: each line a sentence."""
+    ``starts`` (a list) gets the sentence starts: each line opens a
+    sentence, and so does the word after a sentence-final mark (。！？!?…,
+    with the closing quotes and brackets that follow it)."""
     words, spaces = [], []
     starts = [] if starts is None else starts
     pos = 0
+    ended = False           # the words since the last one began with a sentence-final mark
 
     def gap(a, b):
         n = len(words)
@@ -396,7 +404,9 @@ def _align(text, lines_words, starts=None):
             gap(pos, at)
             words.append(w)
             spaces.append(False)
-            starts.append(k == 0 or not starts)
+            closing = ended and w.strip(_CLOSERS) == ""
+            starts.append(k == 0 or not starts or ended and not closing)
+            ended = w.strip(_FINAL) == "" or closing
             pos = at + len(w)
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end

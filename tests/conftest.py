@@ -85,6 +85,25 @@ def run_cli(cli_command):
 
 
 @pytest.fixture
+def dev_copy(tmp_path):
+    """``dev_copy(path) -> Path``: a byte copy of ``path`` under another
+    name, for tests that train with the training data as dev data.
+    Training refuses a dev file that is the training file itself (the same
+    file, however named), not one with the same content: these tests are
+    not about held-out data, so the same sentences under another name
+    keep what they check."""
+    import shutil
+
+    def copy(path):
+        path = Path(path)
+        dev = tmp_path / f"dev-copy-of-{path.name}"
+        if not dev.exists():
+            shutil.copyfile(path, dev)
+        return dev
+    return copy
+
+
+@pytest.fixture
 def interrupted_fit():
     """``fit(at_call, **options) -> (task model, TrainingInterrupted)``:
     a POS model of ``data/sample.conllu`` trained again through

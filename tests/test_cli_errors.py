@@ -331,7 +331,7 @@ def test_dash_is_standard_input(run_cli, files):
     assert from_file.returncode == 0 and from_dash.stdout == from_file.stdout
 
 
-def test_train_progress_lines_without_a_terminal(run_cli, files, tmp_path):
+def test_train_progress_lines_without_a_terminal(run_cli, files, tmp_path, dev_copy):
     out = tmp_path / "m.ftm"
     result = run_cli("train", "pos", CONLLU, "-o", out, "--epochs", "3")
     err = result.stderr.decode().splitlines()
@@ -342,7 +342,8 @@ def test_train_progress_lines_without_a_terminal(run_cli, files, tmp_path):
     quiet = run_cli("train", "pos", CONLLU, "-o", out, "--epochs", "3", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == b""
     n = TOK.read_text(encoding="utf-8").count("\n# text = ") + TOK.read_text(encoding="utf-8").startswith("# text")
-    tok = run_cli("train", "tok", TOK, "-o", out, "--dev", TOK, "--epochs", "1")    # sentences, not text pieces
+    # dev: a copy of TRAIN (training refuses TRAIN itself as --dev); the count of its sentences is the point
+    tok = run_cli("train", "tok", TOK, "-o", out, "--dev", dev_copy(TOK), "--epochs", "1")   # sentences, not pieces
     assert f"[fasttag tok] training on {n} sentences, dev {n}" in tok.stderr.decode().splitlines()
 
 

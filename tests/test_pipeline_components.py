@@ -140,7 +140,7 @@ def test_the_console_script_tags_raw_text_and_evaluates_with_the_new_component(t
     proc = _run(plugin_env, "tag", "-m", path, "--to", "conllu", tmp_path / "in.txt", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
-    assert out == pipe.to_conllu(text.rstrip("\n"))       # a file is read by lines
+    assert out == pipe.to_conllu(text)
     rows = [line.split("\t") for line in out.splitlines() if line and line[0].isdigit() and "-" not in line.split("\t")[0]]
     assert rows and all(_length_item(r[9]) == pipe.components["length_class"].value(r[1]) for r in rows)
     assert "SpaceAfter=No" in out                       # the spacing items joined to the component's MISC

@@ -152,6 +152,15 @@ def test_chinese_segmenter_as_tokenizer(tmp_path):
     assert [t.text for t in spacy.load(tmp_path / "zh")(text)] == [t.text for t in doc]
 
 
+def test_chinese_segmenter_splits_sentences_inside_a_line():
+    """A line is a sentence, and so is each run ending at 。！？ with the
+    closing quotes after the mark; an enumeration comma or a colon ends none."""
+    nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "fasttag.zh_segmenter.v1"}}})
+    doc = nlp("我们今天去北京。你好吗？他说：“好！”然后走了，再见\n第二行")
+    assert [s.text for s in doc.sents] == ["我们今天去北京。", "你好吗？", "他说：“好！”", "然后走了，再见\n", "第二行"]
+    assert [s.text for s in nlp("没有句号的一行").sents] == ["没有句号的一行"]
+
+
 def _examples(nlp, pairs, attr):
     out = []
     for words, tags in pairs:

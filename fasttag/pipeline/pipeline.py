@@ -23,11 +23,12 @@ from ..errors import InputError, ModelFormatError, TrainingInterrupted
 from ..features.words import WordFeaturizer
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
-from ..tasks.base import closed_after, tokenizer_for
+from ..tasks.base import closed_after, refuse_dev_on_train, tokenizer_for
 from ..tasks.tok import Token, Tokenizer
 from ..text import formats as ftio, output
 from ..text.conll18 import METRICS, Annotation, evaluate_annotations
 from ..text.conllu import UDDocument, UDWord, read_document, tokens_lines
+from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .builtin import DEFAULT_COMPONENTS
 from .component import Component, Treebank, component_class, registered
@@ -82,6 +83,10 @@ class Pipeline(modelfile.Stored):
             if column is not None:
                 raise InputError("option column: a pipeline fills every column it predicts")
             return model
+        if isinstance(model, Tokenizer):
+            if column is not None:
+                raise InputError("option column applies to POS tagger models, not to tokenizer models")
+            return cls(model, meta=model.meta)      # the token level: tokens, multiword tokens, sentences
         if hasattr(model, "output_column"):
             column = model.output_column(column)
         elif column is not None:
@@ -165,6 +170,7 @@ class Pipeline(modelfile.Stored):
         TrainingInterrupted whose ``model`` holds the components trained so
         far, or None."""
         options.resolve(cls.task, "train", options_, "Pipeline.train")       # the call's errors first
+        refuse_dev_on_train(train, dev)
         given = {k: v for k, v in options_.items() if v is not None}
         classes = _component_classes(given.pop("components", DEFAULT_COMPONENTS))
         init = given.pop("init", None)
@@ -180,22 +186,24 @@ class Pipeline(modelfile.Stored):
             raise InputError("no dev sentences", path=_name(dev))
         done, current = {}, None
         t0 = time.perf_counter()
+        taught = [c for c in classes if c.annotated(treebank)]
         try:
             for comp in classes:
                 base = None if init is None else init.components.get(comp.name)
-                if not comp.annotated(treebank):
+                if comp not in taught:
                     if base is not None:
                         done[comp.name] = base          # the data does not annotate it: kept as it was
                     continue
                 current = comp.name
-                report.line("training the tokenizer" if comp.tokenizes else f"training the {comp.name} tagger")
+                report.line(f"part {taught.index(comp) + 1} of {len(taught)}: training the "
+                            + ("tokenizer" if comp.tokenizes else f"{comp.name} tagger"))
                 done[comp.name] = comp.learn(treebank, dev_bank, init=base, verbose=verbose, **given)
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 done[current] = _component(current, exc.model)
             meta = _meta(given)
             # what the data annotates that was not trained: the model says so wherever it is used
-            missing = [c.name for c in classes if c.name not in done and c.annotated(treebank)]
+            missing = [c.name for c in taught if c.name not in done]
             if missing:
                 meta["missing"] = missing
             exc.model = cls(parts=done, meta=meta) if done else None
@@ -267,15 +275,25 @@ class Pipeline(modelfile.Stored):
         """:meth:`tag_words` of the words of ``found``, sentences of tokens."""
         return self.tag_words([[w for t in s for w in t.words] for s in found])
 
-    def tag_words(self, sentences) -> dict:
+    def tag_words(self, sentences, given=None) -> dict:
         """Every column of pretokenized ``sentences`` (lists of words): a
-        dict column -> per sentence the list of values."""
+        dict column -> per sentence the list of values.  ``given``: columns
+        known beforehand (column -> per sentence the values, the UPOS of a
+        CoNLL-U input), read by the components that need a column no
+        component before them fills; the result holds only what they fill."""
         words = [list(s) for s in sentences]
-        predicted = {}
+        known, predicted = dict(given or {}), {}
         for comp in self.components.values():
             if comp.fills:
-                predicted.update(comp.fill(words, predicted) if words else dict.fromkeys(comp.fills, []))
+                filled = comp.fill(words, known) if words else dict.fromkeys(comp.fills, [])
+                known.update(filled)
+                predicted.update(filled)
         return predicted
+
+    def _unfilled_reads(self):
+        """The columns its components read that none of them fills."""
+        filled = set(self.columns)
+        return [c for comp in self.components.values() for c in comp.reads if c not in filled]
 
     def _raw_tokenizer(self, tokenizer=None):
         """What cuts raw text: its tokenizing component, else ``tokenizer`` or the bundled one."""
@@ -356,8 +374,11 @@ class Pipeline(modelfile.Stored):
             records.close()
 
     def _conllu_records(self, sentences, n_threads, json):
-        def tag(batch):
-            return batch, self.tag_words([s.words for s in batch])
+        fields = {c: CONLLU_FIELDS.index(c.upper()) for c in self._unfilled_reads()}
+
+        def tag(batch):         # a column read that no component fills: the input's (a lemmatizer's UPOS)
+            given = {c: [[row[f] for row in s.rows] for s in batch] for c, f in fields.items()}
+            return batch, self.tag_words([s.words for s in batch], given)
         for batch, predicted in parallel.ordered_map(tag, ftio.batches(sentences), n_threads):
             for i, s in enumerate(batch):
                 columns = {c: v[i] for c, v in predicted.items()}
@@ -390,7 +411,8 @@ class Pipeline(modelfile.Stored):
             if to == "conllu":
                 # one document, sentences numbered across batches; each batch, as each line, opens a paragraph
                 text, found, predicted = doc
-                yield "".join(line + "\n" for line in tokens_lines(text, found, predicted, sent_id + 1))
+                # every line ends with its line break (a space after its last token, whatever follows)
+                yield "".join(line + "\n" for line in tokens_lines(text + "\n", found, predicted, sent_id + 1))
                 sent_id += sum(1 for s in found if s)
                 continue
             starts = [0]
@@ -676,7 +698,7 @@ def _line_batches(lines):
     for number, line in enumerate(lines, start=1):
         batch.append((number, line))
         n += len(line) + 1
-        if n >= RAW_BATCH_CHARS:
+        if n >= RAW_BATCH_CHARS or parallel.input_would_wait():     # less where the input pauses
             yield batch
             batch, n = [], 0
     if batch:

@@ -18,11 +18,11 @@ from .seg import Segmenter
 from .spans import SpanTagger
 from .tok import Tokenizer
 
-#: The package's ``fasttag train`` tasks, by name (the UD pipeline's, ``ud``, is declared by :mod:`fasttag.pipeline`).
-TASKS = registry.train_commands()
-
-
 def __getattr__(name):
+    if name == "TASKS":             # the package's ``fasttag train`` tasks by name, ``ud`` among them
+        from . import ud
+        ud.declare()
+        return registry.train_commands()
     if name == "Pipeline":          # its old home: fasttag.pipeline.Pipeline
         from . import ud
         return ud.Pipeline

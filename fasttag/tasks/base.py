@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import stat
 import sys
 import threading
 import time
@@ -20,7 +21,7 @@ import warnings
 import numpy as np
 
 from ..model import confidence, loading, modelfile, options, registry, training as trainer
-from ..text import formats as ftio, output, rawtext
+from ..text import formats as ftio, output, rawtext, scripts, sources
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
 from ..model.progress import Progress
@@ -53,6 +54,7 @@ HOOKS = (
     "_task_parts",          # what the task adds to the model file, its featurizer's options included
     "_featurizer_from",     # the featurizer a model file describes, checked
     "_load",                # the instance of a checked model file: the task checks its own parts
+    "_known_words",         # which strings are training words: the script check of text to tag
 )
 
 #: What a task declares as class attributes (see :class:`SequenceTask`).
@@ -177,6 +179,7 @@ class SequenceTask(modelfile.Stored):
         need ``allow_new_tags``.  With ``dev``, the marginals' temperature is
         fitted on it.  ``threads`` and ``client`` (a Dask client): train on
         shards (docs/training.md, :mod:`fasttag.distributed`)."""
+        refuse_dev_on_train(train, dev)                 # before any work
         client = options_.pop("client", None)
         options_ = cls._prepare_options(options_)
         task = cls._task_name(options_)
@@ -193,7 +196,8 @@ class SequenceTask(modelfile.Stored):
             opts = init._reading_options(opts, options_)         # read new data as the model was trained
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
-        report.line(f"reading {_data_name(train)}")
+        if _path_of(train) is not None:                 # examples given in memory are not read
+            report.line(f"reading {_data_name(train)}")
         examples = cls._read_named(train, opts, "training data", "no training sentences")
         try:
             if init is None:
@@ -215,7 +219,8 @@ class SequenceTask(modelfile.Stored):
             self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
         dev_data = evaluate = None
         if dev is not None:
-            report.line(f"reading {_data_name(dev)}")
+            if _path_of(dev) is not None:
+                report.line(f"reading {_data_name(dev)}")
             dev_examples = cls._read_named(dev, opts, "dev data", "no dev sentences")
             try:
                 self._check_gold(dev_examples)
@@ -581,11 +586,30 @@ class SequenceTask(modelfile.Stored):
             if not json:
                 raise InputError("option nbest writes JSON Lines: add option json")
             reading["nbest"] = nbest
+        self._warn_on_foreign_script(source)
         records, how = self._records(source, json, n_threads, **reading)
         try:
             output.write(out, records, **how)
         finally:
             records.close()
+
+    def _warn_on_foreign_script(self, source):
+        """A UserWarning when the opening of ``source`` is text of a script
+        the model knows (almost) no words of: its output would be nonsense."""
+        text = scripts.opening_text(source, sources.current_encoding())
+        if not text:
+            return
+        try:
+            message = scripts.foreign_script(text, self._known_words)
+        except (TypeError, ValueError):         # a check that only warns never stops the tagging
+            return
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=3)
+
+    def _known_words(self, words):
+        """Which of ``words`` (strings) the model was trained on, as a
+        sequence of bools; None where the model cannot tell (no word table)."""
+        return None
 
     @staticmethod
     def _tagged(batches, tag, make, n_threads):
@@ -737,6 +761,38 @@ def _naming(exc, data):
     if exc.path is not None or path is None:
         return exc
     return InputError(str(exc), path=path)
+
+
+def refuse_dev_on_train(train, dev, what="option dev"):
+    """An InputError when ``dev`` is the training file ``train``, however
+    named (another spelling, a link) or opened: the best epoch would be
+    chosen on the data it learned from.  The same file only, not the same
+    content: a copy is the caller's choice.  ``what``: how the error names
+    ``dev``.  Data given as Python objects is not checked."""
+    train_stat, dev_stat = _regular_file_stat(train), _regular_file_stat(dev)
+    if train_stat is None or dev_stat is None or not os.path.samestat(train_stat, dev_stat):
+        return
+    dev_name, train_name = _path_of(dev) or "the dev file", _path_of(train)
+    if train_name is None or train_name == "<stdin>":
+        train_name = "standard input"
+    names = dev_name if dev_name == train_name else f"{dev_name} is {train_name}"
+    raise InputError(f"{what} names the training file ({names}): the best epoch would be chosen on the data "
+                     f"it learned from; give held-out data")
+
+
+def _regular_file_stat(data):
+    """The stat of the regular file ``data`` names (a path) or reads (a file
+    with a descriptor); None for anything else or what cannot be stat'ed."""
+    try:
+        if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+            st = os.stat(data)
+        elif hasattr(data, "fileno") and hasattr(data, "read"):
+            st = os.fstat(data.fileno())
+        else:
+            return None
+    except (OSError, ValueError, TypeError, AttributeError):   # no such file, no descriptor (io.BytesIO)
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 def _path_of(data):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..text import formats as ftio
 from ..model import inspection, modelfile
-from ..text import metrics, output, rawtext
+from ..text import metrics, output, rawtext, scripts
 from .. import parallel
 from ..errors import InputError, ModelFormatError
 from ..features.clusters import Clusters, as_clusters
@@ -106,6 +106,9 @@ class Tagger(SequenceTask):
         return list(self.model.tags)
 
     # ------------------------------------------------------------ task hooks
+
+    def _known_words(self, words):
+        return self._vocab.contains(list(words)) if len(self._vocab) >= scripts.MIN_VOCABULARY else None
 
     @classmethod
     def _read(cls, data, opts, what):

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, Mapping
 import numpy as np
 
 from ..text import formats as ftio
-from ..text import metrics, output, schemes
+from ..text import metrics, output, schemes, scripts
 from ..model import modelfile
 from .. import parallel
 from ..features.chars import MAX_WORD, WordSet, bmp_tables, codepoints, word_hashes
@@ -259,6 +259,10 @@ class Segmenter(SequenceTask):
         fz.dictionary, fz.force, fz.runs = dictionary, force, self._runs
 
     # ------------------------------------------------------------ task hooks
+
+    def _known_words(self, words):
+        vocab = self.vocabulary()
+        return [w in vocab for w in words] if len(vocab) >= scripts.MIN_VOCABULARY else None
 
     @classmethod
     def _prepare_options(cls, options_):

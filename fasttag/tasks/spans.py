@@ -16,7 +16,7 @@ import numpy as np
 
 from ..text import formats as ftio
 from ..model import confidence, inspection
-from ..text import metrics, output, rawtext, schemes
+from ..text import metrics, output, rawtext, schemes, scripts
 from .. import parallel
 from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
 from ..errors import InputError, ModelFormatError
@@ -145,6 +145,10 @@ class SpanTagger(SequenceTask):
         return list(self.meta.get("feature_columns", []))
 
     # ------------------------------------------------------------ task hooks
+
+    def _known_words(self, words):
+        table = getattr(self.ambiguity, "classes", None)        # the words of its ambiguity classes
+        return [w in table for w in words] if table and len(table) >= scripts.MIN_VOCABULARY else None
 
     @classmethod
     def _task_name(cls, options):

@@ -5,6 +5,11 @@ import warnings
 _MOVED = ("Pipeline", "TOKENIZER")
 
 
+def declare():
+    """Declare the UD pipeline's task (``fasttag train ud``), which :mod:`fasttag.pipeline` declares."""
+    from .. import pipeline  # noqa: F401
+
+
 def __getattr__(name):
     if name in _MOVED:
         warnings.warn(f"fasttag.tasks.ud.{name} moved to fasttag.pipeline.{name}", DeprecationWarning, stacklevel=2)

@@ -11,7 +11,7 @@ import os
 from typing import Iterator
 
 from ..errors import InputError
-from ..parallel import batches as batches_of
+from ..parallel import batches as batches_of, input_would_wait
 from .conllu import UDDocument, read_document, write_document
 from .guessing import guess_format, guess_from_lines, guess_prefix, input_prefix, is_conllu, tagging_format
 from .parsers import (CONLLU_FIELDS, Sentence, column_index, conllu_field, parse_conll, parse_conllu,
@@ -54,12 +54,15 @@ FORMATS = ("conllu", "conll", "text")
 
 
 def batches(sentences, size=5000):
-    """Lists of up to ``size`` items of an iterable, read lazily."""
-    iterator = iter(sentences)
-    while True:
-        batch = list(itertools.islice(iterator, size))
-        if not batch:
-            return
+    """Lists of up to ``size`` items of an iterable, read lazily, a list
+    ended early where the input pauses (:func:`fasttag.parallel.input_would_wait`)."""
+    batch = []
+    for item in sentences:
+        batch.append(item)
+        if len(batch) >= size or input_would_wait():
+            yield batch
+            batch = []
+    if batch:
         yield batch
 
 

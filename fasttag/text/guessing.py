@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from .. import parallel
 from ..errors import InputError
 from .parsers import COMMENTS_ONLY, CONLLU_EMPTY, CONLLU_RANGE, split_columns
 from .sources import is_blank, is_path, open_lines
@@ -149,12 +150,14 @@ def is_conllu(prefix, name=None, way_out=""):
 
 def input_prefix(lines):
     """``(prefix, lines)``: the first lines of an input, enough to tell its
-    format (20, or up to its first content line), and all its lines."""
+    format (20, or up to its first content line; fewer where the input
+    pauses after a content line), and all its lines."""
     prefix = []
     for line in lines:
         prefix.append(line)
-        if len(prefix) >= _TAGGING_PREFIX_LINES and any(not is_blank(x) and x[0] != "#" for x in prefix):
-            break
+        if (len(prefix) >= _TAGGING_PREFIX_LINES or parallel.input_would_wait()) \
+                and any(not is_blank(x) and x[0] != "#" for x in prefix):
+            break           # enough lines, or a content line and the input pauses (a pipe given a line at a time)
     return prefix, itertools.chain(prefix, lines)
 
 

@@ -5,6 +5,7 @@ import json
 from typing import NamedTuple
 
 from . import formats as ftio
+from .. import parallel
 from .rawtext import Span
 from ..display import printable
 
@@ -114,8 +115,10 @@ def write(out, records, style, column=None):
     break the line format."""
     if style not in STYLES:
         raise ValueError(f"unknown output style {style!r}: one of {', '.join(STYLES)}")
+    if style == "paragraphs":
+        _write_paragraphs(out, records)
+        return
     started = False                    # words: a piece of this line was written
-    line = None                        # paragraphs: the line of the last sentence written
     for r in records:
         if style == "json":
             obj = record(r.words, r.tags, r.line, r.offsets, r.spans, r.text, r.scheme)
@@ -141,14 +144,30 @@ def write(out, records, style, column=None):
             if r.ends_line:
                 out.write("\n")
                 started = False
-        else:                          # paragraphs: a block per input line, blank ones too
+
+
+def _write_paragraphs(out, records):
+    """Records as a block per input line, blank ones too: its sentences one
+    a line, closed by an empty line.  A block is closed once the next
+    line's record comes, at the end, or as soon as the input pauses (all
+    the records of the lines read are written by then: a pipe given a line
+    at a time gets each line's block whole)."""
+    line = None                        # the line of the last sentence written
+    closed = False                     # its block closed already (the input paused)
+
+    def close():
+        nonlocal closed
+        if line is not None and not closed:
+            out.write("\n")
+            closed = True
+    with parallel.before_waiting(close):
+        for r in records:
             if r.line != line:         # close the blocks before, blank lines not given as records
-                out.write("\n" * (r.line - (1 if line is None else line)))
-                line = r.line
+                out.write("\n" * (r.line - (1 if line is None else line) - closed))
+                line, closed = r.line, False
             if r.words:
                 out.write(_sentence_line(r) + "\n")
-    if style == "paragraphs" and line is not None:
-        out.write("\n")
+    close()
 
 
 def _sentence_line(r):

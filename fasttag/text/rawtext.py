@@ -107,7 +107,8 @@ def pretokenized_sentences(lines, max_tokens=MAX_TOKENS, blank_lines=False):
 def _piece_batches(lines):
     """Lists of ``(line number, line, shift, piece)`` of str ``lines``, each
     line cut once into the pieces a tokenizer decodes alone (:func:`cuts`),
-    about RAW_BATCH_CHARS characters a list, read lazily."""
+    about RAW_BATCH_CHARS characters a list (less where the input pauses:
+    :func:`fasttag.parallel.input_would_wait`), read lazily."""
     batch, n = [], 0
     for number, line in enumerate(lines, start=1):
         if not isinstance(line, str):
@@ -115,7 +116,7 @@ def _piece_batches(lines):
         for a, b in cuts(line):
             batch.append((number, line, a, line if b - a == len(line) else line[a:b]))
             n += b - a
-            if n >= RAW_BATCH_CHARS:
+            if n >= RAW_BATCH_CHARS or parallel.input_would_wait():
                 yield batch
                 batch, n = [], 0
     if batch:
@@ -176,14 +177,15 @@ def _token_sentence(number, line, shift, tokens):
 
 def sentence_batches(sentences):
     """Lists of ``sentences`` (anything with ``words``) of at most
-    BATCH_TOKENS tokens or BATCH_SENTENCES sentences, read lazily."""
+    BATCH_TOKENS tokens or BATCH_SENTENCES sentences (less where the input
+    pauses), read lazily."""
     it = iter(sentences)
     while True:
         batch, n = [], 0
         for s in it:
             batch.append(s)
             n += len(s.words)
-            if n >= BATCH_TOKENS or len(batch) >= BATCH_SENTENCES:
+            if n >= BATCH_TOKENS or len(batch) >= BATCH_SENTENCES or parallel.input_would_wait():
                 break
         if not batch:
             return

@@ -7,6 +7,10 @@ and CRLF line endings are stripped.  A text stream with a binary buffer is
 read through it (``sys.stdin`` as UTF-8 whatever the locale); a seekable one
 from the text layer's position, so lines already read are not lost.  File
 objects are never closed.
+
+A pipe or a terminal is read as it arrives (:class:`PipeLines`): it tells
+:func:`fasttag.parallel.input_would_wait` when its next line is not there
+yet, so output keeps up with input given a line at a time.
 """
 from __future__ import annotations
 
@@ -16,9 +20,12 @@ import contextvars
 import io
 import itertools
 import os
+import stat
 import sys
+from collections import deque
 from typing import Iterator
 
+from .. import parallel
 from ..errors import InputError
 
 
@@ -57,6 +64,11 @@ def input_encoding(encoding):
         yield
     finally:
         _ENCODING.reset(token)
+
+
+def current_encoding():
+    """The :func:`input_encoding` in force, or None (UTF-8)."""
+    return _ENCODING.get()
 
 
 def check_encoding(encoding):
@@ -100,6 +112,12 @@ def _decode_binary(f, name, encoding="utf-8"):
         return
     utf8 = encoding in ("utf-8", None)
     encoding = encoding or "utf-8"
+    pipe = PipeLines.of(f)
+    with parallel.streaming_input(pipe) if pipe is not None else contextlib.nullcontext():
+        yield from _decoded(pipe or f, name, encoding, utf8)
+
+
+def _decoded(f, name, encoding, utf8):
     for lineno, raw in enumerate(f, 1):
         if lineno == 1 and raw.startswith(MODEL_MAGIC):
             raise InputError("a fasttag model file, not text to read: give a model as option model", name, 1)
@@ -118,6 +136,95 @@ def _decode_binary(f, name, encoding="utf-8"):
             raise InputError("a NUL byte in the line: not text (UTF-16 without a byte order mark? name it: "
                              "option encoding='utf-16')", name, lineno)
         yield _line(line, lineno, name)
+
+
+class PipeLines:
+    """The byte lines (with their terminators) of a binary stream read
+    from a pipe, a terminal or a socket as the data arrives, which knows
+    whether its next line is there (:meth:`would_wait`).  Just before a
+    read waits, :func:`fasttag.parallel.input_waits` runs (output flushed)."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, f, fd):
+        self._read = f.read1 if isinstance(f, io.BufferedReader) else f.read
+        self._fd = fd
+        self._lines = deque()       # complete lines read, with their terminators
+        self._rest = []             # the pieces of the line not complete yet
+        self._eof = False
+        # a buffered stream's first read takes all its buffer holds (read1(-1)), later ones read past it
+        self._size = -1 if isinstance(f, io.BufferedReader) else self.CHUNK
+
+    @classmethod
+    def of(cls, f):
+        """A reader of the binary stream ``f`` when it is a pipe, a
+        terminal or a socket that select() can poll; else None."""
+        if os.name != "posix" or not isinstance(f, (io.BufferedReader, io.FileIO)):
+            return None
+        try:
+            fd = f.fileno()
+            mode = os.fstat(fd).st_mode
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+            return None
+        return cls(f, fd)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        lines = self._lines
+        while not lines:
+            if self._eof:
+                raise StopIteration
+            if not self._ready():
+                parallel.input_waits()
+            self._fill()
+        return lines.popleft()
+
+    def would_wait(self):
+        """Whether no complete line holding more than whitespace is ready
+        (the first few lines looked at), and the stream has nothing more to
+        read now: the next line that makes output may wait."""
+        while True:
+            if self._eof:
+                return False
+            for k, line in enumerate(self._lines):
+                if not line.isspace():
+                    return False
+                if k == 16:
+                    return True     # many blank lines: a batch may end here
+            if not self._ready():
+                return True
+            self._fill()
+
+    def _ready(self):
+        import select
+        try:
+            return bool(select.select([self._fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True             # cannot tell: read (and wait) as before
+
+    def _fill(self):
+        chunk = self._read(self._size)
+        self._size = self.CHUNK
+        if not chunk:
+            self._eof = True
+            if self._rest:
+                self._lines.append(b"".join(self._rest))
+                self._rest = []
+            return
+        if b"\n" not in chunk:
+            self._rest.append(chunk)
+            return
+        if self._rest:
+            self._rest.append(chunk)
+            chunk = b"".join(self._rest)
+        parts = chunk.split(b"\n")
+        last = parts.pop()
+        self._rest = [last] if last else []
+        self._lines.extend([p + b"\n" for p in parts])
 
 
 #: The first bytes of every fasttag model file (the model layer's

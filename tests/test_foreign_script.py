@@ -1,0 +1,146 @@
+"""Text in a script the model was not trained on is tagged, with one
+warning line: Chinese given to the English tagger, German to the Chinese
+segmenter.  The model's scripts come from the words it already holds; text
+in its own script, or mixed text with a few foreign words, gives none."""
+import warnings
+from pathlib import Path
+
+import pytest
+
+import fasttag
+from fasttag.text import scripts
+
+ZH = "迈向充满希望的新世纪"
+ZH_TEXT = "我们今天去北京。\n他在大学学习经济，明年毕业。\n中国人民银行发布了新的报告。\n"
+DE_TEXT = ("Der Hund bellt laut, und die Katze schläft im Garten.\n"
+           "Heute ist ein schöner Tag in Berlin, sagte die Lehrerin.\n")
+EN_TEXT = "The dog barks at the postman every morning.\nShe said that it was a fine day in London.\n"
+# mostly one script, a few words of another
+ZH_MIXED = "我们在大学学习Python和Linux，老师说这门课很有意思。\n"
+EN_MIXED = "We had dinner at 北京饭店 last night, and the duck was excellent as always.\n"
+
+
+def warning_lines(result):
+    return [line for line in result.stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("fasttag: warning: ")]
+
+
+def test_chinese_to_the_english_tagger_warns_and_still_tags(run_cli):
+    r = run_cli("tag", input=(ZH + "\n").encode("utf-8"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode("utf-8").splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fasttag: warning: "), lines
+    assert "Han" in lines[0] and "--" not in lines[0]
+    assert r.stdout.strip()                         # the output is still written
+
+
+def test_german_to_the_chinese_segmenter_warns_and_still_segments(run_cli, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text(DE_TEXT, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    r = run_cli("segment", text, "-o", out)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode("utf-8").splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fasttag: warning: ") and "Latin" in lines[0], lines
+    assert "Hund" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command,text", [
+    ("tag", EN_TEXT), ("segment", ZH_TEXT), ("segment", ZH_MIXED), ("tag", EN_MIXED), ("ner", EN_TEXT),
+    ("tag", "a 1 2 3 ...\n"),                  # too few letters to say
+], ids=["en-tag", "zh-segment", "zh-mixed-segment", "en-mixed-tag", "en-ner", "few-letters"])
+def test_text_in_the_models_script_gives_no_warning(run_cli, command, text):
+    r = run_cli(command, input=text.encode("utf-8"))
+    assert r.returncode == 0, r.stderr
+    assert warning_lines(r) == [], r.stderr
+
+
+def test_only_the_opening_of_a_large_input_is_looked_at(run_cli, tmp_path):
+    """English text after a long Chinese opening: the opening decides."""
+    text = tmp_path / "big.txt"
+    text.write_text(ZH_TEXT * 200 + EN_TEXT * 2000, encoding="utf-8")
+    r = run_cli("segment", text, "-o", tmp_path / "out.txt")
+    assert r.returncode == 0 and warning_lines(r) == [], r.stderr
+    assert len(scripts.opening_text(text)) <= scripts.SAMPLE_BYTES
+
+
+def test_python_warns_with_a_user_warning(tmp_path):
+    import io
+    tagger, seg = fasttag.load("en"), fasttag.load("zh")
+    with pytest.warns(UserWarning, match="Han script") as caught:
+        tagger.tag_file(io.BytesIO(ZH.encode("utf-8")), io.StringIO())
+    assert not any("--" in str(w.message) for w in caught)
+    de = tmp_path / "de.txt"
+    de.write_text(DE_TEXT, encoding="utf-8")
+    out = io.StringIO()
+    with pytest.warns(UserWarning, match="Latin script"):
+        seg.tag_file(de, out)
+    assert "Hund" in out.getvalue()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tagger.tag_file(io.BytesIO(EN_TEXT.encode("utf-8")), io.StringIO())
+        seg.tag_file(io.BytesIO(ZH_TEXT.encode("utf-8")), io.StringIO())
+
+
+def test_a_stream_is_peeked_not_consumed():
+    import io
+    stream = io.BufferedReader(io.BytesIO(ZH_TEXT.encode("utf-8")))
+    assert scripts.opening_text(stream) == ZH_TEXT
+    assert stream.read().decode("utf-8") == ZH_TEXT
+    seekable = io.BytesIO(b"abc" + ZH_TEXT.encode("utf-8"))
+    seekable.read(3)
+    assert scripts.opening_text(seekable) == ZH_TEXT and seekable.tell() == 3
+
+
+def test_undecodable_or_cut_openings():
+    import io
+    gbk = io.BytesIO(ZH_TEXT.encode("gbk"))
+    assert scripts.opening_text(gbk) is None                    # not UTF-8: no guess
+    assert scripts.opening_text(gbk, "gbk") == ZH_TEXT
+    cut = io.BytesIO("北京".encode("utf-8")[:-1])
+    assert scripts.opening_text(cut) == "北"                     # a character cut at the end is left out
+
+
+@pytest.mark.parametrize("ch,script", [("a", "Latin"), ("Ａ", "Latin"), ("é", "Latin"), ("北", "Han"),
+                                       ("я", "Cyrillic"), ("ب", "Arabic"), ("の", "Kana"), ("カ", "Kana"),
+                                       ("한", "Hangul"), ("α", "Greek"), ("1", None), (",", None), (" ", None)])
+def test_script_of(ch, script):
+    assert scripts.script_of(ch) == script
+
+
+def test_a_model_without_a_word_table_is_not_checked():
+    """A model that cannot tell its words (a tokenizer) never warns."""
+    assert scripts.foreign_script(ZH_TEXT, lambda words: None) is None
+    assert scripts.foreign_script(ZH_TEXT, lambda words: [False] * len(words)) is not None
+    assert scripts.foreign_script(ZH_TEXT, lambda words: [True] * len(words)) is None
+
+
+def test_the_bundled_models_know_their_scripts():
+    tagger, seg, ner = fasttag.load("en"), fasttag.load("zh"), fasttag.load("en-ner")
+    assert scripts.foreign_script(ZH_TEXT, seg._known_words) is None
+    assert "Latin" in scripts.foreign_script(DE_TEXT, seg._known_words)
+    for model in (tagger, ner):
+        assert scripts.foreign_script(EN_TEXT, model._known_words) is None
+        assert scripts.foreign_script(DE_TEXT, model._known_words) is None      # the same script
+        assert "Han" in scripts.foreign_script(ZH_TEXT, model._known_words)
+
+
+def test_a_toy_vocabulary_is_not_judged():
+    """A model of a few sentences misses the words of any text: no warning."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    seg = fasttag.Segmenter.train(data / "sample_zh_train.txt", epochs=1, verbose=False)
+    tagger = fasttag.Tagger.train(data / "sample.conllu", epochs=1, verbose=False)
+    assert seg._known_words(["北京"]) is None and tagger._known_words(["dog"]) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import io
+        seg.tag_file(io.BytesIO(DE_TEXT.encode("utf-8")), io.StringIO())
+
+
+def test_comment_lines_are_not_the_text(run_cli, tmp_path):
+    """A CoNLL-U file of comments only is an error, with no warning before it."""
+    comments = tmp_path / "c.conllu"
+    comments.write_text("# newdoc id = a\n# sent_id = 1\n# text = Der Hund bellt laut im Garten.\n",
+                        encoding="utf-8")
+    r = run_cli("segment", comments)
+    assert r.returncode == 2 and warning_lines(r) == [], r.stderr
