@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # this checkout's fasttag
 
 import fasttag  # noqa: E402
-from fasttag.tasks.tok import Token, read_conllu_text  # noqa: E402
+from fasttag.text.goldtext import SurfaceToken, read_conllu_text  # noqa: E402
 from fasttag.text.metrics import score_tokenization  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -28,7 +28,7 @@ def segmenter_words(seg, gold):
         for w in words:
             while text[at].isspace():
                 at += 1
-            sent.append(Token(at, at + len(w), w, (w,)))
+            sent.append(SurfaceToken(at, at + len(w), w, (w,)))
             at += len(w)
         out.append(sent)
     return out

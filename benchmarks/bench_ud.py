@@ -58,8 +58,8 @@ def raw_text(path):
     """``(text, gold sentences)`` of a CoNLL-U file: the text fasttag's
     reader rebuilds (``# text`` of each sentence), paragraphs separated by a
     blank line (the paragraph break UDPipe 1's tokenizer knows), and the
-    gold sentences as lists of ``Token`` with offsets into that text."""
-    from fasttag.tasks.tok import Token, read_conllu_text
+    gold sentences as lists of ``SurfaceToken`` with offsets into that text."""
+    from fasttag.text.goldtext import SurfaceToken, read_conllu_text
 
     gold = read_conllu_text(path)
     if gold.mismatches:
@@ -78,7 +78,7 @@ def raw_text(path):
         at = first
     pieces.append(gold.text[at:])
     text = "".join(pieces)
-    sents = [[Token(t.start + p, t.end + p, t.form, t.words) for t in s]
+    sents = [[SurfaceToken(t.start + p, t.end + p, t.form, t.words) for t in s]
              for s, p in zip(gold.sentences, par_of_sent)]
     assert all(text[t.start:t.end] == t.form for s in sents for t in s)
     return text, sents
@@ -126,8 +126,8 @@ def tokenization_scores(gold_sents, sys_sents):
 # --------------------------------------------------------------------------
 
 def _conllu_tokens(conllu, text):
-    """Sentences of ``Token`` from UDPipe 1's CoNLL-U with ``TokenRange``."""
-    from fasttag.tasks.tok import Token
+    """Sentences of ``SurfaceToken`` from UDPipe 1's CoNLL-U with ``TokenRange``."""
+    from fasttag.text.goldtext import SurfaceToken
 
     sents, cur, mwt = [], [], None
     for line in conllu.splitlines() + [""]:
@@ -148,19 +148,19 @@ def _conllu_tokens(conllu, text):
         if mwt is not None:
             mwt[2].append(f[1])
             if int(f[0]) == mwt[0]:
-                cur.append(_token(Token, mwt[1], tuple(mwt[2]), text))
+                cur.append(_token(SurfaceToken, mwt[1], tuple(mwt[2]), text))
                 mwt = None
             continue
-        cur.append(_token(Token, f, (f[1],), text))
+        cur.append(_token(SurfaceToken, f, (f[1],), text))
     return sents
 
 
-def _token(Token, fields, words, text):
+def _token(SurfaceToken, fields, words, text):
     m = re.search(r"(?:^|\|)TokenRange=(\d+):(\d+)", fields[9])
     if m is None:
         raise ValueError(f"UDPipe 1 output without TokenRange: {fields}")
     a, b = int(m.group(1)), int(m.group(2))
-    return Token(a, b, text[a:b], words)
+    return SurfaceToken(a, b, text[a:b], words)
 
 
 def udpipe_raw(tb_key, cache, text, gold_sents):
@@ -199,7 +199,7 @@ def fasttag_raw(train_path, text, gold_sents, test_path=None, tag=False):
         tok = Tokenizer.train(str(train_path))
         tagger = Tagger.train(str(train_path)) if tag else None
     with H.timer() as t_tag:
-        sys_sents = tok.spans(text)
+        sys_sents = tok.sentence_tokens(text)
         if tag:
             upos = tagger.tag_sents([[w for t in s for w in t.words] for s in sys_sents])
     size = len(tok.to_bytes()) + (len(tagger.to_bytes()) if tag else 0)
@@ -229,7 +229,7 @@ def fasttag_pipeline(train_path, text, gold_sents, test_path):
 
 
 def to_conllu(sents, upos):
-    """CoNLL-U of sentences of ``Token`` with the UPOS of their words (the
+    """CoNLL-U of sentences of ``SurfaceToken`` with the UPOS of their words (the
     other columns ``_``), for ``full_scores``."""
     lines = []
     for s, tags in zip(sents, upos):
@@ -249,7 +249,7 @@ def spacy_raw(lang, text, gold_sents):
     """spaCy's rule tokenizer for ``lang`` with its sentencizer (no model
     download); each paragraph one doc (``nlp.pipe``)."""
     import spacy
-    from fasttag.tasks.tok import Token
+    from fasttag.text.goldtext import SurfaceToken
 
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
@@ -259,7 +259,7 @@ def spacy_raw(lang, text, gold_sents):
     sys_sents = []
     for (at, _), doc in zip(pars, docs):
         for sent in doc.sents:
-            toks = [Token(at + t.idx, at + t.idx + len(t.text), t.text, (t.text,))
+            toks = [SurfaceToken(at + t.idx, at + t.idx + len(t.text), t.text, (t.text,))
                     for t in sent if not t.is_space]
             if toks:
                 sys_sents.append(toks)

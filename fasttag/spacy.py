@@ -466,7 +466,7 @@ class FasttagTokenizer(_Serialized):
     def __call__(self, text):
         self._loaded()
         pieces = []
-        for sentence in self.tokenizer.spans(text) if text else []:
+        for sentence in self.tokenizer.sentence_tokens(text) if text else []:
             first = True
             for t in sentence:
                 if len(t.words) > 1 and "".join(t.words) == t.form:

@@ -29,8 +29,11 @@ LICENCE = "CC BY-SA 4.0"
 #: Each part's pruning threshold, chosen on EWT dev (MODELS.md); the tokenizer's weights are MIRA's (small).
 PRUNE = {"tok": 0.01, "upos": 1.0, "xpos": 1.0, "feats": 1.0, "lemma": 2.0}
 #: The dev score a part's threshold is judged by.
-METRIC = {"tok": "token_f1", "upos": "upos", "xpos": "xpos", "feats": "ufeats", "lemma": "lemmas"}
-SCORES = ("token_f1", "sentence_f1", "word_f1", "upos", "xpos", "ufeats", "alltags", "lemmas")
+#: part -> the CoNLL 2018 metric its dev score is
+METRIC = {"tok": "Tokens", "upos": "UPOS", "xpos": "XPOS", "feats": "UFeats", "lemma": "Lemmas"}
+#: the model meta's key (as the bundled model records them) -> the metric
+SCORES = {"token_f1": "Tokens", "sentence_f1": "Sentences", "word_f1": "Words", "upos": "UPOS", "xpos": "XPOS",
+          "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas"}
 
 
 def thresholds(text):
@@ -69,9 +72,9 @@ def scan(pipe, dev, values):
         for t in values:
             copy = pruned_copy(model, t)
             r = with_part(pipe, name, copy).evaluate(dev, gold_tokens=name != TOKENIZER)
-            extra = f" sentences {100 * r['sentence_f1']:.2f}" if name == TOKENIZER else \
-                f" alltags {100 * r['alltags']:.2f}"
-            print(f"scan {name} prune {t:g}: dev {METRIC[name]} {100 * r[METRIC[name]]:.2f}{extra}, "
+            extra = f" Sentences {100 * r['Sentences']['f1']:.2f}" if name == TOKENIZER else \
+                f" AllTags {100 * r['AllTags']['f1']:.2f}"
+            print(f"scan {name} prune {t:g}: dev {METRIC[name]} {100 * r[METRIC[name]]['f1']:.2f}{extra}, "
                   f"{len(copy.to_bytes()) / 1e6:.2f} MB", file=sys.stderr, flush=True)
 
 
@@ -112,7 +115,7 @@ def main():
     scores = {}
     for split, path in (("dev", dev), ("test", test)):
         r = pipe.evaluate(path)
-        scores[split] = {k: round(r[k], 4) for k in SCORES}
+        scores[split] = {k: round(r[m]["f1"], 4) for k, m in SCORES.items()}
         print(f"EWT {split} from raw text: " + ", ".join(f"{k} {100 * v:.2f}" for k, v in scores[split].items()),
               file=sys.stderr)
     pipe.meta["ewt_test"] = scores["test"]

@@ -2323,7 +2323,7 @@ def _use_tokenizer(model, case, ph, tmp):
     out = ph("tokenize", lambda: [model.tokenize(t) for t in RAW_TEXTS])
     ph("tokens are fields", _check_strings, [w for doc in out for s in doc for w in s], "tokenize")
     ph("tokenize(offsets)", lambda: [model.tokenize(t, offsets=True) for t in RAW_TEXTS])
-    ph("spans", lambda: [model.spans(t) for t in RAW_TEXTS])
+    ph("sentence_tokens", lambda: [model.sentence_tokens(t) for t in RAW_TEXTS])
     ph("tokenize_lines", lambda: list(model.tokenize_lines(RAW_TEXTS)))
     for i, t in enumerate(RAW_TEXTS):
         ph("to_conllu", _check_valid_conllu, ph("to_conllu", model.to_conllu, t), f"to_conllu(RAW_TEXTS[{i}])")

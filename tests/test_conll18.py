@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import fasttag
 from fasttag.errors import InputError
-from fasttag.tasks.tok import Token, read_conllu_text, score_tokenization
+from fasttag.tasks.tok import read_conllu_text, score_tokenization
+from fasttag.text.goldtext import SurfaceToken
 from fasttag.text import conll18
 from fasttag.text.conllu import UDDocument, format_document
 
@@ -210,7 +211,7 @@ def test_empty_gold_is_refused(tmp_path):
 
 def test_documents_in_memory_named_when_texts_differ():
     def t(a, b, text):
-        return Token(a, b, text[a:b], (text[a:b],))
+        return SurfaceToken(a, b, text[a:b], (text[a:b],))
     gold = UDDocument.from_tokens("ab cd", [[t(0, 2, "ab cd"), t(3, 5, "ab cd")]])
     system = UDDocument.from_tokens("ab ce", [[t(0, 2, "ab ce"), t(3, 5, "ab ce")]])
     with pytest.raises(InputError, match=r"^the system document: the text differs .* here it reads 'e', the gold document reads 'd'$"):
@@ -286,7 +287,7 @@ def tokenization(draw, text):
             if len(form) > 1 and draw(st.booleans()):
                 k = draw(st.integers(1, len(form) - 1))
                 words = (form[:k], draw(st.sampled_from([form[k:], "x", form[k:].upper()])))
-            tokens.append(Token(chunk_start, chunk_start + len(form), form, words))
+            tokens.append(SurfaceToken(chunk_start, chunk_start + len(form), form, words))
     breaks = sorted(draw(st.sets(st.integers(1, max(1, len(tokens) - 1)), max_size=3)))
     sentences = [tokens[a:b] for a, b in zip([0] + breaks, breaks + [len(tokens)])]
     return [s for s in sentences if s]
@@ -327,7 +328,8 @@ def test_bundled_tokenizer_scored_the_same_from_its_conllu(shared_data, tmp_path
     tok = fasttag.load("en-tok")
     gold = read_conllu_text(gold_path)
     system = tmp_path / "system.conllu"
-    system.write_text(format_document(UDDocument.from_tokens(gold.text, tok.spans(gold.text))), encoding="utf-8")
+    system.write_text(format_document(UDDocument.from_tokens(gold.text, tok.sentence_tokens(gold.text))),
+                      encoding="utf-8")
     r = fasttag.evaluate_conllu(gold_path, system)
     s = tok.evaluate(gold_path)
     assert (r["Tokens"]["gold"], r["Sentences"]["gold"], r["Words"]["gold"]) == (24740, 2077, 25094)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.errors import InputError
-from fasttag.tasks.tok import Token, read_conllu_text
+from fasttag.text.goldtext import SurfaceToken, read_conllu_text
 from fasttag.text.conllu import UDDocument, UDWord, format_document, read_document, write_document
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_tok.conllu"
@@ -144,7 +144,7 @@ def test_reads_comments_tokens_words_and_offsets():
 def test_the_tokenizer_reads_the_same_text():
     doc, gold = read_document(SAMPLE), read_conllu_text(SAMPLE)
     assert gold.text == doc.text
-    assert gold.tokens == [Token(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in doc.tokens]
+    assert gold.tokens == [SurfaceToken(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in doc.tokens]
 
 
 def test_spaces_after_and_other_misc_kept(tmp_path):
@@ -193,7 +193,7 @@ TEXT = "Hello, world!  I don't\tknow.\nNew par."
 def built():
     """A document as a tokenizer makes it: two paragraphs, a multiword token."""
     def t(a, b, *words):
-        return Token(a, b, TEXT[a:b], words or (TEXT[a:b],))
+        return SurfaceToken(a, b, TEXT[a:b], words or (TEXT[a:b],))
     sents = [[t(0, 5), t(5, 6), t(7, 12), t(12, 13)],
              [t(15, 16), t(17, 22, "do", "n't"), t(23, 27), t(27, 28)],
              [t(29, 32), t(33, 36), t(36, 37)]]
@@ -265,7 +265,7 @@ def test_unwritable_field_is_refused_and_nothing_written(tmp_path):
 
 
 def test_written_by_word_objects():
-    doc = UDDocument.from_tokens("ab", [[Token(0, 2, "ab", (UDWord(0, "a", upos="X"), UDWord(0, "b")))]])
+    doc = UDDocument.from_tokens("ab", [[SurfaceToken(0, 2, "ab", (UDWord(0, "a", upos="X"), UDWord(0, "b")))]])
     out = format_document(doc)
     assert "1-2\tab\t" in out and "1\ta\t_\tX\t" in out and "2\tb\t" in out
     validate(out)
@@ -307,7 +307,7 @@ def test_what_conllu_cannot_hold_is_refused(change, message):
 def test_tokens_that_do_not_tile_the_text_are_refused(tokens, message):
     text = "ab cde"
     with pytest.raises(ValueError, match="^" + re.escape(message)):
-        UDDocument.from_tokens(text, [[Token(a, b, text[a:b], (text[a:b] or "x",)) for a, b in tokens]])
+        UDDocument.from_tokens(text, [[SurfaceToken(a, b, text[a:b], (text[a:b] or "x",)) for a, b in tokens]])
 
 
 def test_written_to_a_path(tmp_path):
@@ -335,7 +335,7 @@ def documents(draw):
                 words = draw(st.lists(FORM, min_size=2, max_size=3))
             words = [UDWord(0, w, lemma=draw(VALUE), upos=draw(VALUE).replace(" ", ""),
                             misc=draw(st.sampled_from(["_", "SpaceAfter=No", "A=b c"]))) for w in words]
-            sent.append(Token(len(text), len(text) + len(form), form, tuple(words)))
+            sent.append(SurfaceToken(len(text), len(text) + len(form), form, tuple(words)))
             text += form + draw(SPACING)
         sentences.append(sent)
     return UDDocument.from_tokens(text, sentences)

@@ -144,3 +144,75 @@ def test_comment_lines_are_not_the_text(run_cli, tmp_path):
                         encoding="utf-8")
     r = run_cli("segment", comments)
     assert r.returncode == 2 and warning_lines(r) == [], r.stderr
+
+
+@pytest.mark.parametrize("to", [[], ["--to", "conllu"], ["--json"]], ids=["tagged", "conllu", "json"])
+def test_the_ud_pipeline_warns_once_and_still_tags(run_cli, to):
+    """A pipeline's models share one check: one warning, not one per tagger."""
+    r = run_cli("tag", "-m", "en-ud", *to, input=ZH_TEXT.encode("utf-8"))
+    assert r.returncode == 0, r.stderr
+    lines = warning_lines(r)
+    assert len(lines) == 1 and "Han" in lines[0], r.stderr
+    assert "我" in r.stdout.decode("utf-8")
+    r = run_cli("tag", "-m", "en-ud", *to, input=EN_TEXT.encode("utf-8"))
+    assert r.returncode == 0 and warning_lines(r) == [], r.stderr
+
+
+def test_in_memory_calls_warn_once_per_script():
+    tagger, seg, ud = fasttag.load("en"), fasttag.load("zh"), fasttag.load("en-ud")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tagger.tag_text(EN_TEXT)                    # call 1: Latin, known
+    with pytest.warns(UserWarning, match="Han script") as caught:
+        tagger.tag_sents([list(ZH)])                # call 2: Han
+        tagger.tag_sents([list(ZH_TEXT)])           # call 3 is not looked at; Han is judged already
+        tagger.tag_text(ZH_TEXT)                    # call 4: Han, judged already
+    assert len([w for w in caught if issubclass(w.category, UserWarning)]) == 1
+    with pytest.warns(UserWarning, match="Latin script"):
+        assert "Hund" in seg.segment(DE_TEXT)
+    with pytest.warns(UserWarning, match="Latin script"):
+        assert list(fasttag.load("zh").segment_lines(DE_TEXT.splitlines()))
+    with pytest.warns(UserWarning, match="Han script") as caught:
+        assert "我" in ud.to_conllu(ZH_TEXT)
+    assert len(caught) == 1
+    ner = fasttag.load("en-ner")
+    with pytest.warns(UserWarning, match="Han script"):
+        ner.tag_sents([list(ZH_TEXT)])
+
+
+def test_in_memory_texts_are_looked_at_on_calls_1_2_4_8_only():
+    """Each text of another script, so each judged call asks the model."""
+    texts = ["The dog barks at the postman", "我们今天去北京他在大学学习经济", "Собака лает на почтальона утром",
+             "Ο σκύλος γαβγίζει τον ταχυδρόμο", "الكلب ينبح على ساعي البريد صباحا", "개가 아침마다 우체부에게 짖는다",
+             "いぬがあさゆうびんやさんにほえる", "הכלב נובח על הדוור בכל בוקר", "कुत्ता हर सुबह डाकिये पर भौंकता है",
+             "Ang aso ay tumatahol sa kartero"]
+    asked = []
+
+    def known(words):
+        asked.append(words)
+        return [True] * len(words)
+    check = scripts.ScriptCheck(known)
+    for text in texts:
+        check.sampled([text])
+    assert len(asked) == 4                                     # calls 1, 2, 4 and 8
+    assert [scripts.main_script(" ".join(w))[0] for w in asked] == ["Latin", "Han", "Greek", "Hebrew"]
+
+
+def test_a_file_is_judged_by_its_opening_alone():
+    """English text after a Chinese-free opening: the sentences tagged from
+    the file are not sampled again (the opening decided)."""
+    import io
+    tagger = fasttag.load("en")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tagger.tag_file(io.BytesIO((EN_TEXT * 200 + ZH_TEXT * 50).encode("utf-8")), io.StringIO())
+
+
+@pytest.mark.parametrize("text", ["是https://example.com/path?q=1,2:3了", "请发邮件到 someone.else@example.com 谢谢",
+                                  "我喜欢 #fasttag 和 @someone_else"])
+def test_urls_addresses_and_mentions_are_not_the_texts_script(text):
+    """A Chinese sentence citing a web address is Chinese text."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fasttag.load("zh").segment(text)
+    assert scripts.main_script(text) is None or scripts.main_script(text)[0] == "Han"

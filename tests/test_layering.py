@@ -6,8 +6,9 @@ Every ``fasttag/**/*.py`` is parsed with :mod:`ast`; every import counts,
 at module level or inside a function, relative or absolute.  The layers,
 bottom to top: errors, display, parallel, files < ``_core`` (compiled) <
 ``text`` < ``features`` < ``model`` < ``tasks`` < ``pipeline`` < ``linear``
-< the top level (store, cli, the integrations, ``__init__``, ``__main__``).  A
-module may import its own layer and the layers below it, never one above;
+< the top level (store, the ``cli`` package and its modules, the
+integrations, ``__init__``, ``__main__``).  A module may import its own
+layer and the layers below it, never one above;
 the imports form no cycle; no private name (``_x``, not a dunder) is
 imported from another module, and a private module (``linear/_base``)
 only from inside its own package.  Each test lists every violation.
@@ -167,15 +168,106 @@ def test_no_private_name_crosses_modules():
     assert not bad, "private names imported across modules:\n  " + "\n  ".join(sorted(set(bad)))
 
 
+def _module_aliases(name, path):
+    """{local name: fasttag module} of the modules ``name`` imports as modules."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    aliases = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for a in node.names:
+                if f"{base}.{a.name}" in MODULES:
+                    aliases[a.asname or a.name] = f"{base}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "fasttag" and a.asname:
+                    aliases[a.asname] = a.name
+    return aliases
+
+
+def test_no_private_name_of_another_module_is_used():
+    """``from . import x`` then ``x._y(...)``: the same coupling as
+    importing ``_y`` (the compiled modules' private names included)."""
+    bad = []
+    for name, path in sorted(PYTHON.items()):
+        aliases = _module_aliases(name, path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _is_private(node.attr) \
+                    and node.value.id in aliases and aliases[node.value.id] != name:
+                module = aliases[node.value.id]
+                parent = module.rpartition(".")[0]
+                if not (_is_private(module.rpartition(".")[2]) and name.startswith(parent + ".")):
+                    bad.append(f"{_where(name, node.lineno)}: {name} uses {module}.{node.attr}")
+    assert not bad, "private names of other modules used:\n  " + "\n  ".join(sorted(set(bad)))
+
+
 def test_no_upward_import():
     """A lower layer never imports a higher one (see the module docstring)."""
     assert _layer("fasttag.tasks.base") > _layer("fasttag.model.sequence") > _layer("fasttag._core.weights") \
         > _layer("fasttag.errors")
-    assert _layer("fasttag.store") == _layer("fasttag.cli") == TOP
+    assert _layer("fasttag.store") == _layer("fasttag.cli") == _layer("fasttag.cli.dispatch") == TOP
     bad = sorted({f"{_where(importer, line)}: {importer} ({_layer_name(_layer(importer))}) imports {module} "
                   f"({_layer_name(_layer(module))})"
                   for importer, module, _, line in IMPORTS if _layer(module) > _layer(importer)})
     assert not bad, "upward imports:\n  " + "\n  ".join(bad)
+
+
+def _methods_and_calls():
+    """Per module: the private methods its classes define, the names its
+    ``Protocol`` classes declare, and each ``x._name`` it uses on an object
+    other than its own class's ``self``/``cls``: (name, line)."""
+    out = {}
+    for name, path in PYTHON.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        defined, declared, used = set(), set(), []
+        own = set()                 # the self/cls names of methods: their own class's
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                protocol = any((b.id if isinstance(b, ast.Name) else getattr(b, "attr", None)) == "Protocol"
+                               for b in node.bases)
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        (declared if protocol else defined).add(item.name)
+                        if item.args.args:
+                            own.add(id(item))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = node.args.args[0].arg if id(node) in own and node.args.args else None
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Attribute) and _is_private(inner.attr) \
+                            and not (isinstance(inner.value, ast.Name) and inner.value.id == first):
+                        used.append((inner.attr, inner.lineno))
+        out[name] = (defined, declared, used)
+    return out
+
+
+def test_a_lower_layer_calls_only_declared_methods_of_a_higher_one():
+    """The model layer trains and inspects task models of the layer above
+    it: each private method it calls on them is declared in a protocol of
+    its own layer or below (``fasttag.model.taskmodel``), never just known
+    by name."""
+    table = _methods_and_calls()
+    by_layer = {}
+    for module, (defined, declared, _) in table.items():
+        by_layer.setdefault(_layer(module), [set(), set()])
+        by_layer[_layer(module)][0] |= defined
+        by_layer[_layer(module)][1] |= declared
+    bad = []
+    for module, (_, _, used) in sorted(table.items()):
+        level = _layer(module)
+        below = set().union(*(d for lv, (d, _) in by_layer.items() if lv <= level))
+        declared = set().union(*(p for lv, (_, p) in by_layer.items() if lv <= level))
+        above = set().union(*(d for lv, (d, _) in by_layer.items() if lv > level))
+        for attr, line in used:
+            if attr in above and attr not in below | declared:
+                bad.append(f"{_where(module, line)}: {module} ({_layer_name(level)}) calls {attr}, a method of a "
+                           f"higher layer that no protocol of its layer declares")
+    assert "_fold_tables" in by_layer[_layer("fasttag.model.taskmodel")][1]
+    assert not bad, "undeclared calls up the layers:\n  " + "\n  ".join(sorted(set(bad)))
 
 
 # ---------------------------------------------------------------- errors in the caller's terms
@@ -201,9 +293,10 @@ def test_the_python_api_names_no_command_line_flag():
     """Errors and warnings raised to Python callers name Python arguments
     (``option NAME``, ``option NAME='value'``); the command line turns
     those into its flags (:func:`fasttag.model.options.cli_text`).  Only
-    ``cli.py`` knows the flags."""
+    the modules of ``cli/`` (not of a folder inside it) know the flags."""
+    assert (PACKAGE / "cli" / "dispatch.py").is_file()
     bad = [f"{path.relative_to(PACKAGE.parent).as_posix()}:{line}: {text!r}"
-           for path in sorted(PACKAGE.rglob("*.py")) if path.name != "cli.py" or path.parent != PACKAGE
+           for path in sorted(PACKAGE.rglob("*.py")) if path.parent != PACKAGE / "cli"
            for line, text in _flag_texts(path)]
     assert not bad, "messages of the Python API that name command-line flags:\n  " + "\n  ".join(bad)
 

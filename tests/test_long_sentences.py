@@ -66,7 +66,7 @@ def test_columns_score_as_documents():
     for i, w in enumerate(gold.words):     # wrong gold fields, so that the scores have something to count
         if i % 3 == 0:
             w.upos, w.lemma, w.feats = "X", w.lemma.upper(), "Foo=Bar"
-    found = pipe.tokenizer.spans(gold.text)
+    found = pipe.tokenizer.sentence_tokens(gold.text)
     predicted = pipe.tag_words([[w for t in s for w in t.words] for s in found])
     system = UDDocument.from_tokens(gold.text, [
         [t._replace(words=[UDWord(1, w, **{c: predicted[c][i][k] for c in predicted}) for k, w in

@@ -21,7 +21,7 @@ def test_tokenize_to_conllu_writes_the_token_level(run_cli, tmp_path):
     assert "2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n2\tca\t_\t_\t_" in out
     words = [line.split("\t")[1] for line in out.splitlines() if line and line[0].isdigit() and "-" not in
              line.split("\t")[0]]
-    assert words == [w for s in tok.spans(TEXT) for t in s for w in t.words]
+    assert words == [w for s in tok.sentence_tokens(TEXT) for t in s for w in t.words]
     assert all(line.split("\t")[3] == "_" for line in out.splitlines() if "\t" in line)     # no column predicted
     again = run_cli("tokenize", "-m", "en-ud", tmp_path / "in.txt", "--to", "conllu")      # a pipeline's tokenizer
     assert again.returncode == 0 and again.stdout.decode() == Pipeline(fasttag.load("en-ud").tokenizer).to_conllu(TEXT + "\n")

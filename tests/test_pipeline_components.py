@@ -147,11 +147,13 @@ def test_the_console_script_tags_raw_text_and_evaluates_with_the_new_component(t
     proc = _run(plugin_env, "eval", path, gold, "--gold-tokens", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
     result = json.loads(proc.stdout)
-    assert result["lenclass"] == 1.0 and result["scores"]["LenClass"]["aligned_accuracy"] == 1.0
-    assert set(result["scores"]) == {"Tokens", "Sentences", "Words", "UPOS", "LenClass"}
+    assert result["LenClass"]["f1"] == 1.0 and result["LenClass"]["aligned_accuracy"] == 1.0
+    assert {k for k, v in result.items() if isinstance(v, dict) and "f1" in v} == \
+        {"Tokens", "Sentences", "Words", "UPOS", "LenClass"}
+    assert result["lenclass"] == 1.0 and set(result["scores"]) == {"Tokens", "Sentences", "Words", "UPOS", "LenClass"}
     raw = _run(plugin_env, "eval", path, gold, "--json", cwd=tmp_path)
     assert raw.returncode == 0, raw.stderr.decode()
-    assert json.loads(raw.stdout)["lenclass"] == pytest.approx(pipe.evaluate(gold)["lenclass"])
+    assert json.loads(raw.stdout)["LenClass"]["f1"] == pytest.approx(pipe.evaluate(gold)["LenClass"]["f1"])
     proc = _run(plugin_env, "tag", "-m", path, "--to", "conllu", gold, cwd=tmp_path)   # CoNLL-U in: MISC filled
     assert proc.returncode == 0, proc.stderr.decode()
     def misc_items(lines):

@@ -36,7 +36,7 @@ CASES = [
 
 
 def forms(tok, text):
-    return [t.form for s in tok.spans(text) for t in s]
+    return [t.form for s in tok.sentence_tokens(text) for t in s]
 
 
 @pytest.fixture(scope="module")

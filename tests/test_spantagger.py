@@ -394,3 +394,23 @@ def test_a_scheme_named_against_the_tags_is_refused(tmp_path):
         with pytest.raises(InputError, match=f"option scheme='{scheme}': the gold tags read as IOB1"):
             SpanTagger.train(sample, task="ner", epochs=1, verbose=False, scheme=scheme)
     assert model.evaluate(sample, scheme="iob1")["f1"] == model.evaluate(sample)["f1"]
+
+
+def test_a_new_entity_type_gets_its_scheme_transitions(tmp_path):
+    """Fine-tuning with a type the model did not know: the grown tag set's
+    transition mask is the scheme's mask of the new tags (an I- of the new
+    type may follow only its own B-/I-), also for a model read from a file."""
+    base = SpanTagger.train(NER, task="ner", epochs=2, verbose=False)
+    path = tmp_path / "ner.ftm"
+    base.save(path)
+    extra = tmp_path / "extra.conll"
+    extra.write_text("Acme NNP B-NP B-PROD\nWidget NNP I-NP I-PROD\nsells VBZ B-VP O\n\n", encoding="utf-8")
+    for model in (base, fasttag.load(path)):
+        tuned = SpanTagger.train(extra, task="ner", init=model, allow_new_tags=True, epochs=1, verbose=False)
+        tags = tuned.model.tags
+        assert any(t.endswith("-PROD") for t in tags) and len(tags) > len(base.model.tags)
+        assert np.array_equal(tuned.model.allowed, ftspans.allowed_mask(tags, tuned.internal_scheme))
+        T = len(tags)
+        mask = tuned.model.allowed.reshape(T + 2, T)
+        b_org, i_prod = tags.index("B-ORG"), tags.index("I-PROD")
+        assert not mask[b_org, i_prod] and mask[tags.index("B-PROD"), i_prod]

@@ -43,6 +43,29 @@ def test_the_shared_surface_is_the_base_classs():
             assert getattr(task, name) is getattr(SequenceTask, name), (task.__name__, name)
 
 
+def test_the_base_class_calls_only_what_it_defines():
+    """Every ``self.x``/``cls.x`` of the base class is its own method, a
+    declaration or an attribute it sets: a method it only hoped a task had
+    (``self.tag_sents``) is an undeclared hook."""
+    import ast
+    import inspect
+
+    from fasttag.tasks import base
+    tree = ast.parse(inspect.getsource(base.SequenceTask))
+    own = {n for klass in SequenceTask.__mro__ for n in vars(klass)} | set(DECLARED) | set(dir(type))
+    assigned = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")}
+    assigned |= {key.value for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+                 and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Attribute)
+                 and node.value.attr == "__dict__" for key in [node.slice] if isinstance(key, ast.Constant)}
+    used = {(node.attr, node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")}
+    unknown = sorted((line, name) for name, line in used if name not in own | assigned)
+    assert "model" in assigned and "_predict" in own
+    assert not unknown, f"the base class uses what it does not define: {unknown}"
+
+
 # ---------------------------------------------------------------- errors in the caller's terms
 
 def test_tag_file_errors_name_python_arguments(tmp_path):

@@ -11,7 +11,8 @@ import fasttag
 from fasttag.model import modelfile
 from fasttag.errors import InputError, ModelFormatError
 from fasttag.tasks import tok as tok_module
-from fasttag.tasks.tok import Token, Tokenizer, read_conllu_text, score_tokenization
+from fasttag.tasks.tok import Tokenizer, read_conllu_text, score_tokenization
+from fasttag.text.goldtext import SurfaceToken
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = DATA / "sample_tok.conllu"
@@ -41,7 +42,7 @@ def check_well_formed(text, sentences):
     for s in sentences:
         assert s, "no empty sentence"
         for t in s:
-            assert isinstance(t, Token)
+            assert isinstance(t, SurfaceToken)
             assert last <= t.start < t.end <= len(text)
             assert text[t.start:t.end] == t.form
             assert not any(ch.isspace() for ch in t.form)
@@ -132,15 +133,15 @@ def test_offsets(tok):
         for w, a, b in s:
             assert SAMPLE_TEXT[a:b] == w        # the sample's multiword tokens all concatenate
     assert out[0][1:3] == [("do", 2, 4), ("n't", 4, 7)]
-    spans = tok.spans(SAMPLE_TEXT)
+    spans = tok.sentence_tokens(SAMPLE_TEXT)
     check_well_formed(SAMPLE_TEXT, spans)
-    assert spans[0][1] == Token(2, 7, "don't", ("do", "n't"))
+    assert spans[0][1] == SurfaceToken(2, 7, "don't", ("do", "n't"))
 
 
 def test_empty_and_type_errors(tok):
     assert tok.tokenize("") == []
     assert tok.tokenize(" \n\t\u3000 ") == []
-    assert tok.spans("") == []
+    assert tok.sentence_tokens("") == []
     with pytest.raises(TypeError, match="tokenize_lines"):
         tok.tokenize(["a list"])
     with pytest.raises(TypeError, match="decode"):
@@ -161,7 +162,7 @@ def test_tokenize_lines_matches_tokenize(tok):
 def test_long_texts_are_cut(tok, monkeypatch):
     monkeypatch.setattr(tok_module, "BATCH_CHARS", 40)
     text = (SAMPLE_TEXT + "\n") * 3 + "y" * 100 + " z"
-    spans = tok.spans(text)
+    spans = tok.sentence_tokens(text)
     check_well_formed(text, spans)
 
 
@@ -169,7 +170,7 @@ def test_long_texts_are_cut(tok, monkeypatch):
 @given(st.text(alphabet=st.sampled_from(list("ab A.,-'\"?!()\n\t 1:%é中😀\u00a0\u2028\x00")) | st.characters(),
                max_size=60))
 def test_any_text_gives_well_formed_tokens(tok, text):
-    spans = tok.spans(text)
+    spans = tok.sentence_tokens(text)
     check_well_formed(text, spans)
     words = tok.tokenize(text)
     assert words == [[w for t in s for w in t.words] for s in spans]
@@ -201,7 +202,7 @@ def test_no_token_starts_at_a_mark_after_a_token_character(tok, text):
     from fasttag.features.chars import attached_marks, codepoints
     assert attached_marks(codepoints(text)).tolist() == [_attaches_reference(text, i) for i in range(len(text))]
     for model in (tok, fasttag.load("en-tok")):
-        spans = model.spans(text)
+        spans = model.sentence_tokens(text)
         check_well_formed(text, spans)
         for t in (t for s in spans for t in s):
             if t.start > 0 and not text[t.start - 1].isspace():
@@ -214,8 +215,18 @@ def test_to_conllu_reads_back(tok, tmp_path):
     path = tmp_path / "out.conllu"
     path.write_text(tok.to_conllu(text), encoding="utf-8")
     gold = read_conllu_text(path)
-    assert gold.words() == tok.tokenize(text)
-    assert gold.text == "I don't like it. Why not?\nWe can't go!"
+    assert gold.words() == tok.tokenize(text) and gold.mismatches == []
+    assert gold.text == "I don't like it.  Why not?\nWe can't go!"       # SpacesAfter=\s\s; a paragraph, one break
+
+
+def test_to_conllu_is_the_one_writer_of_raw_text(tok):
+    """A tokenizer writes CoNLL-U as every model does from raw text
+    (:func:`fasttag.text.conllu.tokens_lines`): as a pipeline of it alone."""
+    from fasttag.pipeline import Pipeline
+    for text in ("I don't like it.  Why not?\n\nWe can't go!", "Tab\there.", "", " \n "):
+        assert tok.to_conllu(text) == Pipeline(tok).to_conllu(text)
+    lines = tok.to_conllu("Hi there. Go!").splitlines()
+    assert lines[:3] == ["# newdoc", "# newpar", "# sent_id = 1"] and lines[3].startswith("# text = Hi there.")
 
 
 def test_expansions_of_multiword_tokens_that_do_not_concatenate(tmp_path):
@@ -236,7 +247,7 @@ def test_expansions_of_multiword_tokens_that_do_not_concatenate(tmp_path):
 
 def test_scores_by_hand():
     def t(a, b, *words):
-        return Token(a, b, "", words or ("x" * (b - a),))
+        return SurfaceToken(a, b, "", words or ("x" * (b - a),))
     # text "ab cd. ef": gold ab | cd . | ef (2 sentences), system ab | cd. ef (1 sentence)
     gold = [[t(0, 2), t(3, 5), t(5, 6)], [t(7, 9)]]
     system = [[t(0, 2), t(3, 6), t(7, 9)]]
@@ -253,14 +264,15 @@ def test_scores_by_hand():
 def test_word_scores_align_multiword_tokens():
     # gold: "don't" = do + n't (one token); system: "do" and "n't" as two
     # tokens; the CoNLL 2018 alignment still matches both words
-    gold = [[Token(0, 5, "don't", ("do", "n't")), Token(6, 8, "go", ("go",))]]
-    system = [[Token(0, 2, "do", ("do",)), Token(2, 5, "n't", ("n't",)), Token(6, 8, "go", ("go",))]]
+    gold = [[SurfaceToken(0, 5, "don't", ("do", "n't")), SurfaceToken(6, 8, "go", ("go",))]]
+    system = [[SurfaceToken(0, 2, "do", ("do",)), SurfaceToken(2, 5, "n't", ("n't",)),
+               SurfaceToken(6, 8, "go", ("go",))]]
     s = score_tokenization(gold, system)
     assert s["correct_tokens"] == 1 and s["token_precision"] == pytest.approx(1 / 3)
     assert s["token_recall"] == pytest.approx(1 / 2)
     assert (s["gold_words"], s["system_words"], s["correct_words"]) == (3, 3, 3)
     # a wrong split of the multiword token: "d" + "on't"
-    system = [[Token(0, 5, "don't", ("d", "on't")), Token(6, 8, "go", ("go",))]]
+    system = [[SurfaceToken(0, 5, "don't", ("d", "on't")), SurfaceToken(6, 8, "go", ("go",))]]
     s = score_tokenization(gold, system)
     assert s["token_f1"] == 1.0 and s["correct_words"] == 1
 
@@ -281,7 +293,7 @@ def test_save_load_round_trip(tok, tmp_path):
     tok.save(path)
     again = Tokenizer.load(path)
     texts = [SAMPLE_TEXT, "Mr. Smith can't go. He's 5!", "a-b (c) d...e"]
-    assert [again.spans(t) for t in texts] == [tok.spans(t) for t in texts]
+    assert [again.sentence_tokens(t) for t in texts] == [tok.sentence_tokens(t) for t in texts]
     assert again.to_bytes() == tok.to_bytes()
     assert Tokenizer.from_bytes(tok.to_bytes()).tokenize(SAMPLE_TEXT) == SAMPLE_WORDS
 

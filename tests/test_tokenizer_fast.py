@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fasttag.features.candidates import CAND_ATTRIBUTES, SEEDS, CandidateFeaturizer
-from fasttag.tasks import tok as tok_module
+from fasttag.features.tokchars import CATEGORIES, char_tables, lower_table
 from fasttag.tasks.tok import Tokenizer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_tok.conllu"
@@ -40,7 +40,7 @@ def category(c):
         ch = chr(c)
         if ch.isspace():
             return 31 if len(("a" + ch + "b").splitlines()) == 2 else 30
-        return tok_module._CAT_INDEX[unicodedata.category(ch)]
+        return CATEGORIES.index(unicodedata.category(ch))
     if 0x1F3FB <= c <= 0x1F3FF or 0xE0100 <= c <= 0xE01EF:
         return 5
     return 4 if 0x20000 <= c < 0x40000 else 21
@@ -128,7 +128,7 @@ def reference_row(text, left, pos, kind):
     ls = next(a for a, b in chunks if a < left <= b)
     re_ = next(b for a, b in chunks if a <= pos < b)
     base = bases(text)
-    lower = tok_module._TABLES["lower"]
+    lower = lower_table()
 
     def low(i):
         c = ord(text[i])
@@ -160,8 +160,8 @@ def reference_row(text, left, pos, kind):
 # ---------------------------------------------------------------- compiled == reference
 
 def featurizer():
-    cat, _, _ = tok_module._char_tables()
-    return CandidateFeaturizer(cat, tok_module._TABLES["lower"])
+    cat, _, _ = char_tables()
+    return CandidateFeaturizer(cat, lower_table())
 
 
 @settings(max_examples=200, deadline=None)
@@ -184,8 +184,8 @@ def test_features_match_the_reference(text):
 
 
 def test_learned_suffixes_are_candidates_inside_letter_runs():
-    cat, _, _ = tok_module._char_tables()
-    fz = CandidateFeaturizer(cat, tok_module._TABLES["lower"], [("n", ord("'")), ("not", 0)])
+    cat, _, _ = char_tables()
+    fz = CandidateFeaturizer(cat, lower_table(), [("n", ord("'")), ("not", 0)])
     _, pos, kinds = fz.candidates("I don't, cannot or knot")
     assert {(int(p), int(k)) for p, k in zip(pos, kinds) if k == 2} == {(4, 2), (12, 2), (20, 2)}
 
@@ -195,10 +195,10 @@ def test_protected_spans_are_one_token(tok):
     learned = tok.protect
     try:
         tok.protect = None          # the hook off: the model alone splits the URL
-        plain = [t.form for s in tok.spans(text) for t in s]
+        plain = [t.form for s in tok.sentence_tokens(text) for t in s]
         assert "http://example.com/a?b=c" not in plain
         tok.protect = lambda t: (np.array([t.index("http")]), np.array([t.index(" now")]), np.zeros(1))
-        forms = [t.form for s in tok.spans(text) for t in s]
+        forms = [t.form for s in tok.sentence_tokens(text) for t in s]
         assert "http://example.com/a?b=c" in forms
         assert list(tok.tokenize_lines([text])) == [tok.tokenize(text)]
     finally:
@@ -211,7 +211,7 @@ def test_protected_spans_are_one_token(tok):
 @given(st.lists(st.text(alphabet=st.sampled_from(ALPHABET) | st.characters(), max_size=40), max_size=5))
 def test_random_text_gives_well_formed_tokens(tok, lines):
     for text in lines:
-        spans = tok.spans(text)
+        spans = tok.sentence_tokens(text)
         covered = np.zeros(len(text), dtype=int)
         last = 0
         for s in spans:

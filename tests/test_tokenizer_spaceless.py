@@ -10,7 +10,8 @@ from hypothesis import given, settings, strategies as st
 import fasttag
 from fasttag.errors import ModelFormatError
 from fasttag.model import modelfile
-from fasttag.tasks.tok import Token, Tokenizer, read_conllu_text
+from fasttag.tasks.tok import Tokenizer, read_conllu_text
+from fasttag.text.goldtext import SurfaceToken
 from fasttag.text.metrics import score_tokenization
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -52,7 +53,7 @@ def test_save_load_round_trip(tok, tmp_path):
     tok.save(path)
     again = Tokenizer.load(path)
     assert isinstance(again.segmenter, fasttag.Segmenter)
-    assert [again.spans(t) for t in TEXTS] == [tok.spans(t) for t in TEXTS]
+    assert [again.sentence_tokens(t) for t in TEXTS] == [tok.sentence_tokens(t) for t in TEXTS]
     assert again.to_bytes() == tok.to_bytes()
 
 
@@ -88,13 +89,13 @@ _CHARS = "今日は天気がいです。私毎朝コーヒを飲みま我们去�
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=_CHARS, max_size=60))
 def test_tokens_cover_the_text_without_whitespace(tok, text):
-    sentences = tok.spans(text)
+    sentences = tok.sentence_tokens(text)
     covered = np.zeros(len(text), dtype=bool)
     last = 0
     for s in sentences:
         assert s
         for t in s:
-            assert isinstance(t, Token)
+            assert isinstance(t, SurfaceToken)
             assert last <= t.start < t.end <= len(text) and text[t.start:t.end] == t.form
             assert not any(ch.isspace() for ch in t.form) and t.words and all(t.words)
             covered[t.start:t.end] = True
@@ -112,7 +113,7 @@ def _segmenter_alone(segmenter, gold):
         for w in words:
             while gold.text[a].isspace():
                 a += 1
-            sent.append(Token(a, a + len(w), w, (w,)))
+            sent.append(SurfaceToken(a, a + len(w), w, (w,)))
             a += len(w)
         out.append(sent)
     return out
@@ -146,4 +147,4 @@ def test_a_pipeline_keeps_its_tokenizers_segmenter(tok):
     from fasttag.pipeline import Pipeline
     again = Pipeline.from_bytes(Pipeline(tok).to_bytes())
     assert isinstance(again.tokenizer.segmenter, fasttag.Segmenter)
-    assert [again.tokenizer.spans(t) for t in TEXTS] == [tok.spans(t) for t in TEXTS]
+    assert [again.tokenizer.sentence_tokens(t) for t in TEXTS] == [tok.sentence_tokens(t) for t in TEXTS]

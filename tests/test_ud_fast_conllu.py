@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from fasttag import Pipeline
 from fasttag.pipeline import pipeline as pipeline_module
-from fasttag.tasks.tok import Token, read_conllu_text
+from fasttag.text.goldtext import SurfaceToken, read_conllu_text
 from fasttag.text.conllu import WORD_COLUMNS, UDDocument, UDWord, document_lines, format_document, tokens_lines
 
 from test_ud_pipeline import RAW, SAMPLE
@@ -59,7 +59,7 @@ def tokenized(draw):
             start = len(text)
             text += form
             words = (form,) if draw(st.booleans()) else tuple(draw(st.lists(PIECES, min_size=1, max_size=3)))
-            toks.append(Token(start, len(text), form, words))
+            toks.append(SurfaceToken(start, len(text), form, words))
         sentences.append(toks)
         text += draw(GAPS)
     n_words = [sum(len(t.words) for t in s) for s in sentences]
@@ -77,8 +77,9 @@ def test_tokens_lines_write_what_the_document_model_writes(case):
 
 def test_tokens_lines_number_sentences_from_first_id():
     text = "I'm here.\nGo"
-    sentences = [[Token(0, 3, "I'm", ("I", "'m")), Token(4, 8, "here", ("here",)), Token(8, 9, ".", (".",))],
-                 [Token(10, 12, "Go", ("Go",))]]
+    sentences = [[SurfaceToken(0, 3, "I'm", ("I", "'m")), SurfaceToken(4, 8, "here", ("here",)),
+                  SurfaceToken(8, 9, ".", (".",))],
+                 [SurfaceToken(10, 12, "Go", ("Go",))]]
     lines = list(tokens_lines(text, sentences, {"upos": [["PRON", "AUX", "ADV", "PUNCT"], ["VERB"]]}, 7))
     assert lines == ["# newpar", "# sent_id = 7", "# text = I'm here.", "1-2\tI'm\t_\t_\t_\t_\t_\t_\t_\t_",
                      "1\tI\t_\tPRON\t_\t_\t_\t_\t_\t_", "2\t'm\t_\tAUX\t_\t_\t_\t_\t_\t_",

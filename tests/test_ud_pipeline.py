@@ -3,6 +3,7 @@ trained from one CoNLL-U file, from raw text to CoNLL-U (issue 33)."""
 import io
 import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -161,21 +162,34 @@ def test_every_part_is_checked_on_loading(pipe, reload_corrupted, corrupt, messa
 
 
 def test_gold_tokens_and_raw_text_evaluation(pipe):
-    raw = pipe.evaluate(SAMPLE)
-    gold = pipe.evaluate(SAMPLE, gold_tokens=True)
-    assert raw["mode"] == "raw text" and {"token_f1", "sentence_f1", "word_f1"} <= set(raw)
-    assert gold["mode"] == "gold tokens" and gold["token_f1"] == gold["word_f1"] == 1.0
-    for key in ("upos", "xpos", "ufeats", "alltags", "lemmas"):
-        assert 0.9 <= gold[key] <= 1.0
-    assert gold["alltags"] <= min(gold["upos"], gold["xpos"], gold["ufeats"])
-    assert list(raw["scores"]) == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"]
-    system = io.BytesIO(pipe.to_conllu(read_conllu_text(SAMPLE).text).encode())
-    file_scores = fasttag.evaluate_conllu(SAMPLE, system)         # the same as scoring the file it writes
-    assert {m: s["f1"] for m, s in raw["scores"].items()} == {m: file_scores[m]["f1"] for m in raw["scores"]}
-    text = Pipeline.report(raw)
-    assert "Tokens" in text and "UPOS" in text and "AllTags" in text and "Lemmas" in text
-    tagger_only = Pipeline(None, {"upos": pipe.parts["upos"]}).evaluate(SAMPLE, gold_tokens=True)
-    assert list(tagger_only["scores"]) == ["Tokens", "Sentences", "Words", "UPOS"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # the metric names' keys: no deprecated key is read
+        raw = pipe.evaluate(SAMPLE)
+        gold = pipe.evaluate(SAMPLE, gold_tokens=True)
+        assert raw["mode"] == "raw text" and gold["mode"] == "gold tokens"
+        assert gold["Tokens"]["f1"] == gold["Words"]["f1"] == 1.0
+        for key in ("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"):
+            assert 0.9 <= gold[key]["f1"] <= 1.0
+        assert gold["AllTags"]["f1"] <= min(gold["UPOS"]["f1"], gold["XPOS"]["f1"], gold["UFeats"]["f1"])
+        metrics = [k for k, v in raw.items() if isinstance(v, dict) and "f1" in v]
+        assert metrics == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"]
+        system = io.BytesIO(pipe.to_conllu(read_conllu_text(SAMPLE).text).encode())
+        file_scores = fasttag.evaluate_conllu(SAMPLE, system)         # the same keys and scores as of the file
+        assert {m: raw[m] for m in metrics} == {m: file_scores[m] for m in metrics}
+        text = Pipeline.report(raw)
+        assert [line.split("|")[0].strip() for line in text.splitlines()[3:-1]] == metrics
+        tagger_only = Pipeline(None, {"upos": pipe.parts["upos"]}).evaluate(SAMPLE, gold_tokens=True)
+        assert [k for k, v in tagger_only.items() if isinstance(v, dict) and "f1" in v] == \
+            ["Tokens", "Sentences", "Words", "UPOS"]
+    # the keys of earlier releases are still there, read with a DeprecationWarning
+    old = {"token_f1": "Tokens", "sentence_f1": "Sentences", "word_f1": "Words", "upos": "UPOS", "xpos": "XPOS",
+           "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas"}
+    for key, name in old.items():
+        with pytest.warns(DeprecationWarning, match=f"{key}.*{name}"):
+            assert raw[key] == raw.get(key) == raw[name]["f1"]
+    with pytest.warns(DeprecationWarning):
+        assert raw["scores"] == {m: raw[m] for m in metrics}
+    assert json.loads(json.dumps(raw))["upos"] == raw["UPOS"]["f1"]          # JSON readers keep theirs
 
 
 def test_fine_tuning_and_calibration_pass_through(pipe, pipe_path):

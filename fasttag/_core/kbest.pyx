@@ -8,7 +8,7 @@ ties broken so that k = 1 gives Viterbi's own answer, and respects the
 Structured MIRA (Crammer & Singer; McDonald, Crammer & Pereira 2005)
 makes the smallest weight change that separates gold from each of the k
 best by its Hamming loss, with slack C (Hildreth's coordinate ascent), and
-runs as the perceptron's epoch loop with the ``Mira`` update rule.
+runs as the perceptron's epoch loop with the ``MiraRule`` update rule.
 Details: docs/architecture.md.
 """
 import numpy as np
@@ -485,7 +485,7 @@ cdef class KBest:
         cdef const uint64_t* kp = &keys[0, 0] if keys.shape[0] and F else NULL
         if n == 0:
             return 0, []
-        cdef Mira rule = Mira(self, C)
+        cdef MiraRule rule = MiraRule(self, C)
         s.n_rows = n
         with nogil:
             wrong = rule.update(s, trans, kp, F, 0, n, &gold[0], step)
@@ -496,7 +496,7 @@ cdef class KBest:
 
 
 @cython.final
-cdef class Mira(UpdateRule):
+cdef class MiraRule(UpdateRule):
     """k-best MIRA as the update rule of ``run_epoch``."""
     cdef KBest kb
     cdef double C
@@ -530,4 +530,4 @@ def mira_epoch(Search search, AveragedVector trans, keys,
     cdef double c = 1.0 if C is None else float(C)
     if not c > 0:
         raise ValueError("C must be positive")
-    return run_epoch(search, Mira(KBest(search, k), c), trans, keys, bounds, gold, order, step, vocab)
+    return run_epoch(search, MiraRule(KBest(search, k), c), trans, keys, bounds, gold, order, step, vocab)

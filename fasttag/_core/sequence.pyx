@@ -565,7 +565,7 @@ cdef class Search:
         (tokens wrong, last step).  ``trans`` must be the vector this search
         reads its transitions from.  ``keys`` and ``vocab`` as for
         :meth:`decode`."""
-        cdef UpdateRule rule = GreedyPerceptron() if greedy else Perceptron()
+        cdef UpdateRule rule = GreedyPerceptronRule() if greedy else PerceptronRule()
         return run_epoch(self, rule, trans, keys, bounds, gold, order, step, vocab)
 
     # ------------------------------------------------------------ updates
@@ -692,7 +692,7 @@ cdef class UpdateRule:
 
 
 @cython.final
-cdef class Perceptron(UpdateRule):
+cdef class PerceptronRule(UpdateRule):
     """Collins' structured perceptron: Viterbi, then the gold-minus-predicted
     walk applied at once.  Viterbi reads the transposed transitions, which
     the updates keep in step during the epoch."""
@@ -714,7 +714,7 @@ cdef class Perceptron(UpdateRule):
 
 
 @cython.final
-cdef class GreedyPerceptron(UpdateRule):
+cdef class GreedyPerceptronRule(UpdateRule):
     """The perceptron of greedy decoding (``Search.greedy_update``)."""
 
     cdef int64_t update(self, Search s, AveragedVector trans, const uint64_t* keys, Py_ssize_t F,

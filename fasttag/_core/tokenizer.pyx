@@ -62,7 +62,7 @@ DEF K_SPACELESS = 1
 DEF K_SUFFIX = 2
 DEF K_GAP = 3
 
-# category indices of fasttag.tasks.tok._CATEGORIES
+# category indices of fasttag.features.tokchars.CATEGORIES
 DEF CAT_LU = 0
 DEF CAT_LL = 1
 DEF CAT_LT = 2

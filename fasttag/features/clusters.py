@@ -18,7 +18,8 @@ from ..errors import InputError, ModelFormatError
 from ..files import atomic_file
 from .wordtable import table_from_array, table_to_array
 
-__all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES"]
+__all__ = ["Clusters", "cluster", "read_clusters", "as_clusters", "PREFIXES", "cluster_spec", "cluster_arrays",
+           "stored_clusters"]
 
 PREFIXES = (4, 6, 10, 20)
 """Bit-string prefix lengths used as features (and the full string)."""
@@ -137,6 +138,32 @@ def as_clusters(value, what="clusters") -> Clusters:
         return Clusters(value)
     raise TypeError(f"{what} must be a clusters file path, a dict word -> bit string or Clusters, "
                     f"not {type(value).__name__}")
+
+
+# ---------------------------------------------------------------- in model files
+
+def cluster_spec(featurizer):
+    """The featurizer header entry of a model with clusters (none without,
+    so such models are written unchanged); ``featurizer``: a word
+    featurizer, or one holding it as ``words``."""
+    words = getattr(featurizer, "words", featurizer)
+    return {"clusters": True} if words.clusters is not None else {}
+
+
+def cluster_arrays(featurizer):
+    """The model-file array of the featurizer's clusters (none without):
+    the model carries them, it never refers to the clusters file."""
+    words = getattr(featurizer, "words", featurizer)
+    return {"clusters": words.clusters.to_array()} if words.clusters is not None else {}
+
+
+def stored_clusters(spec, arrays):
+    """The clusters a model file holds, checked (ModelFormatError), or
+    None; the featurizer entry and the array must agree."""
+    flag = spec.get("clusters", False)
+    if flag not in (True, False) or flag != ("clusters" in arrays):
+        raise ModelFormatError("corrupt fasttag model: the clusters and the featurizer do not agree")
+    return Clusters.from_array(arrays["clusters"]) if flag else None
 
 
 # ---------------------------------------------------------------- learning

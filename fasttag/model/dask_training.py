@@ -14,6 +14,7 @@ import numpy as np
 from . import mixing, modelfile
 from .._core.weights import AveragedVector, WeightTable
 from ..errors import InputError
+from .taskmodel import TaskModel
 from .training import Stopped, epoch_pass, featurize
 
 _WORKER_CACHE = {}          # on a worker: (run, path, start, end) -> (model, featurized shard)
@@ -80,7 +81,7 @@ class DaskShards:
     the entries it changed.  The result depends on the seed and the number
     of workers only."""
 
-    def __init__(self, task_model, path, reading, settings, client):
+    def __init__(self, task_model: TaskModel, path, reading, settings, client):
         if not isinstance(path, (str, os.PathLike)):
             raise InputError("distributed training reads the training data on the workers: give a file path")
         if reading.get("max_sentences"):

@@ -11,6 +11,7 @@ import json
 import numpy as np
 
 from . import confidence
+from .taskmodel import TaskModel
 from ..display import printable, quote
 from ..features.words import WordFeaturizer, TEMPLATE_PART
 
@@ -196,7 +197,7 @@ def is_sequence_model(task_model):
     return inner is not None and inner is not task_model and hasattr(inner, "emit")
 
 
-def describe(task_model, data=None, top=10, with_transitions=True, part=None):
+def describe(task_model: TaskModel, data=None, top=10, with_transitions=True, part=None):
     """A summary of a trained task model: kind, tags, templates, size,
     training, metadata, the transitions (unless not ``with_transitions``)
     and, given ``data``, the top features per tag occurring in it.

@@ -326,6 +326,16 @@ class Stored:
         """Load from :meth:`to_bytes` output."""
         return cls._from_parts(*loads(data))
 
+    def _parts(self):
+        """``(header, arrays)`` of its model file: each stored class's own."""
+        raise NotImplementedError
+
+    @classmethod
+    def _from_parts(cls, header, arrays):
+        """The model of a file's ``header`` and ``arrays``, checked: each
+        stored class's own (a ModelFormatError for what it cannot use)."""
+        raise NotImplementedError
+
     @classmethod
     def load(cls, path):
         """Load a model file of this class (:func:`fasttag.load` opens any)."""

@@ -12,6 +12,7 @@ from .._core.weights import WeightTable
 from .._core.sequence import MAX_TAGS, Search, check_n_tags, transition_size
 from .._core.wordtypes import distinct
 from ..errors import InputError, ModelFormatError, shown
+from ..text import schemes
 from ..text.fieldcheck import field_fault
 from .modelfile import header_int
 from ..features.words import Templates
@@ -91,11 +92,20 @@ class SequenceModel:
         # prediction scores the type-only templates once per word type
         n_type_attrs = getattr(featurizer, "n_type_attributes", 0)
         self._split = self.templates.split(n_type_attrs) if n_type_attrs else None
+        #: at prediction, the tags each token of a chunk of examples may take
+        #: (``candidate_sets(chunk)``: per token an ascending tuple of tag ids,
+        #: or None for any), where the task knows (a lemmatizer: the edit
+        #: scripts that fit the form): the decoder scores those only
+        self.candidate_sets = None
+        #: the tagging scheme (:data:`fasttag.text.schemes.SCHEMES`) whose valid
+        #: transitions ``allowed`` holds, so that a grown tag set gets its own mask
+        self.allowed_scheme = None
 
     def add_tags(self, new_tags):
         """Append ``new_tags`` to the tag set (fine-tuning): existing ids,
         weights and transitions stay; a transition mask grows with the new
-        tags forbidden everywhere (the task rebuilds it)."""
+        tags forbidden everywhere, or, where the mask is a scheme's
+        (:attr:`allowed_scheme`), the scheme's mask of the grown tag set."""
         old = len(self.tags)
         tags = self.tags + [t for t in new_tags if t not in self.tag_index]
         T = check_n_tags(len(tags))
@@ -107,6 +117,8 @@ class SequenceModel:
             dst.reshape(T + 2, T)[:old, :old] = src[:old * old].reshape(old, old)
             dst.reshape(T + 2, T)[T, :old] = src[old * old:old * old + old]
             dst.reshape(T + 2, T)[T + 1, :old] = src[(old + 1) * old:]
+        if self.allowed_scheme is not None:
+            grown = schemes.allowed_mask(tags, self.allowed_scheme)
         self.tags = tags
         self.tag_index = {t: i for i, t in enumerate(tags)}
         self.trans, self.allowed = trans, grown
@@ -206,12 +218,38 @@ class SequenceModel:
         greedy = self.decoder == "greedy"
         if self._split is not None:
             keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
+            if self.candidate_sets is not None:
+                cands = self._chunk_candidates(chunk, cands)
             ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
                                                          base=base, base_index=index)
             return ids, bounds, None
         keys, bounds, cands, batch = self.featurize(chunk)
+        if self.candidate_sets is not None:
+            cands = self._chunk_candidates(chunk, cands)
         ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy)
         return ids, bounds, batch
+
+    def _chunk_candidates(self, chunk, cands):
+        """The decoder's candidate triple of :attr:`candidate_sets` for the
+        chunk (classes local to it: each distinct set once); a token the
+        task leaves open keeps its tag dictionary class of ``cands``."""
+        sets = self.candidate_sets(chunk)
+        n = len(sets)
+        classes = np.full(n, -1, dtype=np.int32) if cands is None else np.array(cands[0], dtype=np.int32)
+        local, flat, offsets = {}, [], [0]
+        if cands is not None:           # the tag dictionary's classes first, as they are
+            flat.extend(cands[2].tolist())
+            offsets.extend(cands[1][1:].tolist())
+        for i, tags in enumerate(sets):
+            if tags is None:
+                continue
+            c = local.get(tags)
+            if c is None:
+                c = local[tags] = len(offsets) - 1
+                flat.extend(tags)
+                offsets.append(len(flat))
+            classes[i] = c
+        return classes, np.array(offsets, dtype=np.int64), np.array(flat, dtype=np.int32)
 
     def predict_ids(self, examples, emit=None, trans=None, n_threads=1):
         """Tag ids (an int32 array) per example, as :class:`IdRows`."""

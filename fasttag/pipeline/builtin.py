@@ -80,14 +80,19 @@ class TokenizerComponent(ModelComponent):
         own = {k: v for k, v in options_.items() if k != "allow_new_tags"}
         if init is not None:
             own["init"] = init.model
-        return cls(Tokenizer.train(train.reopened(), None if dev is None else dev.reopened(), verbose=verbose,
-                                   **own))
+        return cls(Tokenizer.train(cls.examples(train), None if dev is None else cls.examples(dev),
+                                   verbose=verbose, **own))
 
     def calibrate(self, treebank):
-        return self._model.calibrate(treebank.reopened())
+        return self._model.calibrate(self.examples(treebank))
+
+    @classmethod
+    def examples(cls, treebank):
+        """Its training data: the treebank's gold text, read with the rest, or its file."""
+        return treebank.reopened() if treebank.gold_text is None else treebank.gold_text
 
     def tokenize(self, text):
-        return self._model.spans(text)
+        return self._model.sentence_tokens(text)
 
 
 class ColumnTagger(ModelComponent):

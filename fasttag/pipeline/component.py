@@ -19,9 +19,10 @@ in the file: a file holds data, never code.
 from __future__ import annotations
 
 from ..errors import ModelFormatError
-from ..text.conllu import FILLED_COLUMNS
-from ..text.formats import read_all
-from ..text.parsers import CONLLU_FIELDS
+from ..text import goldtext
+from ..text.conllu import FILLED_COLUMNS, document_of, paused_gc
+from ..text.parsers import CONLLU_FIELDS, parse_conllu
+from ..text.sources import open_lines
 
 __all__ = ["Component", "Treebank", "register", "component_class", "registered", "ENTRY_POINTS"]
 
@@ -32,23 +33,30 @@ _REGISTRY = {}
 
 
 class Treebank:
-    """A CoNLL-U treebank as components learn from it: its ``sentences``,
-    read once (``words``: the forms of the syntactic words; ``rows``: each
-    word's ten fields), and its ``source`` (a path, or a binary stream
-    readable again from its start by :meth:`reopened`) for a component that
-    reads the file itself (the tokenizer reads the raw text and the
-    multiword tokens)."""
+    """A CoNLL-U treebank as components learn from it, parsed once: its
+    ``sentences`` (``words``: the forms of the syntactic words; ``rows``:
+    each word's ten fields), its ``gold_text`` where asked for (the raw
+    text with its gold tokens and sentences, a
+    :class:`fasttag.text.goldtext.GoldText`: what a tokenizer learns from),
+    and its ``source`` (a path, or a binary stream readable again from its
+    start by :meth:`reopened`) for a component that reads the file itself."""
 
-    def __init__(self, source, sentences, name=None):
-        self.source, self.sentences, self.name = source, sentences, name
+    def __init__(self, source, sentences, name=None, gold_text=None):
+        self.source, self.sentences, self.name, self.gold_text = source, sentences, name, gold_text
 
     @classmethod
-    def read(cls, source, name=None):
+    def read(cls, source, name=None, gold_text=False):
         """The treebank of a CoNLL-U ``source`` (a path or a seekable binary
-        stream); sentences without words are left out."""
+        stream), with its :attr:`gold_text` if ``gold_text``."""
         cls._rewind(source)
-        _, sentences = read_all(source, "conllu")
-        return cls(source, [s for s in sentences if s.words], name)
+        path, lines, close = open_lines(source)
+        try:
+            with paused_gc():
+                sentences = list(parse_conllu(lines, path, CONLLU_FIELDS.index("UPOS")))
+                text = goldtext.gold_text(document_of(sentences, path)) if gold_text else None
+        finally:
+            close()
+        return cls(source, sentences, name, text)
 
     def reopened(self):
         """:attr:`source`, at its start."""

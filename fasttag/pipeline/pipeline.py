@@ -23,11 +23,14 @@ from ..errors import InputError, ModelFormatError, TrainingInterrupted
 from ..features.words import WordFeaturizer
 from ..model import loading, modelfile, options, registry
 from ..model.progress import Progress
-from ..tasks.base import closed_after, refuse_dev_on_train, tokenizer_for
-from ..tasks.tok import Token, Tokenizer
-from ..text import formats as ftio, output
-from ..text.conll18 import METRICS, Annotation, evaluate_annotations
+from ..tasks.datafiles import refuse_dev_on_train
+from ..tasks.rawtext_tokenizer import tokenizer_for
+from ..tasks.records import closed_after
+from ..tasks.tok import Tokenizer
+from ..text import formats as ftio, output, scripts, sources
+from ..text.conll18 import METRICS, Annotation, ScoresWithOldKeys, evaluate_annotations
 from ..text.conllu import UDDocument, UDWord, read_document, tokens_lines
+from ..text.goldtext import SurfaceToken
 from ..text.parsers import CONLLU_FIELDS
 from ..text.rawtext import RAW_BATCH_CHARS
 from .builtin import DEFAULT_COMPONENTS
@@ -72,6 +75,8 @@ class Pipeline(modelfile.Stored):
         self.components = _ordered(components)
         self.meta = dict(meta or {})
         _share_word_types(c.model for c in self.components.values())
+        #: the check that text is in a script its models know (:class:`fasttag.text.scripts.ScriptCheck`), or None
+        self.script_check = _shared_script_check([getattr(c, "model", None) for c in self.components.values()])
 
     @classmethod
     def of(cls, model, column=None):
@@ -178,10 +183,11 @@ class Pipeline(modelfile.Stored):
             init = cls._init_pipeline(init)
         verbose = given.pop("verbose", None)
         report = Progress(cls.task, sys.stderr.isatty() if verbose is None else verbose)
-        treebank = _treebank(train, "train", "training data")
+        tokenizing = any(c.tokenizes for c in classes)
+        treebank = _treebank(train, "train", "training data", tokenizing)
         if not treebank.sentences:
             raise InputError("no training sentences", path=_name(train))
-        dev_bank = None if dev is None else _treebank(dev, "dev", "dev data")
+        dev_bank = None if dev is None else _treebank(dev, "dev", "dev data", tokenizing)
         if dev is not None and not dev_bank.sentences:
             raise InputError("no dev sentences", path=_name(dev))
         done, current = {}, None
@@ -201,7 +207,7 @@ class Pipeline(modelfile.Stored):
         except TrainingInterrupted as exc:
             if exc.model is not None:
                 done[current] = _component(current, exc.model)
-            meta = _meta(given)
+            meta = _meta(given, treebank)
             # what the data annotates that was not trained: the model says so wherever it is used
             missing = [c.name for c in taught if c.name not in done]
             if missing:
@@ -212,7 +218,7 @@ class Pipeline(modelfile.Stored):
             if exc.path is None and _name(train) is not None:
                 raise InputError(str(exc), path=_name(train)) from None
             raise
-        meta = _meta(given)
+        meta = _meta(given, treebank)
         meta["train_seconds"] = time.perf_counter() - t0
         if init is not None:
             meta["fine_tuned"] = init.meta.get("fine_tuned", 0) + 1
@@ -233,7 +239,7 @@ class Pipeline(modelfile.Stored):
         """Fit each component's temperature on gold CoNLL-U ``data``
         (:meth:`fasttag.tasks.base.SequenceTask.calibrate`); predictions do
         not change.  Returns the temperatures by component (those that have one)."""
-        treebank = _treebank(data, "data", "calibration data")
+        treebank = _treebank(data, "data", "calibration data", self._tokenizing() is not None)
         out = {}
         for name, comp in self.components.items():
             temperature = comp.calibrate(treebank)
@@ -252,7 +258,7 @@ class Pipeline(modelfile.Stored):
         self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("annotate()", text)
-        return self._document(text, self._raw_tokenizer().spans(text))
+        return self._document(text, self._raw_tokenizer().sentence_tokens(text))
 
     __call__ = annotate
 
@@ -262,7 +268,7 @@ class Pipeline(modelfile.Stored):
         self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
-        return self._conllu(text, self._raw_tokenizer().spans(text))
+        return self._conllu(text, self._raw_tokenizer().sentence_tokens(text))
 
     def _conllu(self, text, found, first_id=1):
         """The CoNLL-U of ``text`` cut into ``found`` (as :meth:`_document`
@@ -306,7 +312,7 @@ class Pipeline(modelfile.Stored):
 
     def _document(self, text, found):
         """The annotated document of ``text`` cut into ``found``, sentences
-        of :class:`fasttag.tasks.tok.Token`."""
+        of :class:`fasttag.text.goldtext.SurfaceToken`."""
         predicted = self._tag_found(found)
         sentences = []
         for i, s in enumerate(found):
@@ -342,6 +348,13 @@ class Pipeline(modelfile.Stored):
         if json and to not in (None, "json"):
             raise InputError(f"option json writes JSON, not option to {to}: give one")
         to = "json" if json else to
+        if self.script_check is None:
+            self._tag_file(source, out, n_threads, format, tokenizer, to)
+            return
+        with self.script_check.opening(source, sources.current_encoding()):
+            self._tag_file(source, out, n_threads, format, tokenizer, to)
+
+    def _tag_file(self, source, out, n_threads, format, tokenizer, to):
         name, fmt, lines, close = ftio.open_tagging_input(source, format)
         try:
             if fmt == "conll":
@@ -402,7 +415,7 @@ class Pipeline(modelfile.Stored):
         paragraph; a blank line is kept as an empty line in word/TAG output."""
         def work(batch):
             text = "\n".join(line for _, line in batch)
-            found = _pretokenized(text) if tokenizer is None else tokenizer.spans(text)
+            found = _pretokenized(text) if tokenizer is None else tokenizer.sentence_tokens(text)
             if to == "conllu":
                 return batch, (text, found, self._tag_found(found))
             return batch, self._document(text, found)
@@ -443,8 +456,10 @@ class Pipeline(modelfile.Stored):
         (:mod:`fasttag.text.conll18`), F1 as fractions: Tokens, Sentences,
         Words and the columns the model predicts (UPOS, XPOS, UFeats,
         AllTags, Lemmas), from its raw text (the default) or with its gold
-        tokens (``gold_tokens=True``); under ``scores`` each one's counts,
-        precision, recall and aligned accuracy."""
+        tokens (``gold_tokens=True``); under each metric's name (as
+        :func:`fasttag.text.conll18.evaluate_conllu` gives them) its counts,
+        precision, recall, F1 and aligned accuracy; also ``words``,
+        ``seconds`` and ``words_per_second``."""
         self._warn_missing()
         n_threads = parallel.check_threads(n_threads)
         if gold_tokens not in (True, False):
@@ -456,7 +471,7 @@ class Pipeline(modelfile.Stored):
             raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
         found = None
         if gold_tokens:
-            found = [[Token(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in s.tokens]
+            found = [[SurfaceToken(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in s.tokens]
                      for s in gold.sentences]
         # the document's objects go once its columns are taken: a long text is scored in a small multiple of its size
         columns = self.columns
@@ -475,12 +490,13 @@ class Pipeline(modelfile.Stored):
         missing = [m for m in names if m not in scores]
         if missing:
             raise ValueError(f"a component's scores() gave no {missing[0]!r}, one of its metrics")
-        result = {"mode": "gold tokens" if gold_tokens else "raw text"}
-        result.update({_KEYS.get(m, m.lower()): scores[m].f1 for m in names})
-        result["scores"] = {m: scores[m].as_dict() for m in names}
+        result = ScoresWithOldKeys({"mode": "gold tokens" if gold_tokens else "raw text"})
+        result.update({m: scores[m].as_dict() for m in names})
         result["words"] = scores["Words"].system
         result["seconds"] = seconds
         result["words_per_second"] = result["words"] / seconds if seconds > 0 else 0.0
+        # the keys of releases before one set of metric keys: still there (JSON output), deprecated in Python
+        result.old_keys({_KEYS.get(m, m.lower()): (m, "f1") for m in names}, scores={m: result[m] for m in names})
         return result
 
     @staticmethod
@@ -490,7 +506,9 @@ class Pipeline(modelfile.Stored):
         lines = [f"from {result['mode']} (CoNLL 2018 shared task scores, in %)",
                  f"{'Metric':<11}| {'Precision':>9} | {'Recall':>9} | {'F1 Score':>9} | {'AligndAcc':>9}",
                  "-----------+-----------+-----------+-----------+-----------"]
-        for name, s in result["scores"].items():
+        for name, s in result.items():
+            if not (isinstance(s, dict) and "aligned_accuracy" in s):
+                continue
             acc = "" if s["aligned_accuracy"] is None else f"{100 * s['aligned_accuracy']:9.2f}"
             lines.append(f"{name:<11}| {100 * s['precision']:9.2f} | {100 * s['recall']:9.2f} | "
                          f"{100 * s['f1']:9.2f} | {acc:>9}")
@@ -560,6 +578,27 @@ def _share_word_types(models):
             first = featurizer
         else:
             featurizer.share_types(first)
+
+
+def _shared_script_check(models):
+    """One script check for the models that have one (one verdict, one
+    warning per script for the whole pipeline), judging by the words of the
+    first of them that can tell its training words; None if none has one."""
+    models = [m for m in models if isinstance(getattr(m, "script_check", None), scripts.ScriptCheck)]
+    if not models:
+        return None
+    knowns = [m.script_check.known for m in models]
+
+    def known(words):
+        for k in knowns:
+            answers = k(words)
+            if answers is not None:
+                return answers
+        return None
+    shared = scripts.ScriptCheck(known)
+    for m in models:
+        m.script_check = shared
+    return shared
 
 
 #: The result keys of the shared task's metrics (another metric's key: its name in lower case),
@@ -648,8 +687,13 @@ def _word_spans(token):
     return out
 
 
-def _meta(given):
-    return {k: given[k] for k in ("corpus", "licence") if given.get(k)}
+def _meta(given, treebank):
+    """What a trained pipeline's ``meta`` records: the corpus and licence
+    given, the size of its training data."""
+    meta = {k: given[k] for k in ("corpus", "licence") if given.get(k)}
+    meta["train_sentences"] = len(treebank.sentences)
+    meta["train_words"] = sum(len(s.words) for s in treebank.sentences)
+    return meta
 
 
 def _name(data):
@@ -680,12 +724,13 @@ def _rereadable(data, what):
     raise TypeError(f"{what} must be a CoNLL-U path or a binary file, not {type(data).__name__}")
 
 
-def _treebank(data, argument, what):
+def _treebank(data, argument, what, gold_text=False):
     """The :class:`Treebank` of ``data`` (a path or a binary file, the
-    ``argument`` of the call), read once; an error names the file."""
+    ``argument`` of the call), read once (with its gold text if
+    ``gold_text``); an error names the file."""
     source = _rereadable(data, argument)
     try:
-        return Treebank.read(source, _name(data))
+        return Treebank.read(source, _name(data), gold_text)
     except InputError as exc:
         if exc.path is None and _name(data) is not None:
             raise InputError(str(exc), path=_name(data)) from None
@@ -706,14 +751,14 @@ def _line_batches(lines):
 
 
 def _pretokenized(text):
-    """Sentences of Token of text whose lines are sentences of words split at whitespace."""
+    """Sentences of SurfaceToken of text whose lines are sentences of words split at whitespace."""
     out, at = [], 0
     for line in text.split("\n"):
         toks, pos = [], 0
         for w in line.split():
             a = line.index(w, pos)
             pos = a + len(w)
-            toks.append(Token(at + a, at + pos, w, (w,)))
+            toks.append(SurfaceToken(at + a, at + pos, w, (w,)))
         if toks:
             out.append(toks)
         at += len(line) + 1

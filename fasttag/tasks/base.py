@@ -6,34 +6,44 @@ named in :data:`HOOKS` (a test holds every task to it); the base class owns
 training, the one prediction path (:meth:`SequenceTask._predict`),
 evaluation, ``tag_file`` and storage.  Errors raised here name Python
 arguments (``option nbest``); the command line turns them into its flags.
+
+What the tasks share beside the class has a module of its own: the raw
+text tokenizer (:mod:`.rawtext_tokenizer`), the data files given to train
+and evaluate (:mod:`.datafiles`), long inputs in pieces (:mod:`.pieces`),
+tag sets (:mod:`.tagsets`), ``tag_file``'s records (:mod:`.records`) and
+model-file checks (:mod:`.filechecks`); their public names are imported
+here too, where callers of earlier versions found them.
 """
 from __future__ import annotations
 
 import math
 import numbers
-import os
-import stat
 import sys
-import threading
 import time
 import warnings
 
 import numpy as np
 
 from ..model import confidence, loading, modelfile, options, registry, training as trainer
-from ..text import formats as ftio, output, rawtext, scripts, sources
+from ..text import output, rawtext, scripts, sources
 from .. import parallel
 from ..errors import InputError, ModelFormatError, TrainingInterrupted, shown
+from ..features.clusters import as_clusters
 from ..model.progress import Progress
-from ..model.sequence import IdRows, SequenceModel, tag_fault
+from ..model.sequence import SequenceModel
 from ..model.tables import table_from_arrays, table_to_arrays
+from .datafiles import data_name, naming, path_of, refuse_dev_on_train
+from .filechecks import check_fixed_labels, kind_named  # noqa: F401  (check_fixed_labels: re-exported)
+from .pieces import LONG_SENTENCE, PIECE_MARGIN, long_pieces, sliced  # noqa: F401  (PIECE_MARGIN: re-exported)
+from .rawtext_tokenizer import tokenizer_for, tokenizer_of  # noqa: F401  (tokenizer_of: re-exported)
+from .records import closed_after  # noqa: F401  (re-exported)
+from .tagsets import decode_tags, tag_set  # noqa: F401  (re-exported)
 
 
 #: The hooks a task may override, with why each is the task's: every other
 #: method is the base class's alone.
 HOOKS = (
     "__init__",             # the task's state beside the model (vocabulary, expansions, gazetteer)
-    "_task_name",           # the option-table task of a train call (a span tagger is chunk or ner)
     "_prepare_options",     # option values that are files whose contents the model keeps, read before the checks
     "_read",                # examples of a path or the task's Python form (Examples: with what it found)
     "_reading_options",     # how a trained model reads new data (the format and columns it was trained on)
@@ -47,7 +57,6 @@ HOOKS = (
     "_dev_scorer",          # a faster dev score on tag ids, where decoding would cost most of an epoch
     "_fit_temperature",     # the marginals' temperature on gold data (per token where T squared is too much)
     "_gold_tags",           # fine-tuning: the tags gold data uses, in the model's label space
-    "_tags_added",          # fine-tuning: the tag set grew (constraints to rebuild)
     "_learn_words",         # fine-tuning and online training: the words the model keeps grow
     "_fold_tables",         # Dask training: the jackknifed tables of a shard's features ...
     "_use_fold_tables",     # ... and their use on a worker
@@ -159,13 +168,24 @@ class SequenceTask(modelfile.Stored):
     @classmethod
     def _prepare_options(cls, options_):
         """Hook: the keywords of :meth:`train` and :meth:`untrained`, with the
-        files whose contents the model stores loaded before the checks."""
+        files whose contents the model stores loaded before the checks and
+        before any work: word clusters for the tasks that take them."""
+        if options_.get("clusters") is not None and options.BY_NAME["clusters"].applies(cls.task):
+            options_["clusters"] = as_clusters(options_["clusters"], "option clusters")
         return options_
 
     @classmethod
     def _task_name(cls, options):
-        """The option-table task of a ``train`` call."""
-        return cls.task
+        """The option-table task of a ``train`` call: the class's own, or
+        the one its option ``task`` names among those the class declares
+        with that keyword (a span tagger trains ``chunk`` or ``ner``)."""
+        named = [t.name for t in registry.TASKS.values() if t.cls is cls and "task" in t.keywords]
+        if not named:
+            return cls.task
+        task = options.pop("task", None)
+        if task is not None and task not in named:
+            raise InputError(f"task must be {', '.join(map(repr, named))} or None, not {task!r}")
+        return task or cls.task
 
     @classmethod
     def train(cls, train, dev=None, **options_) -> SequenceTask:
@@ -196,8 +216,8 @@ class SequenceTask(modelfile.Stored):
             opts = init._reading_options(opts, options_)         # read new data as the model was trained
         verbose = opts["verbose"]
         report = Progress(task, sys.stderr.isatty() if verbose is None else verbose)
-        if _path_of(train) is not None:                 # examples given in memory are not read
-            report.line(f"reading {_data_name(train)}")
+        if path_of(train) is not None:                 # examples given in memory are not read
+            report.line(f"reading {data_name(train)}")
         examples = cls._read_named(train, opts, "training data", "no training sentences")
         try:
             if init is None:
@@ -206,7 +226,7 @@ class SequenceTask(modelfile.Stored):
                 self = init
                 self._extend_tags(examples, opts.get("allow_new_tags"))
         except InputError as exc:
-            raise _naming(exc, train) from None
+            raise naming(exc, train) from None
         if client is not None and opts["threads"] != 1:
             raise InputError("option threads applies to training on this machine: with a Dask client, "
                              "the shards are the workers")
@@ -219,15 +239,15 @@ class SequenceTask(modelfile.Stored):
             self._open_tag_dictionary(data if client is None else self._encode(examples, training=True))
         dev_data = evaluate = None
         if dev is not None:
-            if _path_of(dev) is not None:
-                report.line(f"reading {_data_name(dev)}")
+            if path_of(dev) is not None:
+                report.line(f"reading {data_name(dev)}")
             dev_examples = cls._read_named(dev, opts, "dev data", "no dev sentences")
             try:
                 self._check_gold(dev_examples)
                 dev_data = self._encode(dev_examples)
                 evaluate = self._dev_scorer(dev_examples)
             except InputError as exc:
-                raise _naming(exc, dev) from None
+                raise naming(exc, dev) from None
         report.line(f"training on {cls._n_sentences(examples):,} sentences"
                     + (f", dev {cls._n_sentences(dev_examples):,}" if dev_data else ""))
         t0 = time.perf_counter()
@@ -274,9 +294,9 @@ class SequenceTask(modelfile.Stored):
         try:
             examples = cls._read(data, opts, what)
         except InputError as exc:
-            raise _naming(exc, data) from None
+            raise naming(exc, data) from None
         if not examples:
-            raise InputError(empty, path=_path_of(data))
+            raise InputError(empty, path=path_of(data))
         opts.update(getattr(examples, "found", {}))     # the call reads its later data the same way
         return examples
 
@@ -400,7 +420,7 @@ class SequenceTask(modelfile.Stored):
         elif isinstance(init, (str, bytes)) or hasattr(init, "__fspath__"):
             header, arrays, path = loading.read(init)         # a path or a bundled model's name
             if header.get("kind") != cls.kind:
-                raise InputError(f"init: {_kind_named(header.get('kind'), by_class=True)} cannot be fine-tuned as a {cls.__name__}")
+                raise InputError(f"init: {kind_named(header.get('kind'), by_class=True)} cannot be fine-tuned as a {cls.__name__}")
             model = loading.build(header, arrays, path)
         else:
             raise TypeError(f"init must be a model or a model path, not {type(init).__name__}")
@@ -425,10 +445,6 @@ class SequenceTask(modelfile.Stored):
             raise InputError(f"the training data has tags the model does not know ({listed}): "
                              f"allow them with option allow_new_tags=True")
         self.model.add_tags(new)
-        self._tags_added()
-
-    def _tags_added(self):
-        """Hook: the model's tag set grew (a task may rebuild its masks)."""
 
     def _open_tag_dictionary(self, encoded):
         """Fine-tuning: a word whose new gold tag lies outside its tag
@@ -483,8 +499,8 @@ class SequenceTask(modelfile.Stored):
             first = len(pieces)
             keeps = []
             for a, b, keep_a, keep_b in long_pieces(len(x)):
-                pieces.append(tuple(_sliced(e, a, b) for e in ex))
-                piece_inputs.append((x[a:b], _sliced(c, a, b)))
+                pieces.append(tuple(sliced(e, a, b) for e in ex))
+                piece_inputs.append((x[a:b], sliced(c, a, b)))
                 keeps.append((keep_a - a, keep_b - a))
             spans.append((first, keeps))
         decoded = self._decode(pieces, self.model.predict_ids(piece_inputs, n_threads=n_threads))
@@ -528,7 +544,7 @@ class SequenceTask(modelfile.Stored):
         try:
             examples = self._read(data, self._reading_options(opts, options_), "test data")
         except InputError as exc:
-            raise _naming(exc, data) from None          # the file at fault, for Python callers too
+            raise naming(exc, data) from None          # the file at fault, for Python callers too
         t0 = time.perf_counter()
         outputs = self._predict(examples, n_threads) if examples else []
         seconds = time.perf_counter() - t0
@@ -552,7 +568,7 @@ class SequenceTask(modelfile.Stored):
         try:
             self._check_gold(examples)
         except InputError as exc:
-            raise _naming(exc, data) from None
+            raise naming(exc, data) from None
         self.meta["temperature"] = self._fit_temperature(self._encode(examples))
         return self.temperature
 
@@ -586,25 +602,27 @@ class SequenceTask(modelfile.Stored):
             if not json:
                 raise InputError("option nbest writes JSON Lines: add option json")
             reading["nbest"] = nbest
-        self._warn_on_foreign_script(source)
-        records, how = self._records(source, json, n_threads, **reading)
-        try:
-            output.write(out, records, **how)
-        finally:
-            records.close()
+        with self.script_check.opening(source, sources.current_encoding()):
+            records, how = self._records(source, json, n_threads, **reading)
+            try:
+                output.write(out, records, **how)
+            finally:
+                records.close()
 
-    def _warn_on_foreign_script(self, source):
-        """A UserWarning when the opening of ``source`` is text of a script
-        the model knows (almost) no words of: its output would be nonsense."""
-        text = scripts.opening_text(source, sources.current_encoding())
-        if not text:
-            return
-        try:
-            message = scripts.foreign_script(text, self._known_words)
-        except (TypeError, ValueError):         # a check that only warns never stops the tagging
-            return
-        if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=3)
+    @property
+    def script_check(self) -> scripts.ScriptCheck:
+        """The model's check that a text is in a script it knows
+        (:class:`fasttag.text.scripts.ScriptCheck`): a UserWarning
+        otherwise, since its output would be nonsense."""
+        check = self.__dict__.get("_script_check")
+        if check is None:
+            check = self.__dict__["_script_check"] = scripts.ScriptCheck(self._known_words)
+        return check
+
+    @script_check.setter
+    def script_check(self, check):
+        """Share another's check (a pipeline's models: one warning per script)."""
+        self.__dict__["_script_check"] = check
 
     def _known_words(self, words):
         """Which of ``words`` (strings) the model was trained on, as a
@@ -619,12 +637,13 @@ class SequenceTask(modelfile.Stored):
             for sent, out in zip(batch, outputs):
                 yield make(sent, out)
 
-    def _text_records(self, lines, fmt, tokenizer, json, n_best, n_threads, make):
+    def _text_records(self, lines, fmt, tokenizer, json, n_best, n_threads, make, tag_sents):
         """``make(sentence, output)`` per sentence of text ``lines``: raw
         text cut by ``tokenizer``, or pretokenized (``fmt`` "text"), a long
-        line's pieces joined back in JSON Lines."""
+        line's pieces joined back in JSON Lines; ``tag_sents(sentences,
+        n_best=)``: the task's tagging of token lists."""
         def tag(sents):
-            return self.tag_sents(sents, n_best=n_best)
+            return tag_sents(sents, n_best=n_best)
         if fmt == "text":
             tagged = rawtext.tag_batches(tag, rawtext.pretokenized_sentences(lines, blank_lines=not json), n_threads)
             if json and n_best is None:
@@ -700,197 +719,9 @@ class SequenceTask(modelfile.Stored):
         return cls(model, meta)
 
 
-_BUNDLED_TOKENIZER = []
-_LOCK = threading.Lock()
-
-
-def tokenizer_of(tokenizer):
-    """The tokenizer to use: a tokenizer model (:class:`fasttag.Tokenizer`),
-    a model path, or None for the bundled English tokenizer (loaded once)."""
-    if tokenizer is None:
-        with _LOCK:
-            if not _BUNDLED_TOKENIZER:
-                _BUNDLED_TOKENIZER.append(loading.load("en-tok"))
-            return _BUNDLED_TOKENIZER[0]
-    if ftio.is_path(tokenizer):
-        header, arrays, path = loading.read(tokenizer)
-        if header.get("kind") != "tokenizer":
-            raise InputError(f"{tokenizer}: {_kind_named(header.get('kind'))}, not a tokenizer")
-        return loading.build(header, arrays, path)
-    if not isinstance(tokenizer, SequenceTask) or tokenizer.kind != "tokenizer":
-        raise TypeError(f"tokenizer must be a fasttag Tokenizer or a model path, not {type(tokenizer).__name__}")
-    return tokenizer
-
-
-def tokenizer_for(model, tokenizer):
-    """:func:`tokenizer_of` for raw text that ``model`` tags; when it falls
-    back on the bundled English tokenizer for a model not trained on
-    English (its ``corpus`` says so), a warning names it and the way to
-    choose another: text in another language would be cut as English."""
-    if tokenizer is None and "english" not in str(model.meta.get("corpus", "")).lower():
-        warnings.warn("raw text is tokenized by the bundled English tokenizer (en-tok): the model has none of "
-                      "its own; for another language give option tokenizer (a tokenizer model), or train a UD "
-                      "pipeline, which carries its tokenizer (fasttag train ud)", UserWarning, stacklevel=3)
-    return tokenizer_of(tokenizer)
-
-
-def _kind_named(kind, by_class=False):
-    """How messages name a model of ``kind`` read from a file's header (a
-    ModelFormatError for an unknown kind, as loading the file would be)."""
-    if isinstance(kind, str) and kind.startswith("linear."):
-        return f"the estimator {kind[len('linear.'):]}"
-    cls = registry.model_class(kind)
-    return f"a {cls.__name__ if by_class else kind} model"
-
-
 def _from_bytes(cls, data, run_only_meta):
-    """Unpickle a task model (see ``SequenceTask.__reduce__``)."""
+    """Unpickle a task model (see ``SequenceTask.__reduce__``).  Kept in
+    this module: the pickles of earlier versions name it here."""
     model = cls.from_bytes(data)
     model.meta.update(run_only_meta)
     return model
-
-
-def _data_name(data):
-    """How progress lines name training data: its path, or what it is."""
-    return _path_of(data) or f"{type(data).__name__} of Python objects"
-
-
-def _naming(exc, data):
-    """``exc`` naming the file of ``data`` when it names none yet."""
-    path = _path_of(data)
-    if exc.path is not None or path is None:
-        return exc
-    return InputError(str(exc), path=path)
-
-
-def refuse_dev_on_train(train, dev, what="option dev"):
-    """An InputError when ``dev`` is the training file ``train``, however
-    named (another spelling, a link) or opened: the best epoch would be
-    chosen on the data it learned from.  The same file only, not the same
-    content: a copy is the caller's choice.  ``what``: how the error names
-    ``dev``.  Data given as Python objects is not checked."""
-    train_stat, dev_stat = _regular_file_stat(train), _regular_file_stat(dev)
-    if train_stat is None or dev_stat is None or not os.path.samestat(train_stat, dev_stat):
-        return
-    dev_name, train_name = _path_of(dev) or "the dev file", _path_of(train)
-    if train_name is None or train_name == "<stdin>":
-        train_name = "standard input"
-    names = dev_name if dev_name == train_name else f"{dev_name} is {train_name}"
-    raise InputError(f"{what} names the training file ({names}): the best epoch would be chosen on the data "
-                     f"it learned from; give held-out data")
-
-
-def _regular_file_stat(data):
-    """The stat of the regular file ``data`` names (a path) or reads (a file
-    with a descriptor); None for anything else or what cannot be stat'ed."""
-    try:
-        if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-            st = os.stat(data)
-        elif hasattr(data, "fileno") and hasattr(data, "read"):
-            st = os.fstat(data.fileno())
-        else:
-            return None
-    except (OSError, ValueError, TypeError, AttributeError):   # no such file, no descriptor (io.BytesIO)
-        return None
-    return st if stat.S_ISREG(st.st_mode) else None
-
-
-def _path_of(data):
-    """The file name of ``data`` for messages, or None."""
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return os.fsdecode(os.fspath(data))
-    name = getattr(data, "name", None)
-    return name if isinstance(name, str) else None
-
-
-#: Examples longer than this many positions (of tasks with ``local_features``)
-#: are decoded in pieces of at most this length, each sharing
-#: :data:`PIECE_MARGIN` positions of context on either side with its
-#: neighbours: a word's features and its decision are then those of the
-#: whole sentence, but for a Viterbi path that the margin does not settle.
-LONG_SENTENCE = 2048
-PIECE_MARGIN = 64
-
-
-def long_pieces(n, size=LONG_SENTENCE, margin=PIECE_MARGIN):
-    """``(start, end, keep_start, keep_end)`` of the pieces of a sequence
-    of ``n`` positions: one piece ``(0, n, 0, n)`` when ``n <= size``; else
-    pieces of at most ``size`` positions whose kept middles tile ``[0, n)``
-    and each reach ``margin`` positions past its kept middle where the
-    sequence goes on."""
-    if n <= size:
-        return [(0, n, 0, n)]
-    step = size - 2 * margin
-    return [(max(0, a - margin), min(n, a + step + margin), a, min(n, a + step)) for a in range(0, n, step)]
-
-
-def _sliced(value, a, b):
-    """``value[a:b]``, or None for None (an example's absent part)."""
-    return None if value is None else value[a:b]
-
-
-def decode_tags(names, ids):
-    """The tag strings of tag id arrays ``ids`` (one per sentence), one
-    numpy lookup per decoded chunk (:class:`fasttag.model.sequence.IdRows`):
-    a loop per sentence costs much of the tagging time."""
-    if not isinstance(ids, IdRows):
-        ids = IdRows([(np.concatenate(ids), np.cumsum([0] + [len(row) for row in ids]).tolist())] if len(ids) else [])
-    names = np.array(names, dtype=object)
-    out = []
-    for flat_ids, b in ids.chunks:
-        flat = names[flat_ids].tolist()
-        out.extend(flat[i:j] for i, j in zip(b[:-1], b[1:]))
-    return out
-
-
-def closed_after(records, close):
-    """``records``, then ``close()`` (also when the writing stops early)."""
-    try:
-        yield from records
-    finally:
-        close()
-
-
-def tag_set(examples, missing):
-    """The sorted tags of ``(input, tags)`` training examples; ``missing``:
-    the InputError's text when a sentence has no tags."""
-    if any(tags is None for _, tags in examples):
-        raise InputError(missing)
-    tags = {t for _, ts in examples for t in ts}
-    bad = [t for t in tags if not isinstance(t, str)]
-    if bad:
-        raise TypeError(f"tags must be str, not {type(bad[0]).__name__}")
-    bad = sorted(t for t in tags if tag_fault(t))
-    if bad:
-        # text output writes word/TAG separated by spaces, column files a tag per field
-        raise InputError(f"a tag must be a non-empty string without whitespace or control characters, "
-                         f"not {ascii(bad[0])} ({tag_fault(bad[0])})")
-    return sorted(tags)
-
-
-def check_fixed_labels(header, arrays, what, tags, classes, allowed):
-    """Tasks with fixed labels: the model file must hold exactly ``tags``,
-    the candidate ``classes`` (in order) and the ``allowed`` mask, use Viterbi
-    without pruning and have no tag dictionary; ``what`` names the kind."""
-    if header.get("tags") != list(tags):
-        raise ModelFormatError(f"corrupt fasttag model: {what} tags are not {' '.join(tags)}")
-    got_classes = header.get("tagdict_classes")
-    expected = [list(c) for c in classes]
-    if not isinstance(got_classes, list) or len(got_classes) != len(expected):
-        n = len(got_classes) if isinstance(got_classes, list) else type(got_classes).__name__
-        raise ModelFormatError(f"corrupt fasttag model: {n} {what} candidate classes, "
-                               f"not the {len(expected)} the featurizer uses")
-    for i, (got, want) in enumerate(zip(got_classes, expected)):
-        if not isinstance(got, list) or any(type(t) is not int for t in got) or got != want:
-            shown = repr(got)
-            shown = shown if len(shown) <= 40 else shown[:36] + " ..."
-            raise ModelFormatError(f"corrupt fasttag model: {what} candidate class {i} is {shown}, not {want}")
-    if header.get("decoder", "viterbi") != "viterbi":
-        raise ModelFormatError(f"corrupt fasttag model: {what}s decode with Viterbi")
-    if not modelfile.header_int(header.get("prune_k", 0), 0, 0):
-        raise ModelFormatError(f"corrupt fasttag model: {what}s do not prune candidates")
-    if header.get("tagdict_words", []) != [] or "tagdict_class" in arrays:
-        raise ModelFormatError(f"corrupt fasttag model: {what}s have no tag dictionary")
-    mask = arrays.get("allowed")
-    if mask is None or mask.shape != allowed.shape or not np.array_equal(mask, allowed):
-        raise ModelFormatError(f"corrupt fasttag model: the transition mask is not the {what}'s")

@@ -12,7 +12,8 @@ from .._core.weights import hash_strings
 from ..errors import InputError, ModelFormatError
 from ..model.sequence import SequenceModel
 from ..model import registry
-from .base import SequenceTask, decode_tags, tag_set
+from .base import SequenceTask
+from .tagsets import decode_tags, tag_set
 
 SEED = 0x5EEDF00D
 

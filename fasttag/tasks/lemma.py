@@ -27,6 +27,8 @@ from .base import SequenceTask
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
+#: The forms whose fitting scripts are kept, at most (then the memo starts again).
+MAX_FORMS = 200_000
 _UNKNOWN = object()         # not yet in a batch's memo of lemmas
 
 
@@ -82,6 +84,9 @@ class Lemmatizer(SequenceTask):
     def __init__(self, model, meta=None, lexicon=()):
         super().__init__(model, meta)
         self._set_lexicon(lexicon)
+        self._fitting = None                # (tag count, the scripts by what they strip) of _candidates
+        self._fits_of = {}                  # form -> the ids of the scripts that fit it
+        model.candidate_sets = self._candidate_sets
 
     def _set_lexicon(self, lexicon):
         """Keep ``lexicon`` ((form, upos, lemma, count) entries) and its lookups."""
@@ -167,6 +172,55 @@ class Lemmatizer(SequenceTask):
                 lemma = w
             out[s][i] = lemma
         return out
+
+    def _candidate_sets(self, chunk):
+        """Per word of a chunk of model inputs, the classes that can give
+        it a lemma: the scripts that fit its form, and the stored lemma
+        where the lexicon has the form.  The decoder scores only those: a
+        lemmatizer has thousands of scripts, of which a form fits a few."""
+        if self._fitting is None or self._fitting[0] != len(self.model.tags):
+            self._index_scripts()                   # (the tags grew: fine-tuning)
+        cache, out = self._fits_of, []
+        for words, _ in chunk:
+            for w in words:
+                ids = cache.get(w)
+                if ids is None:
+                    ids = self._fitting_ids(w)
+                    if len(cache) >= MAX_FORMS:
+                        cache.clear()
+                    cache[w] = ids
+                out.append(ids)
+        return out
+
+    def _index_scripts(self):
+        """The scripts by their casing and what they strip at the start and end."""
+        by_strip, starts, ends = {}, set(), set()
+        for i, tag in enumerate(self.model.tags):
+            parsed = parse(tag)
+            if parsed is None:
+                continue
+            casing, strip_start, _, strip_end, _ = parsed
+            by_strip.setdefault((casing == "K", strip_start, strip_end), []).append(i)
+            starts.add(strip_start)
+            ends.add(strip_end)
+        self._fits_of = {}
+        self._fitting = (len(self.model.tags), by_strip, starts, ends, self.model.tag_index[STORED],
+                         max(map(len, starts), default=0), max(map(len, ends), default=0))
+
+    def _fitting_ids(self, form):
+        """The ascending ids of the classes :meth:`_applied` gives ``form`` a lemma by."""
+        _, by_strip, starts, ends, stored, longest_start, longest_end = self._fitting
+        ids = [stored] if form in self._by_form else []
+        for kept in (False, True):
+            src = form if kept else form.lower()
+            n = len(src)
+            heads = [src[:k] for k in range(min(n, longest_start + 1)) if src[:k] in starts]
+            tails = [src[n - k:] for k in range(min(n, longest_end + 1)) if src[n - k:] in ends]
+            for head in heads:
+                for tail in tails:
+                    if len(head) + len(tail) < n:
+                        ids.extend(by_strip.get((kept, head, tail), ()))
+        return tuple(sorted(set(ids)))
 
     def _applied(self, script, form, upos):
         """The lemma of ``form`` by ``script``, or None where it does not fit."""

@@ -13,14 +13,20 @@ import numpy as np
 from ..text import formats as ftio
 from ..model import inspection, modelfile
 from ..text import metrics, output, rawtext, scripts
+from ..text.formats import read_pairs
+from ..text.metrics import foreign_tags
 from .. import parallel
 from ..errors import InputError, ModelFormatError
-from ..features.clusters import Clusters, as_clusters
+from ..features.clusters import (Clusters, as_clusters, cluster_arrays, cluster_spec,  # noqa: F401  (its names)
+                                 stored_clusters)
 from ..features.words import (CLUSTER_TEMPLATES, POS_TEMPLATES, WordFeaturizer, bad_token, hash_texts, one_sentence,
                         token_lists)
 from ..model.sequence import SequenceModel
 from ..model import registry
-from .base import Examples, SequenceTask, closed_after, decode_tags, tag_set, tokenizer_of
+from .base import Examples, SequenceTask
+from .rawtext_tokenizer import tokenizer_of
+from .records import closed_after
+from .tagsets import decode_tags, tag_set
 
 MAX_COLUMNS = 64           # a stored column index beyond this is a corrupt file
 
@@ -50,37 +56,6 @@ def conllu_tag_column(column):
     named = f" ({field})" if field else ""
     raise InputError(f"option column={column!r}{named} is not a tag column: the CoNLL-U column a "
                      f"tagger reads and fills is upos or xpos")
-
-
-def read_pairs(data, format=None, column=None, word_column=0, what="data"):
-    """(words, tags) pairs, empty sentences dropped, from a path or file,
-    from :class:`fasttag.text.formats.Sentence` objects, from (words, tags) pairs or
-    from NLTK's tagged sentences (lists of (word, tag) tuples)."""
-    if ftio.is_source(data):
-        sentences = ftio.read(data, format=format, column=column, word_column=word_column)
-        return [(s.words, s.tags) for s in sentences if s.words]
-    if not hasattr(data, "__iter__"):
-        raise TypeError(f"{what} must be a path or a list of sentences, not {type(data).__name__}")
-    pairs = []
-    for i, item in enumerate(data):
-        if isinstance(item, ftio.Sentence):
-            words, tags = item.words, item.tags
-        elif isinstance(item, list) and item and all(isinstance(p, tuple) and len(p) == 2 for p in item):
-            words, tags = [w for w, _ in item], [t for _, t in item]     # NLTK: [(word, tag), ...]
-        else:
-            try:
-                words, tags = item
-            except (TypeError, ValueError):
-                raise TypeError(f"{what}: sentence {i} must be a (words, tags) pair or a list of "
-                                f"(word, tag) tuples, not {type(item).__name__}") from None
-            if isinstance(words, str) or isinstance(tags, str):
-                raise TypeError(f"{what}: sentence {i}: words and tags must be lists of str, not str")
-            words, tags = list(words), None if tags is None else list(tags)
-        if tags is not None and len(tags) != len(words):
-            raise InputError(f"{what}: sentence {i} has {len(words)} words and {len(tags)} tags")
-        if words:
-            pairs.append((words, tags))
-    return pairs
 
 
 @registry.task("pos", title="POS tagger", help="part-of-speech tagger from CoNLL-U or column files",
@@ -233,6 +208,7 @@ class Tagger(SequenceTask):
         sents = token_lists(sentences)
         n_threads = parallel.check_threads(n_threads)
         try:
+            self.script_check.sampled(" ".join(s) for s in sents)
             pairs = [(s, None) for s in sents]         # an example is its own model input
             return self._predict(pairs, n_threads, n_best, inputs=pairs)
         except TypeError:
@@ -303,7 +279,7 @@ class Tagger(SequenceTask):
                                    lambda batch: self.tag_sents([s.words for s in batch], n_best=nbest),
                                    lambda sent, result: make(sent, result, sent.start_line), n_threads)
         else:
-            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
+            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make, self.tag_sents)
         return closed_after(records, close), {"style": "json" if json else output.text_style(fmt) if fmt in ("raw", "text") else fmt,
                                           "column": column}
 
@@ -323,29 +299,6 @@ class Tagger(SequenceTask):
         if vocab.ndim != 1 or vocab.dtype != np.uint64 or np.any(vocab[1:] <= vocab[:-1]):
             raise ModelFormatError("corrupt fasttag model: the vocabulary is not sorted word hashes")
         return cls(model, _checked_meta(meta), vocab=vocab)
-
-
-def cluster_spec(featurizer):
-    """The featurizer header entry of a model with clusters (none without,
-    so such models are written unchanged)."""
-    words = getattr(featurizer, "words", featurizer)
-    return {"clusters": True} if words.clusters is not None else {}
-
-
-def cluster_arrays(featurizer):
-    """The model-file array of the featurizer's clusters (none without):
-    the model carries them, it never refers to the clusters file."""
-    words = getattr(featurizer, "words", featurizer)
-    return {"clusters": words.clusters.to_array()} if words.clusters is not None else {}
-
-
-def stored_clusters(spec, arrays):
-    """The clusters a model file holds, checked (ModelFormatError), or
-    None; the featurizer entry and the array must agree."""
-    flag = spec.get("clusters", False)
-    if flag not in (True, False) or flag != ("clusters" in arrays):
-        raise ModelFormatError("corrupt fasttag model: the clusters and the featurizer do not agree")
-    return Clusters.from_array(arrays["clusters"]) if flag else None
 
 
 def _checked_meta(meta):
@@ -383,21 +336,6 @@ def _regroup(tags, keep, sentences, n):
     for t, i in zip((t for t, k in zip(tags, keep.tolist()) if k), sentences.tolist()):
         out[i].append(t)
     return out
-
-
-def foreign_tags(gold, model_tags, what="tag"):
-    """An InputError when most gold tags (a Counter) are not the model's:
-    a score near 0 would hide the wrong tag column or tag set."""
-    known = set(model_tags)
-    total = sum(gold.values())
-    foreign = sum(c for t, c in gold.items() if t not in known)
-    if total and 2 * foreign > total:
-        def some(tags):
-            tags = sorted(tags)
-            return " ".join(tags[:6]) + (" ..." if len(tags) > 6 else "") + f" ({len(tags)} {what}s)"
-        raise InputError(f"{100 * foreign / total:.1f}% of the gold {what}s are not in the model's "
-                         f"{what} set: gold {some(gold)}; model {some(known)}; is it the right "
-                         f"tag column (option column)?")
 
 
 class _HashedVocab:

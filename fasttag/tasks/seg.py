@@ -23,14 +23,14 @@ from .. import parallel
 from ..features.chars import MAX_WORD, WordSet, bmp_tables, codepoints, word_hashes
 from ..features.segmentation import (CANDIDATE_CLASSES, CANDIDATE_TEMPLATES, CLUSTER_TEMPLATES, SEG_TEMPLATES, TAGS,
                                      CharClusters, CharFeaturizer, word_candidates)
-from ..features.clusters import as_clusters
+from ..features.clusters import as_clusters, stored_clusters
 from ..errors import InputError, ModelFormatError
 from ..features.normalize import atomic_runs, normalize_text, run_letters
 from ..model.sequence import SequenceModel
 from ..model import registry
-from .base import SequenceTask, check_fixed_labels
+from .base import SequenceTask
+from .filechecks import check_fixed_labels
 from ..features.userdict import read_userdict
-from .pos import stored_clusters
 
 DEFAULT_RUNS = {"latin": True, "digits": True, "urls": True, "emails": True}
 BATCH_CHARS = 50_000
@@ -378,6 +378,7 @@ class Segmenter(SequenceTask):
         dropped; ``"".join(words) == "".join(text.split())``."""
         if not isinstance(text, str):
             raise ftio.not_str("segment()", text, "segment_lines() takes several lines")
+        self.script_check.sampled([text])
         return next(self._segment_lines([text]))
 
     def tokenize(self, text: str) -> list[tuple[str, int, int]]:
@@ -398,7 +399,15 @@ class Segmenter(SequenceTask):
         faster than :meth:`segment` per line.  ``n_threads``: batches on that
         many threads (0: every core), same output (:mod:`fasttag.parallel`)."""
         lines = ftio.iter_texts(lines, "segment_lines()", "segment()")
-        return self._segment_lines(lines, parallel.check_threads(n_threads))
+        return self._segment_lines(self._script_checked(lines), parallel.check_threads(n_threads))
+
+    def _script_checked(self, lines):
+        """``lines``, each given to the script check as it passes (which
+        looks at lines 1, 2, 4, 8 ...): nothing is read ahead of a pipe."""
+        check = self.script_check
+        for line in lines:
+            check.sampled([line], stacklevel=4)
+            yield line
 
     def _segment_lines(self, lines, n_threads=1):
         words = []

@@ -59,7 +59,7 @@ def decided_boundaries(featurizer, text, protected=None):
 
 def train_segmenter(featurizer, gold, verbose=None):
     """A :class:`Segmenter` trained on the tokens of ``gold`` (a
-    :class:`fasttag.tasks.tok.GoldText`) when its text is mostly of scripts
+    :class:`fasttag.text.goldtext.GoldText`) when its text is mostly of scripts
     without spaces (:data:`MIN_SHARE`, :data:`MIN_BOUNDARIES`) and its
     tokens are words to learn from, else None."""
     n = len(spaceless_boundaries(featurizer, gold.text))

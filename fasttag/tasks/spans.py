@@ -15,12 +15,13 @@ from typing import Iterable
 import numpy as np
 
 from ..text import formats as ftio
+from ..text.formats import read_pairs
 from ..model import confidence, inspection
 from ..text import metrics, output, rawtext, schemes, scripts
 from .. import parallel
 from ..features.ambiguity import FOLDS, UNKNOWN, AmbiguityClasses
 from ..errors import InputError, ModelFormatError
-from ..features.clusters import as_clusters
+from ..features.clusters import as_clusters, cluster_arrays, cluster_spec, stored_clusters
 from ..features.gazetteers import Gazetteer, read_gazetteer
 from ..features.spans import (DOCUMENT_EXTRAS, EXTRAS_LAYOUTS, SpanFeaturizer, default_templates, document_extras,
                               resolve_columns)
@@ -28,8 +29,9 @@ from ..features.words import bad_token, one_sentence, token_lists
 from ..model.modelfile import header_int
 from ..model.sequence import SequenceModel, tag_fault
 from ..model import registry
-from .base import SequenceTask, closed_after, tokenizer_of
-from .pos import cluster_arrays, cluster_spec, read_pairs, stored_clusters
+from .base import SequenceTask
+from .rawtext_tokenizer import tokenizer_of
+from .records import closed_after
 
 INTERNAL_SCHEME = "bioes"      # the default scheme learned with
 
@@ -151,11 +153,25 @@ class SpanTagger(SequenceTask):
         return [w in table for w in words] if table and len(table) >= scripts.MIN_VOCABULARY else None
 
     @classmethod
-    def _task_name(cls, options):
-        task = options.pop("task", None)
-        if task not in (None, "chunk", "ner"):
-            raise InputError(f"task must be 'chunk', 'ner' or None, not {task!r}")
-        return task or "spans"
+    def _prepare_options(cls, options_):
+        """Word clusters, and the gazetteers read before any work:
+        ``gazetteers`` maps each type to a file's path, to several paths
+        (``pathlib.Path`` objects, their entries joined) or to its entries."""
+        options_ = super()._prepare_options(options_)
+        given = options_.get("gazetteers")
+        if given:
+            if not isinstance(given, dict):
+                raise TypeError(f"gazetteers must be a dict type -> file path or entries, not {type(given).__name__}")
+            lists = {}
+            for typ, src in given.items():
+                if ftio.is_path(src):
+                    lists[typ] = read_gazetteer(src)
+                elif isinstance(src, (list, tuple)) and src and all(isinstance(e, os.PathLike) for e in src):
+                    lists[typ] = [e for path in src for e in read_gazetteer(path)]
+                else:
+                    lists[typ] = [" ".join(str(e).split()) for e in src]
+            options_["gazetteers"] = lists
+        return options_
 
     @classmethod
     def _read(cls, data, opts, what):
@@ -179,13 +195,7 @@ class SpanTagger(SequenceTask):
             _check_declared_scheme([s.tags for s in sents], opts["scheme"])
         scheme = opts["scheme"] or schemes.detect_scheme(s.tags for s in sents)
         _check_tags(sents, scheme)
-        gaz = None
-        if opts["gazetteers"]:
-            lists = {}
-            for typ, src in dict(opts["gazetteers"]).items():
-                lists[typ] = read_gazetteer(src) if ftio.is_path(src) \
-                    else [" ".join(str(e).split()) for e in src]
-            gaz = Gazetteer(lists)
+        gaz = Gazetteer(opts["gazetteers"]) if opts["gazetteers"] else None
         extras = list(DOCUMENT_EXTRAS) if opts["document_features"] else []
         if gaz is not None:
             extras.append("gaz")
@@ -207,6 +217,7 @@ class SpanTagger(SequenceTask):
                                                    ambiguity=ambiguity),
                               templates,
                               allowed=schemes.allowed_mask(tags, internal_scheme), decoder=opts["decoder"])
+        model.allowed_scheme = internal_scheme
         task = opts["task"]
         meta = {"task": None if task == "spans" else task, "scheme": scheme, "internal_scheme": internal_scheme,
                 "word_column": word_column % n_cols, "tag_column": tag_column % n_cols,
@@ -253,9 +264,6 @@ class SpanTagger(SequenceTask):
         prefixes = "BIES" if self.internal_scheme == "bioes" else "BI"
         return {f"{p}-{t}" for t in types for p in prefixes} | {"O"}
 
-    def _tags_added(self):
-        self.model.allowed = schemes.allowed_mask(self.model.tags, self.internal_scheme)
-
     def _dev_scorer(self, examples):
         sents = [s for s, _ in examples]
         if any(s.tags is None for s in sents):
@@ -297,7 +305,7 @@ class SpanTagger(SequenceTask):
     def _check_gold(self, examples):
         if any(s.tags is None for s, _ in examples):
             raise InputError("the evaluation data has no tag column")
-        from .pos import foreign_tags
+        from ..text.metrics import foreign_tags
         # a tag with no type (PRON in a POS column) is counted as itself
         foreign_tags(Counter(schemes.split_tag(t)[1] or t for s, _ in examples for t in s.tags if t != "O"),
                      self.types, "span type")
@@ -423,8 +431,11 @@ class SpanTagger(SequenceTask):
         sentence the k best ``(tags, score)`` pairs, best first.
         ``n_threads``: as :meth:`fasttag.Tagger.tag_sents` (0: every core)."""
         n_threads = parallel.check_threads(n_threads)
-        pred = self._for_sentences(sentences, columns, documents,
-                                   lambda sents, inputs: self._predict(sents, n_threads, n_best, inputs))
+
+        def predict(sents, inputs):
+            self.script_check.sampled((" ".join(getattr(s, "words", s)) for s in sents), stacklevel=4)
+            return self._predict(sents, n_threads, n_best, inputs)
+        pred = self._for_sentences(sentences, columns, documents, predict)
         if n_best is None:
             return [[] if p is None else p for p in pred]
         return [[([], 0.0)] if p is None else p for p in pred]
@@ -542,7 +553,7 @@ class SpanTagger(SequenceTask):
             records = self._tagged(self._column_batches(sentences), self.tag_sents,
                                    lambda sent, tags: make(sent, tags, sent.start_line), n_threads)
         else:
-            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make)
+            records = self._text_records(lines, fmt, tokenizer, json, nbest, n_threads, make, self.tag_sents)
         style = "json" if json else "conll" if fmt == "conll" else "entities" if entities else output.text_style(fmt)
         return closed_after(records, close), {"style": style}
 
@@ -620,6 +631,7 @@ class SpanTagger(SequenceTask):
             p, _ = schemes.split_tag(t)
             if p not in ("O", "B", "I", "E", "S") or (internal == "iob2" and p in ("E", "S")):
                 raise ModelFormatError(f"corrupt fasttag model: {t!r} is not a {internal.upper()} tag")
+        model.allowed_scheme = internal
         return cls(model, meta, gaz, ambiguity)
 
 

@@ -11,7 +11,8 @@ from ..errors import InputError
 from ..features.words import POS_TEMPLATES, bad_token, token_lists
 from ..model import confidence
 from ..text import formats as ftio, output
-from .base import Examples, closed_after
+from .base import Examples
+from .records import closed_after
 
 #: The UPOS of a word whose tag nobody gave.
 NO_UPOS = "_"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
+import warnings
 from array import array
 from typing import NamedTuple, Sequence
 
@@ -37,7 +38,7 @@ from ..errors import InputError, shown
 from .conllu import paused_gc, read_document
 from .sources import is_source
 
-__all__ = ["UNIVERSAL_FEATURES", "METRICS", "MAX_SPAN_PRODUCT", "SpanTooLong", "Score", "Unit", "Annotation", "span_matches", "align_words",
+__all__ = ["UNIVERSAL_FEATURES", "METRICS", "MAX_SPAN_PRODUCT", "SpanTooLong", "Score", "Unit", "Annotation", "ScoresWithOldKeys", "span_matches", "align_words",
            "universal_features", "evaluate_documents", "evaluate_annotations", "evaluate_conllu"]
 
 #: The features the script scores in UFeats (its ``UNIVERSAL_FEATURES``).
@@ -464,6 +465,34 @@ def evaluate_annotations(gold, system, scorers=()) -> dict:
     for scorer in scorers:
         out.update(scorer(gold, system, pairs))
     return out
+
+
+class ScoresWithOldKeys(dict):
+    """An evaluation result keyed by the shared task's metric names, as
+    :func:`evaluate_conllu`'s, that still holds the keys of earlier releases
+    (``upos``: the UPOS F1 ... ``scores``: every metric) for the callers and
+    JSON readers that use them; reading one in Python warns."""
+
+    def old_keys(self, f1_keys, **others):
+        """Add the old keys: ``f1_keys`` old key -> (metric, field) it copies;
+        ``others`` old key -> its value."""
+        old = self.__dict__.setdefault("_old", {})
+        for key, (name, field) in f1_keys.items():
+            self[key] = self[name][field]
+            old[key] = f"result[{name!r}][{field!r}]"
+        for key, value in others.items():
+            self[key] = value
+            old[key] = "the metric names' keys"
+
+    def __getitem__(self, key):
+        new = self.__dict__.get("_old", {}).get(key)
+        if new is not None:
+            warnings.warn(f"the evaluation result's key {key!r} is deprecated: read {new}", DeprecationWarning,
+                          stacklevel=2)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
 
 def evaluate_conllu(gold, system) -> dict:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
-import re
 from typing import Iterable, Iterator
 
 from ..errors import InputError
@@ -24,7 +23,8 @@ from ..files import atomic_file
 from .parsers import parse_conllu, split_spacing
 from .sources import is_path, open_lines
 
-__all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_lines",
+__all__ = ["UDWord", "UDToken", "UDSentence", "UDDocument", "read_document", "parse_document", "document_of",
+           "document_lines",
            "write_document", "format_document", "escape_spaces", "paused_gc", "tokens_lines", "WORD_COLUMNS", "FILLED_COLUMNS"]
 
 
@@ -242,12 +242,18 @@ def paused_gc():
 
 def parse_document(lines, name):
     """The :class:`UDDocument` of CoNLL-U ``lines`` read from ``name``."""
+    return document_of(parse_conllu(lines, name, 1), name)
+
+
+def document_of(parsed, name):
+    """The :class:`UDDocument` of the sentences :func:`fasttag.text.parsers.parse_conllu`
+    read from ``name`` (a reader that keeps them too parses the file once)."""
     pieces = []               # the text, in pieces
     length = 0                # len("".join(pieces))
     sentences = []
     shared = {}               # each field value once: a tag or a lemma repeats across the document
-    for parsed in parse_conllu(lines, name, 1):
-        sent = _sentence(parsed, name, shared.setdefault)
+    for parsed_sentence in parsed:
+        sent = _sentence(parsed_sentence, name, shared.setdefault)
         if sentences:
             sep = "\n" if sent.opens_paragraph else sentences[-1].tokens[-1].spacing
             pieces.append(sep)

@@ -35,6 +35,7 @@ __all__ = [
     "input_encoding",
     "read",
     "read_all",
+    "read_pairs",
     "guess_format",
     "tagging_format",
     "open_tagging_input",
@@ -157,6 +158,38 @@ def read_all(source, format=None, column=None, word_column=0):
         return format, list(parse_lines(lines, name, format, column, word_column))
     finally:
         close()
+
+
+def read_pairs(data, format=None, column=None, word_column=0, what="data"):
+    """(words, tags) pairs, empty sentences dropped, from a path or file
+    (read by :func:`read`), from :class:`Sentence` objects, from (words,
+    tags) pairs or from NLTK's tagged sentences (lists of (word, tag)
+    tuples).  ``what`` names the data in errors."""
+    if is_source(data):
+        sentences = read(data, format=format, column=column, word_column=word_column)
+        return [(s.words, s.tags) for s in sentences if s.words]
+    if not hasattr(data, "__iter__"):
+        raise TypeError(f"{what} must be a path or a list of sentences, not {type(data).__name__}")
+    pairs = []
+    for i, item in enumerate(data):
+        if isinstance(item, Sentence):
+            words, tags = item.words, item.tags
+        elif isinstance(item, list) and item and all(isinstance(p, tuple) and len(p) == 2 for p in item):
+            words, tags = [w for w, _ in item], [t for _, t in item]     # NLTK: [(word, tag), ...]
+        else:
+            try:
+                words, tags = item
+            except (TypeError, ValueError):
+                raise TypeError(f"{what}: sentence {i} must be a (words, tags) pair or a list of "
+                                f"(word, tag) tuples, not {type(item).__name__}") from None
+            if isinstance(words, str) or isinstance(tags, str):
+                raise TypeError(f"{what}: sentence {i}: words and tags must be lists of str, not str")
+            words, tags = list(words), None if tags is None else list(tags)
+        if tags is not None and len(tags) != len(words):
+            raise InputError(f"{what}: sentence {i} has {len(words)} words and {len(tags)} tags")
+        if words:
+            pairs.append((words, tags))
+    return pairs
 
 
 def _check_reading(source, format, column, word_column):

@@ -12,7 +12,7 @@ from . import conll18, schemes
 from ..errors import InputError
 
 __all__ = ["score_tagging", "score_spans", "score_segmentation", "score_tokenization", "bmes_word_f1", "span_f1",
-           "prf"]
+           "prf", "foreign_tags"]
 
 
 def prf(correct: int, gold: int, pred: int) -> Tuple[float, float, float]:
@@ -22,6 +22,21 @@ def prf(correct: int, gold: int, pred: int) -> Tuple[float, float, float]:
     recall = correct / gold if gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return precision, recall, f1
+
+
+def foreign_tags(gold, model_tags, what="tag"):
+    """An InputError when most gold tags (a Counter) are not the model's:
+    a score near 0 would hide the wrong tag column or tag set."""
+    known = set(model_tags)
+    total = sum(gold.values())
+    foreign = sum(c for t, c in gold.items() if t not in known)
+    if total and 2 * foreign > total:
+        def some(tags):
+            tags = sorted(tags)
+            return " ".join(tags[:6]) + (" ..." if len(tags) > 6 else "") + f" ({len(tags)} {what}s)"
+        raise InputError(f"{100 * foreign / total:.1f}% of the gold {what}s are not in the model's "
+                         f"{what} set: gold {some(gold)}; model {some(known)}; is it the right "
+                         f"tag column (option column)?")
 
 
 # ---------------------------------------------------------------- tagging
@@ -82,7 +97,7 @@ def score_spans(
     ({type: {precision, recall, f1, gold, pred, correct}}); 0.0 where a ratio
     is undefined.  InputError when the sides differ in sequences or lengths.
     """
-    schemes._check_scheme(scheme)
+    schemes.check_scheme(scheme)
     tokens = correct_tags = 0
     counts: dict = {}  # type -> [gold, pred, correct]
     for index, (gold, pred) in _in_step(gold_sequences, pred_sequences, lambda side, index: InputError(
@@ -250,7 +265,7 @@ def score_tokenization(gold, system):
     """Scores of a tokenization against the gold one, as the CoNLL 2018
     script computes them (:mod:`fasttag.text.conll18`; docs/tasks.md,
     scores).  ``gold`` and ``system``: lists of sentences of
-    :class:`fasttag.tasks.tok.Token` over the same text.  Returns
+    :class:`fasttag.text.goldtext.SurfaceToken` over the same text.  Returns
     ``token_precision``, ``token_recall``, ``token_f1``, the same for
     ``sentence_`` and ``word_``, and ``gold_tokens``, ``system_tokens``,
     ``correct_tokens`` (and for sentences and words)."""

@@ -4,12 +4,15 @@ them, conversions, and the masks of valid transitions for constrained Viterbi.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 __all__ = [
     "SCHEMES",
+    "LabelledSpan",
+    "check_scheme",
     "DecodedTags",
     "split_tag",
     "spans",
@@ -28,10 +31,20 @@ __all__ = [
 
 SCHEMES = ("iob1", "iob2", "bioes")
 
-Span = Tuple[str, int, int]
+LabelledSpan = Tuple[str, int, int]
+"""A span of a sequence: ``(label, start, end)``, token indices, ``end``
+exclusive (not :class:`fasttag.text.rawtext.Span`, a span of raw text)."""
 
 
-def _check_scheme(scheme: str) -> None:
+def __getattr__(name):
+    if name == "Span":          # the alias's old name
+        warnings.warn("fasttag.text.schemes.Span is deprecated: use fasttag.text.schemes.LabelledSpan",
+                      DeprecationWarning, stacklevel=2)
+        return LabelledSpan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check_scheme(scheme: str) -> None:
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
 
@@ -82,18 +95,18 @@ def _start_bioes(prev_tag: str, tag: str, prev_type: str, typ: str) -> bool:
     return tag != "O" and tag != "." and prev_type != typ
 
 
-def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
+def spans(tags: Sequence[str], scheme: str = "iob2") -> List[LabelledSpan]:
     """The chunks of one tag sequence as sorted (type, start, end_exclusive).
 
     Ill-formed sequences are read as conlleval.pl reads them ("iob1" and
     "iob2" decode alike; "bioes" extends its rules to S- and E-).
     """
-    _check_scheme(scheme)
+    check_scheme(scheme)
     if scheme == "bioes":
         is_end, is_start = _end_bioes, _start_bioes
     else:
         is_end, is_start = _end_iob, _start_iob
-    out: List[Span] = []
+    out: List[LabelledSpan] = []
     prev_tag, prev_type = "O", ""
     open_type: Optional[str] = None
     open_start = 0
@@ -112,10 +125,10 @@ def spans(tags: Sequence[str], scheme: str = "iob2") -> List[Span]:
     return out
 
 
-def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[str]:
+def encode(chunks: Iterable[LabelledSpan], length: int, scheme: str = "iob2") -> List[str]:
     """The tag sequence of `length` tokens encoding the given chunks in
     `scheme`; chunks must be non-empty, inside [0, length) and not overlap."""
-    _check_scheme(scheme)
+    check_scheme(scheme)
     tags = ["O"] * length
     prev_end, prev_type = -1, None
     for typ, start, end in sorted(chunks, key=lambda c: (c[1], c[2])):
@@ -144,7 +157,7 @@ def encode(chunks: Iterable[Span], length: int, scheme: str = "iob2") -> List[st
 def convert(tags: Sequence[str], source: str, target: str) -> List[str]:
     """Re-encode a tag sequence from scheme `source` into scheme `target`:
     ill-formed input is read as conlleval reads it; the output is valid."""
-    _check_scheme(target)
+    check_scheme(target)
     return encode(spans(tags, source), len(tags), target)
 
 
@@ -181,7 +194,7 @@ def _valid_tag(prefix: str, scheme: str) -> bool:
 def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
     """May tag `cur` follow tag `prev` (None: the start) in a valid `scheme`
     sequence?  Tags whose prefix the scheme does not use are never allowed."""
-    _check_scheme(scheme)
+    check_scheme(scheme)
     cur_prefix, cur_type = split_tag(cur)
     if not _valid_tag(cur_prefix, scheme):
         return False
@@ -204,7 +217,7 @@ def is_allowed(prev: Optional[str], cur: str, scheme: str) -> bool:
 def is_allowed_end(last: Optional[str], scheme: str) -> bool:
     """May a valid `scheme` sequence end with tag `last` (None: empty)?
     Not in BIOES inside a chunk (on B- or I-)."""
-    _check_scheme(scheme)
+    check_scheme(scheme)
     if last is None:
         return True
     prefix, _ = split_tag(last)

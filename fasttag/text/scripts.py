@@ -13,12 +13,17 @@ looked at, read without consuming a stream.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import stat
 import unicodedata
+import warnings
 
-__all__ = ["script_of", "letter_scripts", "foreign_script", "opening_text", "SAMPLE_BYTES"]
+from . import patterns
+
+__all__ = ["script_of", "letter_scripts", "main_script", "foreign_script", "ScriptCheck", "opening_text",
+           "SAMPLE_BYTES"]
 
 #: How much of an input the check reads: a few kilobytes, whatever its size.
 SAMPLE_BYTES = 4096
@@ -95,20 +100,55 @@ def _probes(text, script):
     return list(found)[:MAX_PROBES]
 
 
+def main_script(text):
+    """``(script, letters in it, all letters)`` of the script holding most
+    of the letters of ``text`` (comment lines, URLs, e-mail addresses,
+    mentions and hashtags left out), or None where too few letters, or no
+    clear majority, say which."""
+    return _main(_language(text))
+
+
+def _language(text):
+    """``text`` without what is not language: comment lines (CoNLL-U's
+    ``# sent_id``) and protected spans (a Chinese sentence citing a URL)."""
+    return _without_protected("\n".join(line for line in text.split("\n") if not line.startswith("#")))
+
+
+def _main(text):
+    counts = letter_scripts(text)
+    if not counts:
+        return None
+    total = sum(counts.values())
+    script, n = max(counts.items(), key=lambda kv: kv[1])
+    if n < MIN_LETTERS or n <= MAJORITY * total:
+        return None
+    return script, n, total
+
+
+def _without_protected(text):
+    starts, ends, _ = patterns.protected_spans(text)
+    if not len(starts):
+        return text
+    pieces, at = [], 0
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        pieces.append(text[at:a])
+        at = b
+    pieces.append(text[at:])
+    return " ".join(pieces)
+
+
 def foreign_script(text, known):
     """A warning's text when most letters of ``text`` are in a script of
     which the model knows (almost) nothing, else None.  ``known(strings)``:
     which of the strings are training words of the model (a sequence of
     bools), or None when the model cannot tell."""
-    # comment lines (CoNLL-U's # sent_id, # newdoc id ...) are metadata, not the text
-    text = "\n".join(line for line in text.split("\n") if not line.startswith("#"))
-    counts = letter_scripts(text)
-    total = sum(counts.values())
-    if not counts:
-        return None
-    script, n = max(counts.items(), key=lambda kv: kv[1])
-    if n < MIN_LETTERS or n <= MAJORITY * total:
-        return None
+    text = _language(text)
+    main = _main(text)
+    return None if main is None else _verdict(text, main, known)
+
+
+def _verdict(text, main, known):
+    script, n, total = main
     probes = _probes(text, script)
     answers = known(probes)
     if answers is None or not len(probes):
@@ -119,6 +159,68 @@ def foreign_script(text, known):
     return (f"the text is in the {script} script ({100 * n / total:.0f}% of the letters at its start), but the "
             f"model was trained on almost none of it ({hits} of its {len(probes)} {script} words and letters "
             f"are training words): its output here is likely nonsense; is it the right model for this text?")
+
+
+class ScriptCheck:
+    """One model's script check of what it is given, as a warning.  Each
+    script is judged once per model (one verdict, at most one warning).  A
+    file is judged by its opening (:meth:`opening`); texts given in memory
+    are looked at on calls 1, 2, 4, 8 ... only (:meth:`sampled`): a check on
+    every call would cost as much as tagging a short sentence, one on the
+    first call only would miss a text of another script given later."""
+
+    def __init__(self, known):
+        #: ``known(strings)``: which strings are the model's training words (bools), or None where it cannot tell
+        self.known = known
+        self._judged = set()
+        self._calls = 0
+        self._files = 0             # files being read: their openings decided
+
+    def __call__(self, text, stacklevel=2):
+        """Judge ``text`` (its first :data:`SAMPLE_BYTES` characters): a
+        UserWarning if its script is foreign to the model and not judged
+        before."""
+        if not text:
+            return
+        text = _language(text[:SAMPLE_BYTES])
+        main = _main(text)
+        if main is None or main[0] in self._judged:
+            return
+        self._judged.add(main[0])
+        try:
+            message = _verdict(text, main, self.known)
+        except (TypeError, ValueError):         # a check that only warns never stops the tagging
+            return
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+    def sampled(self, texts, stacklevel=2):
+        """The check of an in-memory call, on calls 1, 2, 4, 8 ... only:
+        ``texts`` (strings, e.g. a batch's sentences) joined up to
+        :data:`SAMPLE_BYTES` characters.  None while a file is read."""
+        self._calls += 1
+        if self._files or self._calls & (self._calls - 1):
+            return
+        sample, size = [], 0
+        for text in texts:
+            if not isinstance(text, str):           # the caller's checks name a wrong type
+                continue
+            sample.append(text)
+            size += len(text) + 1
+            if size >= SAMPLE_BYTES:
+                break
+        self("\n".join(sample), stacklevel + 1)
+
+    @contextlib.contextmanager
+    def opening(self, source, encoding=None, stacklevel=2):
+        """Judge the opening of the file ``source`` (:func:`opening_text`),
+        then read it in the block without sampling its sentences."""
+        self(opening_text(source, encoding), stacklevel + 2)
+        self._files += 1
+        try:
+            yield
+        finally:
+            self._files -= 1
 
 
 def opening_text(source, encoding=None, size=SAMPLE_BYTES):
