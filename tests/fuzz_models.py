@@ -526,9 +526,15 @@ def op_tags_coherent(rnd, d, ctx):
         return f"tags ({choice}): {T} -> {n} tags, too many to resize the transitions for"
     size = (n + 2) * n
     g = np.random.default_rng(rnd.getrandbits(32))
+    kept = max(1, size // 10)               # the sparse form (a lemmatizer's): a tenth of the pairs
+    index = np.sort(g.choice(size, size=min(kept, size), replace=False)).astype(np.uint32)
     for entry in d.arrays:
         if entry[0] == "transitions":
             entry[1] = g.normal(size=size).astype(np.float32)
+        elif entry[0] == "transitions.index":
+            entry[1] = index
+        elif entry[0] == "transitions.values":
+            entry[1] = g.normal(size=len(index)).astype(np.float32)
         elif entry[0] == "allowed":
             entry[1] = (g.random(size) < 0.7).astype(np.uint8)
     return f"tags ({choice}): {T} -> {n} tags {_short(new, 50)}, transitions resized"
@@ -1362,7 +1368,8 @@ def op_extreme_weights(rnd, d, ctx):
     temperature it accepts: what marginals, n-best and training must
     compute with."""
     names = {e[0]: e for e in d.arrays}
-    targets = [n for n in ("emit.weights", "transitions") if n in names and names[n][1].dtype.kind == "f"]
+    targets = [n for n in ("emit.weights", "transitions", "transitions.values")
+               if n in names and names[n][1].dtype.kind == "f"]
     if not targets:
         return None
     which = rnd.choice(targets + ["both"]) if len(targets) == 2 else targets[0]
@@ -1659,6 +1666,9 @@ def _build_seed_models(dest):
     put("tok", Tokenizer.train(ud, epochs=3, **quiet), "tok", weight=1.5)
     put("tok_spaceless", Tokenizer.train(DATA / "sample_spaceless.conllu", epochs=2, **quiet), "tok", weight=1)
     put("lemma", Lemmatizer.train(ud, epochs=3, **quiet), "lemma", weight=1.5)
+    # 140 edit scripts: a transition matrix large enough to be stored sparse (transitions.index/.values)
+    many = [[(f"{stem}x{i}", "NOUN", stem) for stem in ("talo", "kirja")] for i in range(140)] * 2
+    put("lemma_many_scripts", Lemmatizer.train(many, epochs=2, **quiet), "lemma", weight=1)
     put("morph", Morphologizer.train(ud, epochs=3, **quiet), "morph", weight=1)
     put("pipeline", Pipeline.train(ud, epochs=2, **quiet), "ud", weight=2)
     put("features", FeatureTagger.train(FEATURE_PAIRS * 3, epochs=3, **quiet), "features", weight=1)

@@ -216,3 +216,21 @@ def test_urls_addresses_and_mentions_are_not_the_texts_script(text):
         warnings.simplefilter("error")
         fasttag.load("zh").segment(text)
     assert scripts.main_script(text) is None or scripts.main_script(text)[0] == "Han"
+
+
+def test_the_annotation_columns_of_conllu_are_not_the_text(run_cli, tmp_path):
+    """A Chinese treebank's UPOS, DEPREL and MISC are Latin letters; its forms are the text."""
+    rows = [("我们", "PRON", "nsubj"), ("今天", "NOUN", "obl"), ("去", "VERB", "root"), ("北京", "PROPN", "obj"),
+            ("。", "PUNCT", "punct")]
+    sentence = "".join(f"{i}\t{w}\t{w}\t{u}\t_\t_\t{0 if d == 'root' else 3}\t{d}\t_\tSpaceAfter=No\n"
+                       for i, (w, u, d) in enumerate(rows, 1))
+    treebank = tmp_path / "zh.conllu"
+    treebank.write_text((sentence + "\n") * 3, encoding="utf-8")
+    r = run_cli("segment", treebank)
+    assert r.returncode == 0 and warning_lines(r) == [], r.stderr
+    assert scripts.main_script(treebank.read_text(encoding="utf-8"))[0] == "Han"
+    latin = tmp_path / "de.conllu"
+    latin.write_text("".join(f"{i}\t{w}\t_\tX\t_\t_\t_\t_\t_\t_\n" for i, w in enumerate(DE_TEXT.split(), 1)) + "\n",
+                     encoding="utf-8")
+    r = run_cli("segment", latin)
+    assert r.returncode == 0 and "Latin" in "".join(warning_lines(r)), r.stderr

@@ -96,6 +96,7 @@ def test_every_registered_model_kind_has_a_seed_and_is_in_the_kind_swaps(seeds):
     needs a seed builder here (and its uses)."""
     import fasttag.linear           # noqa: F401 -- declares the estimators' kinds
     import fasttag.tasks            # noqa: F401 -- and every task's
+    import fasttag.pipeline         # noqa: F401 -- and the pipeline's (not imported by the two above)
     from fasttag.model import registry
     # the kinds fasttag itself declares (a test may declare its own, as test_new_task does)
     kinds = {kind for kind, cls in registry.KINDS.items() if cls.__module__.split(".")[0] == "fasttag"}

@@ -269,7 +269,7 @@ class SequenceModel:
             "training": self.training_info,
         }
         arrays = table_to_arrays(self.emit, "emit")
-        arrays["transitions"] = self.trans.astype(np.float32)
+        arrays.update(transition_arrays(self.trans))
         if self.allowed is not None:
             arrays["allowed"] = self.allowed
         if self.tagdict:
@@ -317,10 +317,7 @@ class SequenceModel:
         elif "tagdict_class" in arrays:
             raise ModelFormatError("corrupt fasttag model: tag dictionary classes without words")
         allowed = arrays.get("allowed")
-        trans = arrays.get("transitions")
-        if trans is None or trans.dtype.kind != "f" or trans.shape != (transition_size(T),) \
-                or not np.all(np.isfinite(trans)) or np.abs(trans).max() > np.finfo(np.float32).max:
-            raise ModelFormatError("corrupt fasttag model: transition weights do not match the tags")
+        trans = transitions_of(arrays, T)
         if allowed is not None and (allowed.dtype != np.uint8 or allowed.shape != (transition_size(T),)):
             raise ModelFormatError("corrupt fasttag model: transition mask does not match the tags")
         try:
@@ -329,9 +326,56 @@ class SequenceModel:
         except (ValueError, TypeError, OverflowError) as exc:
             raise ModelFormatError(f"corrupt fasttag model: {exc}") from None
         model.emit = table_from_arrays(arrays, "emit", T)
-        model.trans = trans.astype(np.float64)
+        model.trans = trans
         model.training_info = training
         return model
+
+
+#: Transition matrices of fewer entries (127 tags) are stored dense whatever
+#: they hold: their size does not matter, and files stay as earlier releases wrote them.
+SPARSE_TRANSITIONS_FROM = 1 << 14
+
+
+def transition_arrays(trans):
+    """The model file's arrays of the transition weights ``trans``: dense
+    (``transitions``), or for a large matrix of which fewer than half are
+    not zero (a tagger of hundreds of classes, whose T x T pairs are mostly
+    never seen) the indices and values of those (``transitions.index``/``.values``)."""
+    dense = trans.astype(np.float32)
+    nonzero = np.flatnonzero(dense)
+    if len(dense) < SPARSE_TRANSITIONS_FROM or 2 * len(nonzero) >= len(dense):
+        return {"transitions": dense}
+    return {"transitions.index": nonzero.astype(np.uint32 if len(dense) <= 1 << 32 else np.int64),
+            "transitions.values": dense[nonzero]}
+
+
+def transitions_of(arrays, T):
+    """The transition weights (float64, :func:`transition_size` of ``T``) of
+    a model file's arrays in either form, checked: ModelFormatError if they
+    do not match the tags or are not finite float32 values."""
+    size = transition_size(T)
+    dense, index, values = (arrays.get(k) for k in ("transitions", "transitions.index", "transitions.values"))
+    fault = "corrupt fasttag model: transition weights do not match the tags"
+    if dense is not None:
+        if index is not None or values is not None:
+            raise ModelFormatError("corrupt fasttag model: transition weights given twice, dense and sparse")
+        if dense.dtype.kind != "f" or dense.shape != (size,):
+            raise ModelFormatError(fault)
+        weights = dense
+    else:
+        if index is None or values is None or index.dtype.kind not in "iu" or index.ndim != 1 \
+                or values.dtype.kind != "f" or values.shape != index.shape:
+            raise ModelFormatError(fault)
+        if len(index) and (index[0] < 0 or index[-1] >= size or not np.all(index[1:] > index[:-1])):
+            raise ModelFormatError("corrupt fasttag model: transition indices are not ascending tag pairs")
+        weights = values
+    if len(weights) and (not np.all(np.isfinite(weights)) or np.abs(weights).max() > np.finfo(np.float32).max):
+        raise ModelFormatError(fault)
+    if dense is not None:
+        return dense.astype(np.float64)
+    trans = np.zeros(size)
+    trans[index] = values
+    return trans
 
 
 def tag_fault(tag):

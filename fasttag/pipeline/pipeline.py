@@ -10,6 +10,7 @@ so a new component needs no edit here.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json as jsonlib
 import os
@@ -348,10 +349,9 @@ class Pipeline(modelfile.Stored):
         if json and to not in (None, "json"):
             raise InputError(f"option json writes JSON, not option to {to}: give one")
         to = "json" if json else to
-        if self.script_check is None:
-            self._tag_file(source, out, n_threads, format, tokenizer, to)
-            return
-        with self.script_check.opening(source, sources.current_encoding()):
+        check = contextlib.nullcontext() if self.script_check is None else \
+            self.script_check.opening(source, sources.current_encoding())
+        with check:
             self._tag_file(source, out, n_threads, format, tokenizer, to)
 
     def _tag_file(self, source, out, n_threads, format, tokenizer, to):

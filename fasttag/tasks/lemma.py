@@ -83,9 +83,8 @@ class Lemmatizer(SequenceTask):
 
     def __init__(self, model, meta=None, lexicon=()):
         super().__init__(model, meta)
+        self._fitting = None                # (tag count, the scripts by what they strip ...) of _candidate_sets
         self._set_lexicon(lexicon)
-        self._fitting = None                # (tag count, the scripts by what they strip) of _candidates
-        self._fits_of = {}                  # form -> the ids of the scripts that fit it
         model.candidate_sets = self._candidate_sets
 
     def _set_lexicon(self, lexicon):
@@ -98,6 +97,7 @@ class Lemmatizer(SequenceTask):
         self._unique = {k: next(iter(c)) for k, c in by_pos.items() if len(c) == 1}
         self._by_pos = {k: c.most_common(1)[0][0] for k, c in by_pos.items()}
         self._by_form = {k: c.most_common(1)[0][0] for k, c in by_form.items()}
+        self._fits_of = {}                  # form -> the ids of the classes that fit it (the stored lemma: by_form)
 
     # ------------------------------------------------------------ task hooks
 

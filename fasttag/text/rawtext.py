@@ -5,6 +5,7 @@ decodes one at a time anyway (so its tokens are the same), and a long
 pretokenized line is tagged in pieces, written back on one line.
 """
 import re
+from functools import partial
 from typing import NamedTuple
 
 from .. import parallel
@@ -228,5 +229,7 @@ def tag_text(tag_sents, text, tokenizer, method="tag_text"):
     if not isinstance(text, str):
         raise TypeError(f"{method}() takes a str, not {type(text).__name__}"
                         + (" (decode bytes to str first)" if isinstance(text, (bytes, bytearray)) else ""))
-    return [[Token(w, t, a, b) for w, t, (a, b) in zip(s.words, tags, s.offsets)]
+    # the tuples made straight from their fields: a Token's own __new__ is a Python call per token
+    make = partial(tuple.__new__, Token)
+    return [list(map(make, zip(s.words, tags, *zip(*s.offsets)))) if s.words else []
             for s, tags in raw_sentences([text], tokenizer, tag_sents=tag_sents)]

@@ -7,8 +7,9 @@ The model is asked nothing new: :func:`foreign_script` takes ``known``,
 the model's own membership test of its training words (a tagger's word
 hashes, a segmenter's words), and tries the text's own words and letters
 of its main script.  A model that knows almost none of them was trained on
-another script.  Only the opening :data:`SAMPLE_BYTES` of an input are
-looked at, read without consuming a stream.
+another script.  Only the opening :data:`SAMPLE_BYTES` of a file are
+looked at, read without consuming a stream; texts given in memory are
+sampled (:class:`ScriptCheck`).
 """
 from __future__ import annotations
 
@@ -110,8 +111,19 @@ def main_script(text):
 
 def _language(text):
     """``text`` without what is not language: comment lines (CoNLL-U's
-    ``# sent_id``) and protected spans (a Chinese sentence citing a URL)."""
-    return _without_protected("\n".join(line for line in text.split("\n") if not line.startswith("#")))
+    ``# sent_id``), the annotation columns of tab-separated lines (a word
+    line of CoNLL-U keeps its FORM, of a column file its first field: a
+    Chinese treebank's UPOS and DEPREL are Latin letters) and protected
+    spans (a Chinese sentence citing a URL)."""
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("#"):
+            continue
+        if "\t" in line:
+            fields = line.split("\t")
+            line = fields[1] if len(fields) >= 10 else fields[0]
+        lines.append(line)
+    return _without_protected("\n".join(lines))
 
 
 def _main(text):
@@ -197,7 +209,7 @@ class ScriptCheck:
     def sampled(self, texts, stacklevel=2):
         """The check of an in-memory call, on calls 1, 2, 4, 8 ... only:
         ``texts`` (strings, e.g. a batch's sentences) joined up to
-        :data:`SAMPLE_BYTES` characters.  None while a file is read."""
+        :data:`SAMPLE_BYTES` characters; none while a file is read."""
         self._calls += 1
         if self._files or self._calls & (self._calls - 1):
             return
