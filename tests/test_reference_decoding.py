@@ -125,8 +125,8 @@ def weight_table(W, T, loaded):
 
 
 @st.composite
-def cases(draw, mask, tagdict, prune, max_tags=4):
-    T = draw(st.integers(2, max_tags))
+def cases(draw, mask, tagdict, prune, max_tags=4, min_tags=2):
+    T = draw(st.integers(min_tags, max_tags))
     sents = draw(st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
                           min_size=1, max_size=3))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -230,6 +230,17 @@ def test_viterbi_equals_brute_force(variant, data):
 @given(data=st.data())
 def test_greedy_equals_reference(variant, data):
     check_decoder(data.draw(cases(*VARIANTS[variant])), greedy=True)
+
+
+@pytest.mark.parametrize("variant", ["none", "tagdict", "all"])
+@SETTINGS
+@given(data=st.data())
+def test_greedy_over_hundreds_of_tags_equals_reference(variant, data):
+    """The decoder's paths for many tags: a loaded table's heavy features
+    added as dense rows, a greedy pick straight from the scores, a word with
+    few candidates scored for those alone, and its type's scores summed
+    from its type keys rather than a row of every tag's."""
+    check_decoder(data.draw(cases(*VARIANTS[variant], max_tags=160, min_tags=40)), greedy=True)
 
 
 # ---------------------------------------------------------------- pruning, by hand

@@ -46,9 +46,17 @@ cdef class Search:
     cdef object cand_owner
     cdef int prune_k
     cdef weight_t* transT             # transposed, masked transitions (fixed weights only)
-    cdef const weight_t* base         # per-type emission scores, set during decode()
+    # per-type emission scores, set during decode(): token i is of type
+    # base_index[i]; with base_rows, type t's scores are base row
+    # base_rows[t], or (-1) summed from its F_type keys at type_keys when
+    # asked for; without, base row base_index[i]
+    cdef const weight_t* base
     cdef const int64_t* base_index
-    cdef int64_t n_base              # entries of base (types * T)
+    cdef const uint64_t* type_keys
+    cdef const int64_t* base_rows
+    cdef Py_ssize_t F_type
+    cdef int64_t n_types             # rows of type_keys and base_rows
+    cdef int64_t n_base              # entries of base (rows * T)
     cdef int64_t n_rows              # tokens of the batch being run: rows of keys (and
                                      # base_index, gold, the output), set by the callers of build()
     # buffers, grown by reserve(); after build(), token i of the sentence has
@@ -90,6 +98,12 @@ cdef class Search:
                                Py_ssize_t F, int64_t start, int64_t n,
                                const int32_t* gold, step_t step) except -1 nogil
     cdef int32_t best_after(self, int64_t i, int32_t prev) noexcept nogil
+    cdef int64_t base_row_of(self, int64_t row, int64_t* type_of) noexcept nogil
+    cdef void token_scores(self, const uint64_t* keys, Py_ssize_t F, int64_t row) noexcept nogil
+    cdef void few_scores(self, const uint64_t* keys, Py_ssize_t F, int64_t row, const int32_t* tags,
+                         int64_t n, weight_t* out) noexcept nogil
+    cdef int32_t greedy_pick(self, const uint64_t* keys, Py_ssize_t F, int64_t row,
+                             int32_t prev) noexcept nogil
 
 
 cdef class UpdateRule:

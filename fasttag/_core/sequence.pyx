@@ -246,14 +246,7 @@ cdef class Search:
             # a closed token with few candidates: score just those tags
             few = cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T
             if not few:         # every tag's score, into dense
-                if self.base != NULL:
-                    check_index(self.base_index[start + i] * T, self.n_base)
-                    check_index(self.base_index[start + i] * T + T - 1, self.n_base)
-                    memcpy(self.dense, self.base + self.base_index[start + i] * T, T * sizeof(weight_t))
-                else:
-                    memset(self.dense, 0, T * sizeof(weight_t))
-                if F:
-                    self.emit.score_into(keys + i * F, NULL, F, self.dense, T)
+                self.token_scores(keys + i * F if F else keys, F, start + i)
             if cls >= 0:
                 for j in range(self.class_offsets[cls], self.class_offsets[cls + 1]):
                     check_index(j, self.n_class_tags)
@@ -273,17 +266,9 @@ cdef class Search:
                     check_index(self.cand[j], T)
                     self.escore[j] = self.dense[self.cand[j]]
                 continue
-            for j in range(self.cand_start[i], pos):
-                check_index(j, self.cap_cand)
-                if self.base != NULL:
-                    check_index(self.base_index[start + i] * T + self.cand[j], self.n_base)
-                self.escore[j] = self.base[self.base_index[start + i] * T + self.cand[j]] \
-                    if self.base != NULL else 0.0
-            if F:
-                # scores and candidates [cand_start[i], pos) of cand and escore
-                check(pos <= self.cap_cand)
-                self.emit.score_labels(keys + i * F, F, self.cand + self.cand_start[i],
-                                       pos - self.cand_start[i], self.escore + self.cand_start[i])
+            check(pos <= self.cap_cand)
+            self.few_scores(keys + i * F if F else keys, F, start + i, self.cand + self.cand_start[i],
+                            pos - self.cand_start[i], self.escore + self.cand_start[i])
         check_index(n, self.cap_start)
         self.cand_start[n] = pos
         self.n_built = n
@@ -473,6 +458,96 @@ cdef class Search:
             arg = self.cand[self.cand_start[i]]
         return arg
 
+    cdef int64_t base_row_of(self, int64_t row, int64_t* type_of) noexcept nogil:
+        """The base row of token ``row``'s type (-1: none; its type, if it
+        has one, into ``type_of[0]``)."""
+        cdef int64_t t
+        if self.base_index == NULL:
+            return -1
+        check_index(row, self.n_rows)
+        t = self.base_index[row]
+        type_of[0] = t
+        if self.base_rows == NULL:
+            return t
+        check_index(t, self.n_types)
+        return self.base_rows[t]
+
+    cdef void token_scores(self, const uint64_t* keys, Py_ssize_t F, int64_t row) noexcept nogil:
+        """dense = every tag's emission score of token ``row`` (its ``F``
+        keys at ``keys``): its type's base scores plus its own features'."""
+        cdef int64_t T = self.T, t = -1
+        cdef int64_t b = self.base_row_of(row, &t)
+        if b >= 0:
+            check_index(b * T, self.n_base)
+            check_index(b * T + T - 1, self.n_base)
+            memcpy(self.dense, self.base + b * T, T * sizeof(weight_t))
+        else:
+            memset(self.dense, 0, T * sizeof(weight_t))
+            if self.type_keys != NULL and self.F_type:      # the same sums the base row holds
+                self.emit.score_into(self.type_keys + t * self.F_type, NULL, self.F_type, self.dense, T)
+        if F:
+            self.emit.score_into(keys, NULL, F, self.dense, T)
+
+    cdef void few_scores(self, const uint64_t* keys, Py_ssize_t F, int64_t row, const int32_t* tags,
+                         int64_t n, weight_t* out) noexcept nogil:
+        """out[c] = the emission score of tags[c] (n ascending tags) for
+        token ``row``, as token_scores() sums it, without every tag's."""
+        cdef int64_t T = self.T, j, t = -1
+        cdef int64_t b = self.base_row_of(row, &t)
+        for j in range(n):
+            check_index(tags[j], T)
+            if b >= 0:
+                check_index(b * T + tags[j], self.n_base)
+            out[j] = self.base[b * T + tags[j]] if b >= 0 else 0.0
+        if b < 0 and self.type_keys != NULL and self.F_type:
+            self.emit.score_labels(self.type_keys + t * self.F_type, self.F_type, tags, n, out)
+        if F:
+            self.emit.score_labels(keys, F, tags, n, out)
+
+    cdef int32_t greedy_pick(self, const uint64_t* keys, Py_ssize_t F, int64_t row,
+                             int32_t prev) noexcept nogil:
+        """The tag greedy decoding gives token ``row`` after tag ``prev`` (T:
+        the start), the one build() and best_after() give (prune_k 0), with
+        no lattice: for a thousand tags, one pass over the scores instead of
+        four over candidate lists."""
+        cdef int64_t T = self.T, c, first = 0, last = T, tr = prev * T
+        cdef int32_t cls = -1, tag, arg = -1
+        cdef weight_t v, best = -INFINITY
+        cdef bint few
+        if self.classes != NULL:
+            check_index(row, self.n_class_tokens)
+            cls = self.classes[row]
+        if cls >= 0:
+            check_index(cls + 1, self.n_class_offsets)
+            first = self.class_offsets[cls]
+            last = self.class_offsets[cls + 1]
+        few = cls >= 0 and 4 * (last - first) <= T       # as build()
+        if few:
+            check_index(last - 1, self.n_class_tags)
+            self.few_scores(keys, F, row, self.class_tags + first, last - first, self.dense)
+        else:
+            self.token_scores(keys, F, row)
+        for c in range(first, last):
+            if cls >= 0:
+                check_index(c, self.n_class_tags)
+                tag = self.class_tags[c]
+            else:
+                tag = <int32_t>c
+            check_index(tr + tag, self.n_trans)
+            if self.allowed != NULL and not self.allowed[tr + tag]:
+                continue
+            v = (self.dense[c - first] if few else self.dense[tag]) + self.trans[tr + tag]
+            if v > best or arg < 0:
+                best = v
+                arg = tag
+        if arg < 0:         # every transition forbidden: the first candidate, as best_after
+            if cls >= 0:
+                check_index(first, self.n_class_tags)
+                arg = self.class_tags[first]
+            else:
+                arg = 0
+        return arg
+
     # ------------------------------------------------------------ Python
 
     def _check(self, keys, bounds, n_tokens_expected=None):
@@ -486,7 +561,8 @@ cdef class Search:
         _check_emit(self)
 
     def decode(self, keys, const int64_t[::1] bounds, bint greedy=False,
-               const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None, vocab=None):
+               const weight_t[:, ::1] base=None, const int64_t[::1] base_index=None, vocab=None,
+               const uint64_t[:, ::1] type_keys=None, const int64_t[::1] base_rows=None):
         """Tag ids (int32, one per token) for a batch of sentences.
 
         ``keys``: uint64[tokens, F], or with ``vocab`` (uint64, distinct
@@ -494,27 +570,52 @@ cdef class Search:
         ``base[base_index[i]]`` (optional) holds emission scores already
         summed for token i (the features that depend on the word type only,
         scored once per type); ``keys`` then holds the remaining features.
+        With ``type_keys`` (uint64[types, F_type]), token i is of type
+        ``base_index[i]`` and type t's scores are ``base[base_rows[t]]``, or
+        where that is -1 summed from ``type_keys[t]`` for the tags scored
+        (the same sums; a type whose tokens have few candidates needs no
+        row of every tag's scores).
         """
         cdef KeyRows rows
         owners = key_rows(keys, vocab, &rows)
         self._check(np.asarray(keys), np.asarray(bounds))
-        if (base is None) != (base_index is None):
-            raise ValueError("base and base_index go together")
-        if base is not None:
-            if base.shape[1] != self.T or base_index.shape[0] != rows.n_rows:
-                raise ValueError("base scores must be [types, tags] with one index per token")
+        if (base_index is None) != (base is None and type_keys is None):
+            raise ValueError("base_index goes with base or type_keys")
+        n_base_rows = 0 if base is None else base.shape[0]
+        if base is not None and base.shape[1] != self.T:
+            raise ValueError("base scores must be [rows, tags]")
+        if type_keys is not None:
+            if base_index is None or base_rows is None or base_rows.shape[0] != type_keys.shape[0]:
+                raise ValueError("type_keys need base_index and one base row (or -1) per type")
+            br = np.asarray(base_rows)
+            if len(br) and (br.min() < -1 or br.max() >= n_base_rows):
+                raise ValueError("base row out of range")
+        elif base_rows is not None:
+            raise ValueError("base_rows go with type_keys")
+        if base_index is not None:
+            if base_index.shape[0] != rows.n_rows:
+                raise ValueError("base scores need one type index per token")
             bi = np.asarray(base_index)
-            if len(bi) and (bi.min() < 0 or bi.max() >= base.shape[0]):
+            n_types = type_keys.shape[0] if type_keys is not None else n_base_rows
+            if len(bi) and (bi.min() < 0 or bi.max() >= n_types):
                 raise ValueError("base index out of range")
         out = np.empty(rows.n_rows, dtype=np.int32)
         cdef int32_t[::1] tags = out
         cdef Py_ssize_t s, F = rows.F
-        cdef int64_t start, n
+        cdef int64_t start, n, i
+        cdef int32_t prev
         cdef const uint64_t* kp
-        if base is not None and rows.n_rows:
-            self.base = &base[0, 0]
+        cdef bint picking = greedy and self.prune_k == 0
+        if base_index is not None and rows.n_rows:
             self.base_index = &base_index[0]
-            self.n_base = base.shape[0] * self.T
+            if base is not None and base.shape[0]:
+                self.base = &base[0, 0]
+                self.n_base = base.shape[0] * self.T
+            if type_keys is not None:
+                self.type_keys = &type_keys[0, 0] if type_keys.shape[1] else NULL
+                self.F_type = type_keys.shape[1]
+                self.base_rows = &base_rows[0]
+                self.n_types = type_keys.shape[0]
         self.n_rows = rows.n_rows
         try:
             with nogil:
@@ -525,6 +626,11 @@ cdef class Search:
                         continue
                     check_index(start + n - 1, tags.shape[0])    # greedy/viterbi write n tags
                     self.sentence_keys(&rows, start, n, &kp)
+                    if picking:
+                        prev = <int32_t>self.T
+                        for i in range(n):
+                            prev = tags[start + i] = self.greedy_pick(kp + i * F if F else kp, F, start + i, prev)
+                        continue
                     self.build(kp, F, start, n, NULL)
                     if greedy:
                         self.greedy(n, &tags[start])
@@ -534,6 +640,10 @@ cdef class Search:
             self.base = NULL
             self.base_index = NULL
             self.n_base = 0
+            self.type_keys = NULL
+            self.base_rows = NULL
+            self.F_type = 0
+            self.n_types = 0
         return out
 
     def _check_training(self, AveragedVector trans, keys, gold, bounds=None, order=None):

@@ -28,6 +28,14 @@ cdef class WeightTable:
     cdef bint tight                # blocks hold exactly n entries (loaded/averaged)
     cdef Packed* packed            # tight tables: (label, float32 weight) pairs for fast scoring
     cdef uint64_t packed_len       # entries of packed (the pool top when it was built)
+    # packed tables: the blocks of at least dense_min entries also as dense
+    # float32 rows of dense_width labels (row r: block dense_starts[r]);
+    # scoring adds such a row in one contiguous pass instead of scattering it
+    cdef float* dense_rows
+    cdef uint32_t* dense_starts    # ascending
+    cdef uint32_t n_dense
+    cdef uint32_t dense_min        # 0xFFFFFFFF: no dense rows
+    cdef class_t dense_width
     cdef readonly class_t n_classes
     cdef readonly step_t last_step
     # a shard's log of the features it changed in a round (see copy_from)
@@ -45,6 +53,8 @@ cdef class WeightTable:
     cdef int find_group(self, const feat_t* keys, Py_ssize_t g, Py_ssize_t n_keys,
                         const Slot** found, Py_ssize_t* at) noexcept nogil
     cdef int _pack(self) except -1
+    cdef void _drop_packed(self) noexcept nogil
+    cdef const float* _dense_row(self, const Slot* slot) noexcept nogil
     cdef int _copy_from(self, WeightTable other) except -1 nogil
     cdef int _log_change(self, const Slot* slot, uint32_t skip) except -1 nogil
     cdef Py_ssize_t _entry_for(self, feat_t key, class_t label, step_t step) except -1 nogil

@@ -14,7 +14,7 @@ import numpy as np
 cimport cython
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport uint32_t, uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memcpy, memmove, memset
 
 from .types cimport feat_t, weight_t, class_t, step_t
@@ -41,8 +41,11 @@ cdef extern from *:
     void __builtin_prefetch(const void* addr) noexcept nogil
 
 cdef uint64_t MAX_POOL = 0xFFFFFFF0u
+cdef uint32_t NO_DENSE = 0xFFFFFFFFu    # dense_min of a table without dense rows
 cdef enum:
     GROUP = 32          # keys looked up together by find_group
+    DENSE_MIN_ENTRIES = 32          # the smallest block given a dense row
+    DENSE_MAX_BYTES = 16 << 20      # the most the dense rows of a table take
 
 
 # ---------------------------------------------------------------- hashing
@@ -80,6 +83,11 @@ def combine(uint64_t a, uint64_t b):
 
 
 # ---------------------------------------------------------------- helpers
+
+cdef int _compare_u32(const void* a, const void* b) noexcept nogil:
+    cdef uint32_t x = (<const uint32_t*>a)[0], y = (<const uint32_t*>b)[0]
+    return (x > y) - (x < y)
+
 
 cdef inline uint32_t block_capacity(uint32_t n) noexcept nogil:
     """Capacity of a loose block holding n entries: the next power of two."""
@@ -134,6 +142,11 @@ cdef class WeightTable:
         self.labels = NULL
         self.packed = NULL
         self.packed_len = 0
+        self.dense_rows = NULL
+        self.dense_starts = NULL
+        self.n_dense = 0
+        self.dense_min = NO_DENSE
+        self.dense_width = 0
         self.weights = NULL
         self.totals = NULL
         self.tstamps = NULL
@@ -150,7 +163,7 @@ cdef class WeightTable:
     def __dealloc__(self):
         free(self.changed)
         free(self.slots)
-        free(self.packed)
+        self._drop_packed()
         free(self.labels)
         free(self.weights)
         free(self.totals)
@@ -217,12 +230,22 @@ cdef class WeightTable:
         cdef Py_ssize_t at[GROUP]
         cdef weight_t v
         cdef const Packed* p
+        cdef const float* row
+        cdef class_t t
         for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
             m = self.find_group(keys, g, n_keys, found, at)
             for q in range(m):
                 slot = found[q]
                 v = 1.0 if values == NULL else values[at[q]]
                 end = slot.start + slot.n
+                if slot.n >= self.dense_min and values == NULL:
+                    # the same sums: a label outside the block adds 0.0
+                    row = self._dense_row(slot)
+                    if row != NULL:
+                        check_index(self.dense_width - 1, n_scores)
+                        for t in range(self.dense_width):
+                            scores[t] += row[t]
+                        continue
                 if self.packed != NULL:
                     p = self.packed
                     for j in range(slot.start, end):
@@ -248,12 +271,34 @@ cdef class WeightTable:
         cdef const Slot* slot
         cdef uint32_t lo, hi, mid, end
         cdef class_t lab
+        cdef const float* row
         for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
             m = self.find_group(keys, g, n_keys, found, at)
             for q in range(m):
                 slot = found[q]
+                if slot.n >= self.dense_min:
+                    row = self._dense_row(slot)
+                    if row != NULL:         # the same sums: a label outside the block adds 0.0
+                        for c in range(n_labels):
+                            check_index(labels[c], self.dense_width)
+                            out[c] += row[labels[c]]
+                        continue
                 lo = slot.start
                 end = slot.start + slot.n
+                if self.packed != NULL and slot.n <= 8 * n_labels:
+                    # a short block: one merge of the two ascending lists
+                    c = 0
+                    while lo < end and c < n_labels:
+                        check_index(lo, self.packed_len)
+                        if self.packed[lo].label < labels[c]:
+                            lo += 1
+                        elif self.packed[lo].label > labels[c]:
+                            c += 1
+                        else:
+                            out[c] += self.packed[lo].weight
+                            lo += 1
+                            c += 1
+                    continue
                 for c in range(n_labels):
                     lab = labels[c]
                     hi = end
@@ -402,9 +447,7 @@ cdef class WeightTable:
             self.slots[i].start = <uint32_t>pos
             pos += n if tight else block_capacity(n)
         free(self.labels); free(self.weights); free(self.totals); free(self.tstamps)
-        free(self.packed)
-        self.packed = NULL
-        self.packed_len = 0
+        self._drop_packed()
         self.labels = labels
         self.weights = weights
         self.totals = totals
@@ -417,10 +460,13 @@ cdef class WeightTable:
 
     cdef int _pack(self) except -1:
         """Build the (label, float32 weight) array of a tight table: scoring
-        then reads one array, not two."""
-        cdef uint64_t i
-        free(self.packed)
-        self.packed_len = 0
+        then reads one array, not two; and the dense rows of its heaviest
+        blocks (a bias or a word-shape feature of a model of hundreds of
+        classes has a weight for most of them)."""
+        cdef uint64_t i, r
+        cdef uint32_t j
+        cdef float* row
+        self._drop_packed()
         self.packed = <Packed*>malloc(max(self.pool_top, 1) * sizeof(Packed))
         if self.packed == NULL:
             raise MemoryError()
@@ -429,7 +475,74 @@ cdef class WeightTable:
             check_index(i, self.pool_cap)
             self.packed[i].label = self.labels[i]
             self.packed[i].weight = <float>self.weights[i]
+        if self.n_classes < DENSE_MIN_ENTRIES:
+            return 0
+        # a block of an eighth of the labels or more (DENSE_MIN_ENTRIES at
+        # the least), doubled while the rows would pass DENSE_MAX_BYTES
+        cdef uint32_t need = max(DENSE_MIN_ENTRIES, (self.n_classes + 7) // 8)
+        cdef uint64_t limit = DENSE_MAX_BYTES // (self.n_classes * sizeof(float))
+        cdef uint64_t n_heavy
+        while True:
+            n_heavy = 0
+            for i in range(self.n_slots):
+                if self.slots[i].start != EMPTY and self.slots[i].n >= need:
+                    n_heavy += 1
+            if n_heavy <= limit:
+                break
+            need *= 2
+        if n_heavy == 0:
+            return 0
+        self.dense_starts = <uint32_t*>malloc(n_heavy * sizeof(uint32_t))
+        self.dense_rows = <float*>calloc(n_heavy * <uint64_t>self.n_classes, sizeof(float))
+        if self.dense_starts == NULL or self.dense_rows == NULL:
+            self._drop_packed()
+            raise MemoryError()
+        r = 0
+        for i in range(self.n_slots):
+            if self.slots[i].start != EMPTY and self.slots[i].n >= need:
+                check_index(r, n_heavy)
+                self.dense_starts[r] = self.slots[i].start
+                r += 1
+        qsort(self.dense_starts, n_heavy, sizeof(uint32_t), _compare_u32)
+        self.n_dense = <uint32_t>n_heavy
+        self.dense_width = self.n_classes
+        for i in range(self.n_slots):
+            if self.slots[i].start != EMPTY and self.slots[i].n >= need:
+                row = <float*>self._dense_row(&self.slots[i])
+                for j in range(self.slots[i].start, self.slots[i].start + self.slots[i].n):
+                    check_index(j, self.packed_len)
+                    check_index(self.packed[j].label, self.n_classes)
+                    row[self.packed[j].label] = self.packed[j].weight
+        self.dense_min = need
         return 0
+
+    cdef void _drop_packed(self) noexcept nogil:
+        """Free the packed array and the dense rows (the table is changing)."""
+        free(self.packed)
+        self.packed = NULL
+        self.packed_len = 0
+        free(self.dense_rows)
+        free(self.dense_starts)
+        self.dense_rows = NULL
+        self.dense_starts = NULL
+        self.n_dense = 0
+        self.dense_min = NO_DENSE
+        self.dense_width = 0
+
+    cdef const float* _dense_row(self, const Slot* slot) noexcept nogil:
+        """The dense row of a block of at least dense_min entries (binary
+        search in the few row starts), NULL if it has none."""
+        cdef uint32_t lo = 0, hi = self.n_dense, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            check_index(mid, self.n_dense)
+            if self.dense_starts[mid] < slot.start:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self.n_dense and self.dense_starts[lo] == slot.start:
+            return self.dense_rows + <size_t>lo * self.dense_width
+        return NULL
 
     cdef int add(self, feat_t key, class_t label, weight_t delta,
                  step_t step) except -1 nogil:
@@ -537,13 +650,14 @@ cdef class WeightTable:
 
     @property
     def nbytes(self):
-        """Bytes held by the table's arrays (slots and the entry pool)."""
+        """Bytes held by the table's arrays (slots, the entry pool, the dense rows)."""
         per_entry = sizeof(class_t) + sizeof(weight_t)
         if self.packed != NULL:
             per_entry += sizeof(Packed)
         if self.totals != NULL:
             per_entry += sizeof(weight_t) + sizeof(step_t)
-        return self.n_slots * sizeof(Slot) + self.pool_cap * per_entry
+        return (self.n_slots * sizeof(Slot) + self.pool_cap * per_entry
+                + self.n_dense * (self.dense_width * sizeof(float) + sizeof(uint32_t)))
 
     def score(self, const feat_t[::1] keys, const weight_t[::1] values=None,
               Py_ssize_t n_classes=0):
@@ -861,9 +975,7 @@ cdef class WeightTable:
         self.pool_holes = other.pool_holes
         self.n_entries = other.n_entries
         self.tight = False
-        free(self.packed)
-        self.packed = NULL
-        self.packed_len = 0
+        self._drop_packed()
         self.n_classes = other.n_classes
         self.last_step = 0
         return 0

@@ -181,9 +181,10 @@ class SequenceModel:
         return Search(emit, trans, len(self.tags), allowed=self.allowed,
                       candidates=candidates, prune_k=self.prune_k)
 
-    def _featurize_split(self, examples, emit):
-        """:meth:`featurize` with the type-only templates scored once per word
-        type: (context keys, bounds, candidates, per-type scores, type index)."""
+    def _featurize_split(self, examples):
+        """:meth:`featurize` with the type-only templates apart: (context
+        keys, bounds, candidates, type keys, type index), the type keys a
+        row per distinct word type of the examples."""
         type_templates, context_templates = self._split
         bounds, tokens, columns = self._flatten(examples)
         # ids and the rows they index come from one lookup: another thread
@@ -193,13 +194,32 @@ class SequenceModel:
         unique, index = distinct(ids)      # O(n); the types' order does not matter
         type_keys = type_templates.keys(self.featurizer.type_rows(unique, rows),
                                         np.array([0, len(unique)], dtype=np.int64))
-        F = type_keys.shape[1]
-        offsets = np.arange(0, len(unique) * F + 1, max(F, 1), dtype=np.int64) if F else \
-            np.zeros(len(unique) + 1, dtype=np.int64)
-        base = emit.score_batch(type_keys.ravel(), offsets, n_classes=len(self.tags))
         keys = context_templates.keys(attrs, bounds)
-        return (keys, bounds, self._candidates(self._token_classes(tokens)), base,
-                index.astype(np.int64))
+        return (keys, bounds, self._candidates(self._token_classes(tokens)),
+                np.ascontiguousarray(type_keys, dtype=np.uint64), index.astype(np.int64))
+
+    def _type_scores(self, emit, type_keys, index, cands):
+        """(base, base_rows) of :meth:`Search.decode`: every tag's scores
+        of the type templates, a row per word type that has a token with
+        many candidates (its decoder reads every tag's score); the types
+        whose tokens all have few (the lemmatizer's fitting scripts) are
+        scored for their candidates alone."""
+        T = len(self.tags)
+        needed = np.ones(len(type_keys), dtype=bool)
+        if cands is not None:
+            classes, offsets, _ = cands
+            sizes = np.diff(offsets)
+            few = (classes >= 0) & (4 * sizes[np.maximum(classes, 0)] <= T)
+            needed[:] = False
+            needed[index[~few]] = True
+        wanted = np.flatnonzero(needed)
+        base_rows = np.full(len(type_keys), -1, dtype=np.int64)
+        base_rows[wanted] = np.arange(len(wanted), dtype=np.int64)
+        F = type_keys.shape[1]
+        offsets = np.arange(0, len(wanted) * F + 1, max(F, 1), dtype=np.int64) if F else \
+            np.zeros(len(wanted) + 1, dtype=np.int64)
+        base = emit.score_batch(np.ascontiguousarray(type_keys[wanted]).ravel(), offsets, n_classes=T)
+        return base, base_rows
 
     def predict_chunks(self, examples, emit=None, trans=None, n_threads=1):
         """The one prediction path: ``(tag ids, bounds, batch)`` per chunk of
@@ -217,11 +237,12 @@ class SequenceModel:
         own (the scratch buffers) so chunks may run on different threads."""
         greedy = self.decoder == "greedy"
         if self._split is not None:
-            keys, bounds, cands, base, index = self._featurize_split(chunk, emit)
+            keys, bounds, cands, type_keys, index = self._featurize_split(chunk)
             if self.candidate_sets is not None:
                 cands = self._chunk_candidates(chunk, cands)
-            ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy,
-                                                         base=base, base_index=index)
+            base, base_rows = self._type_scores(emit, type_keys, index, cands)
+            ids = self.search(emit, trans, cands).decode(keys, bounds, greedy=greedy, base=base, base_index=index,
+                                                         type_keys=type_keys, base_rows=base_rows)
             return ids, bounds, None
         keys, bounds, cands, batch = self.featurize(chunk)
         if self.candidate_sets is not None:

@@ -27,9 +27,9 @@ from .base import SequenceTask
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
-#: The forms whose fitting scripts are kept, at most (then the memo starts again).
+#: The forms whose fitting scripts, and the (form, UPOS, class) whose lemmas, are kept at most (then the memo starts again).
 MAX_FORMS = 200_000
-_UNKNOWN = object()         # not yet in a batch's memo of lemmas
+_UNKNOWN = object()         # not yet in the memo of lemmas
 
 
 def _annotated(form, lemma):
@@ -98,6 +98,7 @@ class Lemmatizer(SequenceTask):
         self._by_pos = {k: c.most_common(1)[0][0] for k, c in by_pos.items()}
         self._by_form = {k: c.most_common(1)[0][0] for k, c in by_form.items()}
         self._fits_of = {}                  # form -> the ids of the classes that fit it (the stored lemma: by_form)
+        self._lemma_of = {}                 # (form, upos, class) -> its lemma, or None where the class does not fit
 
     # ------------------------------------------------------------ task hooks
 
@@ -142,10 +143,13 @@ class Lemmatizer(SequenceTask):
                                           per_token=True)
 
     def _decode(self, examples, ids):
-        """Each word's lemma, computed once per (form, UPOS, class) of the
-        batch; the words whose script does not fit are ranked in one pass."""
+        """Each word's lemma, computed once per (form, UPOS, class) while
+        the lexicon stays (and at most MAX_FORMS are kept); the words whose
+        script does not fit are ranked in one pass."""
         tags = self.model.tags
-        memo, out, misfits = {}, [], []
+        if len(self._lemma_of) >= MAX_FORMS:
+            self._lemma_of = {}
+        memo, out, misfits = self._lemma_of, [], []
         for s, (example, row) in enumerate(zip(examples, ids)):
             lemmas = []
             for i, key in enumerate(zip(example[0], example[1], np.asarray(row).tolist())):
