@@ -324,7 +324,7 @@ def udpipe_gold_tokens(tb_key, cache):
 
 #: What the cache records of UDPipe 1's run from raw text.
 RECORDED = (*[m for m, _ in METRICS], "tag_words_per_cpu_s", "peak_rss_mb", "n_words", "tag_cpu_s",
-            "train_cpu_s")
+            "train_cpu_s", "model_bytes")
 
 
 def udpipe_cached_row(tb, cache):
@@ -388,13 +388,36 @@ def run_treebank(tb, cache, train_udpipe, skip_tagging, reuse_udpipe=False):
     return raw_rows, gold_rows, failures
 
 
+def _pipeline_ratios(raw_rows):
+    """Per treebank with both rows: the fasttag pipeline's speed and model
+    size over UDPipe 1's."""
+    by = {(r.get("treebank"), r.get("system")): r for r in raw_rows}
+    out = []
+    for (tb, system), ours in by.items():
+        theirs = by.get((tb, "UDPipe 1"))
+        if system != "fasttag pipeline" or theirs is None:
+            continue
+        row = {"treebank": tb}
+        if ours.get("tag_words_per_cpu_s") and theirs.get("tag_words_per_cpu_s"):
+            row["speed"] = ours["tag_words_per_cpu_s"] / theirs["tag_words_per_cpu_s"]
+        if ours.get("model_bytes") and theirs.get("model_bytes"):
+            row["size"] = ours["model_bytes"] / theirs["model_bytes"]
+        out.append(row)
+    return out
+
+
 def print_tables(raw_rows, gold_rows):
     print("\n### From raw text (CoNLL 2018 F1; speed on the same test text)\n")
     cols = [("treebank", "treebank"), ("label", "system")]
     cols += [(k, h, H.pct) for k, h in METRICS]
     cols += [("tag_words_per_cpu_s", "words/CPU s", H.whole), ("peak_rss_mb", "peak MB", "{:.0f}"),
-             ("train_cpu_s", "train CPU s", H.seconds)]
+             ("model_bytes", "model MB", lambda b: f"{b / 1e6:.1f}"), ("train_cpu_s", "train CPU s", H.seconds)]
     print(H.format_table(raw_rows, cols))
+    ratios = _pipeline_ratios(raw_rows)
+    if ratios:
+        print("\n### The fasttag pipeline against UDPipe 1 (same text, same training file)\n")
+        print(H.format_table(ratios, [("treebank", "treebank"), ("speed", "words/CPU s, fasttag / UDPipe 1", "{:.1f}x"),
+                                      ("size", "model size, fasttag / UDPipe 1", "{:.1f}x")]))
     if gold_rows:
         print("\n### From the gold tokens (accuracy)\n")
         cols = [("treebank", "treebank"), ("label", "system")]

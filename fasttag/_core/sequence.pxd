@@ -64,6 +64,7 @@ cdef class Search:
     # emission scores escore[...]
     cdef weight_t* dense
     cdef weight_t* select
+    cdef int32_t* slot_of            # T entries, -1 but while few_scores() maps its tags
     cdef int32_t* cand
     cdef int64_t* cand_start
     cdef weight_t* escore

@@ -76,6 +76,7 @@ cdef class Search:
         free(self.path)
         free(self.transT)
         free(self.gathered)
+        free(self.slot_of)
 
     def __init__(self, WeightTable emit, trans, n_tags, allowed=None,
                  candidates=None, prune_k=0):
@@ -101,8 +102,10 @@ cdef class Search:
         self.prune_k = prune_k if 0 < prune_k < n_tags else 0
         self.dense = <weight_t*>malloc(n_tags * sizeof(weight_t))
         self.select = <weight_t*>malloc(n_tags * sizeof(weight_t))
-        if self.dense == NULL or self.select == NULL:
+        self.slot_of = <int32_t*>malloc(n_tags * sizeof(int32_t))
+        if self.dense == NULL or self.select == NULL or self.slot_of == NULL:
             raise MemoryError()
+        memset(self.slot_of, 0xFF, n_tags * sizeof(int32_t))      # -1: no candidate
         if candidates is not None:
             self.set_candidates(*candidates)
 
@@ -499,10 +502,13 @@ cdef class Search:
             if b >= 0:
                 check_index(b * T + tags[j], self.n_base)
             out[j] = self.base[b * T + tags[j]] if b >= 0 else 0.0
+            self.slot_of[tags[j]] = <int32_t>j
         if b < 0 and self.type_keys != NULL and self.F_type:
-            self.emit.score_labels(self.type_keys + t * self.F_type, self.F_type, tags, n, out)
+            self.emit.score_labels(self.type_keys + t * self.F_type, self.F_type, tags, n, out, self.slot_of)
         if F:
-            self.emit.score_labels(keys, F, tags, n, out)
+            self.emit.score_labels(keys, F, tags, n, out, self.slot_of)
+        for j in range(n):
+            self.slot_of[tags[j]] = -1
 
     cdef int32_t greedy_pick(self, const uint64_t* keys, Py_ssize_t F, int64_t row,
                              int32_t prev) noexcept nogil:

@@ -63,7 +63,7 @@ cdef class WeightTable:
     cdef void score_into(self, const feat_t* keys, const weight_t* values,
                          Py_ssize_t n_keys, weight_t* scores, Py_ssize_t n_scores) noexcept nogil
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,
-                           Py_ssize_t n_labels, weight_t* out) noexcept nogil
+                           Py_ssize_t n_labels, weight_t* out, const int32_t* slot_of) noexcept nogil
     cdef int add(self, feat_t key, class_t label, weight_t delta,
                  step_t step) except -1 nogil
     cdef Py_ssize_t entry_of(self, feat_t key, class_t label) noexcept nogil

@@ -259,18 +259,21 @@ cdef class WeightTable:
                         scores[self.labels[j]] += self.weights[j] * v
 
     cdef void score_labels(self, const feat_t* keys, Py_ssize_t n_keys, const class_t* labels,
-                           Py_ssize_t n_labels, weight_t* out) noexcept nogil:
+                           Py_ssize_t n_labels, weight_t* out, const int32_t* slot_of) noexcept nogil:
         """out[c] += weight(key, labels[c]) summed over the keys, for a few
-        ascending labels: binary search in each (sorted) block instead of
-        scattering all of a feature's labels (decoding hundreds of tags with
-        a tag dictionary)."""
+        ascending labels (decoding hundreds of tags with a tag dictionary, a
+        lemmatizer's fitting scripts): ``slot_of[label]`` is c for each
+        labels[c], -1 for every other label below n_classes.  A short block
+        is walked through slot_of, a long one binary-searched, a dense row
+        read at the labels."""
         cdef Py_ssize_t g, c
         cdef int q, m
         cdef const Slot* found[GROUP]
         cdef Py_ssize_t at[GROUP]
         cdef const Slot* slot
-        cdef uint32_t lo, hi, mid, end
+        cdef uint32_t lo, hi, mid, end, j
         cdef class_t lab
+        cdef int32_t k
         cdef const float* row
         for g in range(0, n_keys, 32):         # (32: GROUP, which range() needs as a literal)
             m = self.find_group(keys, g, n_keys, found, at)
@@ -285,19 +288,20 @@ cdef class WeightTable:
                         continue
                 lo = slot.start
                 end = slot.start + slot.n
-                if self.packed != NULL and slot.n <= 8 * n_labels:
-                    # a short block: one merge of the two ascending lists
-                    c = 0
-                    while lo < end and c < n_labels:
-                        check_index(lo, self.packed_len)
-                        if self.packed[lo].label < labels[c]:
-                            lo += 1
-                        elif self.packed[lo].label > labels[c]:
-                            c += 1
+                if slot.n <= 8 * n_labels:
+                    # a short block: each of its labels looked up in slot_of
+                    for j in range(lo, end):
+                        if self.packed != NULL:
+                            check_index(j, self.packed_len)
+                            lab = self.packed[j].label
                         else:
-                            out[c] += self.packed[lo].weight
-                            lo += 1
-                            c += 1
+                            check_index(j, self.pool_top)
+                            lab = self.labels[j]
+                        check_index(lab, self.n_classes)
+                        k = slot_of[lab]
+                        if k >= 0:
+                            check_index(k, n_labels)
+                            out[k] += self.packed[j].weight if self.packed != NULL else self.weights[j]
                     continue
                 for c in range(n_labels):
                     lab = labels[c]

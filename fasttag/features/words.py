@@ -111,7 +111,11 @@ _ASCII_SHAPE = str.maketrans({chr(c): "X" if chr(c).isupper() else "x" if chr(c)
 
 def short_shape(word):
     """The shape with every run collapsed to one character ("Xx", "d.d")."""
-    shape = word_shape(word)
+    return _collapsed(word_shape(word))
+
+
+def _collapsed(shape):
+    """:func:`short_shape` of a word whose :func:`word_shape` is ``shape``."""
     if len(shape) > _LONG_WORD and shape.isascii():
         codes = np.frombuffer(shape.encode("ascii"), dtype=np.uint8)
         return codes[np.concatenate(([True], codes[1:] != codes[:-1]))].tobytes().decode("ascii")
@@ -313,12 +317,13 @@ class WordFeaturizer:
     def word_attributes(word):
         """The string value of every word-level attribute."""
         lower = word.lower()
+        shape = word_shape(word)
         first, _, rest = lower.partition("-")
         last = rest.rpartition("-")[2] if rest else ""
         return (word, lower, _DIGITS.sub("0", lower),
                 word[:1], word[:2], word[:3], word[:4],
                 word[-1:], word[-2:], word[-3:], word[-4:], word[-5:],
-                word_shape(word), short_shape(word), word_flags(word),
+                shape, _collapsed(shape), word_flags(word),
                 str(min(len(word), 8)),
                 first if rest else "", last)
 
@@ -409,7 +414,15 @@ class WordFeaturizer:
             return np.ascontiguousarray(rows)
         if columns is None or len(columns) != len(words):
             raise ValueError(f"this featurizer needs {self.n_columns} extra columns per token")
-        extra = hash_texts([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
+        extra = None
+        if self.n_columns == 1:         # a UPOS column takes few values: each distinct one hashed once
+            codes = {}
+            index = np.fromiter((codes.setdefault(c[0], len(codes)) for c in columns), dtype=np.int64,
+                                count=len(columns))
+            if all(type(v) is str for v in codes):      # (1, 1.0 and True would share a code)
+                extra = hash_texts([f"col1={v}" for v in codes])[index]
+        if extra is None:
+            extra = hash_texts([f"col{j + 1}={c[j]}" for c in columns for j in range(self.n_columns)])
         return np.ascontiguousarray(np.hstack([rows, extra.reshape(len(words), self.n_columns)]))
 
 

@@ -157,6 +157,20 @@ class UDDocument:
         return cls(out, text, path)
 
 
+def _token_fault(text, i, j, t, end):
+    """Raise the ValueError of :func:`_check_tokens` for token ``j`` of
+    sentence ``i``, the previous token ending at ``end``."""
+    where = f"sentence {i + 1}, token {j + 1} ({t.start}, {t.end})"
+    if not 0 <= t.start < t.end <= len(text):
+        raise ValueError(f"{where}: not a non-empty span of the text of {len(text)} characters")
+    if t.start < end:
+        raise ValueError(f"{where}: begins before the previous token ends ({end})")
+    gap = text[end:t.start]
+    if gap and not gap.isspace():
+        raise ValueError(f"{where}: the text before it is not whitespace: {gap[:20]!r}")
+    raise ValueError(f"{where}: a token without words")
+
+
 def _layout(text, sentences):
     """Per sentence of tokens (none empty): (its tokens, whether a line
     break before it opens a paragraph, the spacing after each token): the
@@ -180,19 +194,12 @@ def _check_tokens(text, sentences):
     """ValueError naming the first token that is not a non-empty stretch of
     ``text`` after the previous one with only whitespace between them (the
     tokens cover every other character)."""
-    end = 0
+    end, size = 0, len(text)
     for i, toks in enumerate(sentences):
         for j, t in enumerate(toks):
-            where = f"sentence {i + 1}, token {j + 1} ({t.start}, {t.end})"
-            if not 0 <= t.start < t.end <= len(text):
-                raise ValueError(f"{where}: not a non-empty span of the text of {len(text)} characters")
-            if t.start < end:
-                raise ValueError(f"{where}: begins before the previous token ends ({end})")
-            gap = text[end:t.start]
-            if gap and not gap.isspace():
-                raise ValueError(f"{where}: the text before it is not whitespace: {gap[:20]!r}")
-            if not t.words:
-                raise ValueError(f"{where}: a token without words")
+            start = t.start
+            if not end <= start < t.end <= size or not t.words or (start > end and not text[end:start].isspace()):
+                _token_fault(text, i, j, t, end)
             end = t.end
     if text[end:] and not text[end:].isspace():
         raise ValueError(f"the text after the last token is not whitespace: {text[end:end + 20]!r}")
