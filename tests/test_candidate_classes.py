@@ -85,3 +85,18 @@ def test_restricted_decoding_agrees_where_every_class_fits(lemmatizer, seed):
             assert r == f
             agreeing += 1
     assert agreeing >= len(words) // 2
+
+
+def test_a_chunk_whose_words_are_all_left_open_decodes_over_every_class(lemmatizer):
+    """``candidate_sets`` may leave every word of a chunk open (None): the
+    decoder then scores every class, as without candidate sets."""
+    sents = _sentences(7, 20)
+    examples = [([w for w, _, _ in s], [(u,) for _, u, _ in s]) for s in sents]
+    model = lemmatizer.model
+    sets = model.candidate_sets
+    model.candidate_sets = lambda chunk: [None] * sum(len(words) for words, _ in chunk)
+    try:
+        open_ = [list(r) for r in model.predict_ids(examples)]
+    finally:
+        model.candidate_sets = sets
+    assert open_ == _unrestricted(model, examples)

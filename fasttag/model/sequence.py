@@ -208,8 +208,10 @@ class SequenceModel:
         needed = np.ones(len(type_keys), dtype=bool)
         if cands is not None:
             classes, offsets, _ = cands
-            sizes = np.diff(offsets)
-            few = (classes >= 0) & (4 * sizes[np.maximum(classes, 0)] <= T)
+            classes = np.asarray(classes)
+            few = np.zeros(len(classes), dtype=bool)
+            closed = classes >= 0
+            few[closed] = 4 * np.diff(offsets)[classes[closed]] <= T
             needed[:] = False
             needed[index[~few]] = True
         wanted = np.flatnonzero(needed)

@@ -215,15 +215,16 @@ class Lemmatizer(SequenceTask):
         """The ascending ids of the classes :meth:`_applied` gives ``form`` a lemma by."""
         _, by_strip, starts, ends, stored, longest_start, longest_end = self._fitting
         ids = [stored] if form in self._by_form else []
-        for kept in (False, True):
-            src = form if kept else form.lower()
+        lower = form.lower()
+        for src, kinds in (((lower, (False, True)),) if lower == form else ((lower, (False,)), (form, (True,)))):
             n = len(src)
             heads = [src[:k] for k in range(min(n, longest_start + 1)) if src[:k] in starts]
             tails = [src[n - k:] for k in range(min(n, longest_end + 1)) if src[n - k:] in ends]
             for head in heads:
                 for tail in tails:
                     if len(head) + len(tail) < n:
-                        ids.extend(by_strip.get((kept, head, tail), ()))
+                        for kept in kinds:
+                            ids.extend(by_strip.get((kept, head, tail), ()))
         return tuple(sorted(set(ids)))
 
     def _applied(self, script, form, upos):

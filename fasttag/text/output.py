@@ -174,7 +174,13 @@ def _sentence_line(r):
     """The words of the record ``r`` on one line, ``word/TAG`` when tagged."""
     if r.tags is None:
         return " ".join(r.words)
-    return " ".join(f"{w}/{printable(t)}" for w, t in zip(r.words, r.tags))
+    if len(_SHOWN_TAGS) > 65536:
+        _SHOWN_TAGS.clear()
+    shown = [_SHOWN_TAGS.get(t) or _SHOWN_TAGS.setdefault(t, printable(t)) for t in r.tags]
+    return " ".join(map("/".join, zip(r.words, shown)))
+
+
+_SHOWN_TAGS = {}        # tag -> printable(tag): a model has few tags, and a file millions of words
 
 
 def text_style(fmt):
