@@ -411,7 +411,7 @@ def print_tables(raw_rows, gold_rows):
     cols = [("treebank", "treebank"), ("label", "system")]
     cols += [(k, h, H.pct) for k, h in METRICS]
     cols += [("tag_words_per_cpu_s", "words/CPU s", H.whole), ("peak_rss_mb", "peak MB", "{:.0f}"),
-             ("model_bytes", "model MB", lambda b: f"{b / 1e6:.1f}"), ("train_cpu_s", "train CPU s", H.seconds)]
+             ("model_bytes", "model MB", lambda b: "-" if b is None else f"{b / 1e6:.1f}"), ("train_cpu_s", "train CPU s", H.seconds)]
     print(H.format_table(raw_rows, cols))
     ratios = _pipeline_ratios(raw_rows)
     if ratios:
