@@ -282,3 +282,30 @@ def test_pruning_ties_keep_the_lower_tag():
     assert one_token_model(T, 1, [2, 2, 1], allowed).predict_ids([(["x"], None)])[0].tolist() == [0]
     assert one_token_model(T, 0, [2, 2, 1], allowed).predict_ids([(["x"], None)])[0].tolist() == [1]
 
+
+
+def test_candidates_beyond_the_tables_labels_score_nothing_from_it():
+    """A table that never saw the last tags (a model's tags outnumber the
+    labels it learned): a word whose few candidates include them reads no
+    weight of theirs, also through a dense row of a heavy feature."""
+    T, seen = 64, 40
+    rng = np.random.default_rng(3)
+    model = SequenceModel([f"T{i}" for i in range(T)], WordFeaturizer(), TEMPLATES,
+                          tagdict={"a": 0, "c": 1}, tagdict_classes=[(5, 39, 50, 63), (0, 45)], decoder="greedy")
+    examples = [(["a", "b", "c", "a"], None), (["c", "a"], None)]
+    keys, bounds, cands = featurize(model, examples)
+    W = {(k, t): float(rng.integers(-3, 4)) or 1.0 for k in np.unique(keys).tolist() for t in range(seen)}
+    items = sorted(W.items())
+    ks = sorted({k for (k, _), _ in items})
+    table = WeightTable.from_arrays(np.array(ks, np.uint64), np.array([seen] * len(ks), np.uint32),
+                                    np.array([t for (_, t), _ in items], np.int32),
+                                    np.array([v for _, v in items], np.float64))
+    assert table.n_classes == seen
+    model.emit = table
+    model.trans = rng.integers(-2, 3, transition_size(T)).astype(np.float64)
+    classes = [(5, 39, 50, 63), (0, 45)]
+    for s, (tokens, _) in enumerate(examples):
+        E = emissions(keys[bounds[s]:bounds[s + 1]], W, T)
+        cand = [list(classes[model.tagdict[w]]) if w in model.tagdict else list(range(T)) for w in tokens]
+        expected = reference_greedy(E, model.trans, None, cand, T)
+        assert model.predict_ids([examples[s]])[0].tolist() == expected

@@ -283,8 +283,8 @@ cdef class WeightTable:
                     row = self._dense_row(slot)
                     if row != NULL:         # the same sums: a label outside the block adds 0.0
                         for c in range(n_labels):
-                            check_index(labels[c], self.dense_width)
-                            out[c] += row[labels[c]]
+                            if labels[c] < self.dense_width:    # (a tag the table never saw: none)
+                                out[c] += row[labels[c]]
                         continue
                 lo = slot.start
                 end = slot.start + slot.n
