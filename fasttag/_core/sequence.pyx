@@ -36,6 +36,22 @@ averaging totals and timestamps, the transposed copy): 2 GB at 8,192 tags,
 allocated."""
 
 
+cdef enum:
+    FEW_SHARE = 4       # a token with at most T / FEW_SHARE candidates has few
+
+
+cdef inline bint few_candidates(int64_t n, int64_t T) noexcept nogil:
+    """Whether a token's ``n`` candidates of ``T`` tags are scored alone
+    rather than through every tag's scores."""
+    return FEW_SHARE * n <= T
+
+
+def few_candidates_of(sizes, n_tags):
+    """:func:`few_candidates` of each class size in ``sizes`` (an array):
+    the rule the decoder applies, for a caller deciding what to score."""
+    return FEW_SHARE * np.asarray(sizes) <= n_tags
+
+
 def transition_size(n_tags):
     """Length of the transition vector of a model with ``n_tags`` tags
     (computed with Python integers: it never wraps)."""
@@ -247,7 +263,7 @@ cdef class Search:
             if cls >= 0:
                 check_index(cls + 1, self.n_class_offsets)
             # a closed token with few candidates: score just those tags
-            few = cls >= 0 and 4 * (self.class_offsets[cls + 1] - self.class_offsets[cls]) <= T
+            few = cls >= 0 and few_candidates(self.class_offsets[cls + 1] - self.class_offsets[cls], T)
             if not few:         # every tag's score, into dense
                 self.token_scores(keys + i * F if F else keys, F, start + i)
             if cls >= 0:
@@ -527,7 +543,7 @@ cdef class Search:
             check_index(cls + 1, self.n_class_offsets)
             first = self.class_offsets[cls]
             last = self.class_offsets[cls + 1]
-        few = cls >= 0 and 4 * (last - first) <= T       # as build()
+        few = cls >= 0 and few_candidates(last - first, T)
         if few:
             check_index(last - 1, self.n_class_tags)
             self.few_scores(keys, F, row, self.class_tags + first, last - first, self.dense)

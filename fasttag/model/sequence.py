@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import parallel
 from .._core.weights import WeightTable
-from .._core.sequence import MAX_TAGS, Search, check_n_tags, transition_size
+from .._core.sequence import MAX_TAGS, Search, check_n_tags, few_candidates_of, transition_size
 from .._core.wordtypes import distinct
 from ..errors import InputError, ModelFormatError, shown
 from ..text import schemes
@@ -211,7 +211,7 @@ class SequenceModel:
             classes = np.asarray(classes)
             few = np.zeros(len(classes), dtype=bool)
             closed = classes >= 0
-            few[closed] = 4 * np.diff(offsets)[classes[closed]] <= T
+            few[closed] = few_candidates_of(np.diff(offsets)[classes[closed]], T)
             needed[:] = False
             needed[index[~few]] = True
         wanted = np.flatnonzero(needed)

@@ -27,7 +27,8 @@ from .base import SequenceTask
 #: A script seen fewer times is learned as :data:`STORED` (the lexicon's lemma):
 #: a once-seen script is mostly one word's irregularity.
 MIN_SCRIPT_COUNT = 2
-#: The forms whose fitting scripts, and the (form, UPOS, class) whose lemmas, are kept at most (then the memo starts again).
+#: The most forms whose fitting scripts, and (form, UPOS, class) whose lemmas, are kept
+#: (then the memo starts again).
 MAX_FORMS = 200_000
 _UNKNOWN = object()         # not yet in the memo of lemmas
 
