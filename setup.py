@@ -17,7 +17,7 @@ DEBUG = os.environ.get("FASTTAG_DEBUG", "") not in ("", "0")
 
 MODULES = ["fasttag._core.weights", "fasttag._core.sequence", "fasttag._core.features", "fasttag._core.kbest",
            "fasttag._core.wordtypes", "fasttag._core.documents", "fasttag._core.charfeatures",
-           "fasttag._core.brown", "fasttag._core.keyids", "fasttag._core.tokenizer", "fasttag.linear._weights", "fasttag.linear._mlp"]
+           "fasttag._core.brown", "fasttag._core.keyids", "fasttag._core.tokenizer", "fasttag._core.parsing", "fasttag.linear._weights", "fasttag.linear._mlp"]
 
 directives = {
     "language_level": 3,

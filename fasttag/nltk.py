@@ -1,16 +1,23 @@
 """fasttag as an NLTK tagger: :class:`PerceptronTagger` can replace
 ``nltk.tag.perceptron.PerceptronTagger``; :func:`pos_tag` has NLTK's
 signature.  The bundled model tags Universal POS tags, not Penn Treebank's.
+:func:`dependency_graphs` gives a UD pipeline's parses as NLTK's
+``DependencyGraph`` objects.
 """
 try:
     from nltk.tag.api import TaggerI
 except ImportError:                                   # pragma: no cover - the extra is missing
     raise ImportError("fasttag.nltk needs NLTK: pip install nltk") from None
 
+from .pipeline import Pipeline
 from .store import load as _load
 from .tasks.pos import Tagger
 
-__all__ = ["PerceptronTagger", "pos_tag"]
+__all__ = ["PerceptronTagger", "pos_tag", "dependency_graphs"]
+
+#: The CoNLL-U columns after FORM, as a DependencyGraph reads them (LEMMA, UPOS as ctag, XPOS as tag, FEATS,
+#: HEAD, DEPREL, DEPS, MISC).
+_GRAPH_COLUMNS = ("lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
 
 class PerceptronTagger(TaggerI):
@@ -112,3 +119,35 @@ def pos_tag(tokens, tagset=None, lang="eng", *, model="en"):
     if tagset == "universal":
         pairs = [(w, _NLTK_UNIVERSAL.get(t, t)) for w, t in pairs]
     return pairs
+
+
+def dependency_graphs(sentences, model):
+    """The parses of a fasttag UD pipeline with a parser (``model``: a
+    :class:`fasttag.Pipeline`, a model path or a bundled name) as one
+    ``nltk.parse.DependencyGraph`` per sentence: ``sentences`` raw text (a
+    str, which the pipeline tokenizes and splits) or pretokenized sentences
+    (lists of words).  Each graph is what NLTK reads of the sentence's
+    CoNLL-U (UPOS its ``ctag``, XPOS its ``tag``, ``_`` where the pipeline
+    fills no column); the top relation is UD's "root", so that
+    ``graph.root`` is the sentence's root word."""
+    from nltk.parse import DependencyGraph
+    pipeline = model if isinstance(model, Pipeline) else _load(model)
+    if not isinstance(pipeline, Pipeline) or "head" not in pipeline.columns:
+        raise ValueError(f"dependency_graphs: {model!r:.60} is not a UD pipeline with a parser")
+    if isinstance(sentences, str):
+        rows = [[w.fields() for w in s.words] for s in pipeline.annotate(sentences).sentences]
+    else:
+        words = []
+        for i, sentence in enumerate(sentences):
+            if isinstance(sentence, str):
+                raise TypeError(f"dependency_graphs: sentence {i + 1} is a str: give a list of words, or the "
+                                f"raw text as one str")
+            words.append(list(sentence))
+        columns = pipeline.tag_words(words)
+        rows = []
+        for k, sentence in enumerate(words):
+            given = [columns[c][k] if c in columns else ["_"] * len(sentence) for c in _GRAPH_COLUMNS]
+            rows.append([[str(i + 1), w] + [values[i] for values in given] for i, w in enumerate(sentence)])
+    return [DependencyGraph("\n".join("\t".join(r) for r in sentence_rows), cell_separator="\t",
+                            top_relation_label="root") if sentence_rows else DependencyGraph()
+            for sentence_rows in rows]

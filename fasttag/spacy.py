@@ -1,12 +1,15 @@
 """fasttag models as spaCy v3 pipeline components, registered through
 entry points: ``fasttag_tagger``, ``fasttag_ner``, ``fasttag_spans``,
-``fasttag_ud`` (a UD pipeline's columns), and the ``fasttag.tokenizer.v1``
-and ``fasttag.zh_segmenter.v1`` tokenizers, which set sentence starts.
-Serialization carries the model file.
+``fasttag_ud`` (a UD pipeline's columns and dependency tree), and the
+``fasttag.tokenizer.v1`` and ``fasttag.zh_segmenter.v1`` tokenizers, which
+set sentence starts.  Serialization carries the model file.
 """
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+from spacy.attrs import DEP, HEAD
+from spacy.errors import Errors
 from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.scorer import Scorer
@@ -19,6 +22,14 @@ from .store import loads as _loads
 
 MODEL_FILE = "model.ftm"
 UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+#: spaCy's label of a sentence's root (its parsers' and ``spacy convert``'s for UD's "root").
+ROOT_LABEL = "ROOT"
+#: The label of a whitespace token, attached to a word of its sentence (UD's unspecified relation).
+SPACE_LABEL = "dep"
+#: spaCy's own noun chunk iterators that read other labels than UD's (English's ClearNLP labels,
+#: German's TIGER ones, Persian's copy of English's): a UD parse's docs get :func:`ud_noun_chunks` instead.
+OTHER_LABEL_ITERATORS = frozenset({"spacy.lang.en.syntax_iterators", "spacy.lang.de.syntax_iterators",
+                                   "spacy.lang.fa.syntax_iterators"})
 
 
 class _Serialized:
@@ -513,8 +524,20 @@ def create_tokenizer(model: str = "en-tok"):
 class FasttagPipeline(_Component):
     """Sets ``token.pos_`` (UPOS), ``token.tag_`` (XPOS), ``token.morph``
     (FEATS) and ``token.lemma_`` from a fasttag UD pipeline, sentence by
-    sentence where the doc has sentences.  Train the pipeline with
-    ``fasttag train ud``: it does not learn inside spaCy."""
+    sentence where the doc has sentences; where the pipeline has a parser
+    also the tree: ``token.head`` and ``token.dep_`` (UD's labels, the
+    root's "ROOT" as spaCy's parsers and ``spacy convert`` name it, the
+    root its own head), one tree per sentence, so that ``doc.sents`` keeps
+    the sentences the doc had (a doc without sentence starts is parsed as
+    one sentence: use the ``fasttag.tokenizer.v1`` tokenizer, or a
+    sentencizer before this component).  A whitespace token hangs from the
+    nearest word before it in its sentence (else after it) as "dep".
+    ``doc.noun_chunks`` works where spaCy's iterator for the language reads
+    UD labels; for English, German and Persian, whose iterators read other
+    labels, and languages without one, the parsed docs use
+    :func:`ud_noun_chunks` (``Doc.to_bytes`` does not keep that choice).
+    Train the pipeline with ``fasttag train ud``: it does not learn inside
+    spaCy."""
 
     def __init__(self, vocab, name, model, batch_size):
         super().__init__(vocab, name, model, batch_size)
@@ -527,15 +550,13 @@ class FasttagPipeline(_Component):
 
     def _annotate(self, docs):
         model = self.fasttag_model
-        spans = []
+        sentences = []          # (doc, its tokens' span, the positions of its words)
         for doc in docs:
-            sentences = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
-            for sent in sentences:
-                at = [t.i for t in sent if not t.is_space]
-                if at:
-                    spans.append((doc, at))
-        predicted = model.tag_words([[doc[i].text for i in at] for doc, at in spans])
-        for k, (doc, at) in enumerate(spans):
+            for sent in list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]:
+                sentences.append((doc, sent, [t.i for t in sent if not t.is_space]))
+        worded = [(doc, at) for doc, _, at in sentences if at]
+        predicted = model.tag_words([[doc[i].text for i in at] for doc, at in worded])
+        for k, (doc, at) in enumerate(worded):
             for column, values in predicted.items():
                 for i, value in zip(at, values[k]):
                     token = doc[i]
@@ -557,6 +578,8 @@ class FasttagPipeline(_Component):
                         token.pos_ = "SPACE"
                     if "xpos" in predicted:
                         token.tag_ = "_SP"
+        if "head" in predicted and "deprel" in predicted:
+            _set_trees(docs, sentences, iter(zip(predicted["head"], predicted["deprel"])))
 
     def initialize(self, get_examples=None, *, nlp=None):
         if self._source is None and self._model is None:
@@ -568,10 +591,103 @@ class FasttagPipeline(_Component):
                          f"with 'fasttag train ud'")
 
 
+def _set_trees(docs, sentences, parses):
+    """Set each doc's tree: ``sentences`` are (doc, span, word positions) as
+    the component cut them, ``parses`` the (heads, deprels) of those with
+    words, in order.  Heads and labels go in at once, so that spaCy derives
+    children, edges and sentence starts from whole trees."""
+    trees = {}
+    for doc, sent, at in sentences:
+        if not len(sent):
+            continue
+        heads, labels = trees.setdefault(id(doc), (doc, list(range(len(doc))), [SPACE_LABEL] * len(doc)))[1:]
+        if at:
+            word_heads, deprels = next(parses)
+            for i, head, deprel in zip(at, word_heads, deprels):
+                head = int(head)
+                heads[i] = i if head == 0 else at[head - 1]
+                labels[i] = ROOT_LABEL if head == 0 else deprel
+        else:                   # whitespace alone: its first token is the root
+            labels[sent.start] = ROOT_LABEL
+        k = 0
+        for token in sent:
+            if token.is_space:
+                while k + 1 < len(at) and at[k + 1] < token.i:
+                    k += 1
+                heads[token.i] = at[k] if at else sent.start
+    for doc, heads, labels in trees.values():
+        strings = doc.vocab.strings
+        array = np.empty((len(doc), 2), dtype=np.uint64)
+        array[:, 0] = (np.asarray(heads, dtype=np.int64) - np.arange(len(doc), dtype=np.int64)).view(np.uint64)
+        array[:, 1] = [strings.add(label) for label in labels]
+        doc.from_array([HEAD, DEP], array)
+        if doc.noun_chunks_iterator is None or getattr(doc.noun_chunks_iterator, "__module__", None) \
+                in OTHER_LABEL_ITERATORS:
+            doc.noun_chunks_iterator = ud_noun_chunks
+
+
+#: The relations (their universal part) of a noun that heads a base noun phrase.
+NOUN_PHRASE_RELATIONS = frozenset({"nsubj", "obj", "iobj", "obl", "nmod", "appos", "root"})
+#: The dependents before the noun that its phrase holds: determiners, modifiers, possessors,
+#: compounds (not a preposition, a conjunction, a copula's subject).
+INSIDE_LEFT = frozenset({"det", "amod", "nummod", "nmod", "compound", "flat", "fixed", "clf", "goeswith"})
+#: Right dependents that a noun phrase runs on through ("Barack Obama", flat).
+INSIDE_RIGHT = frozenset({"flat", "fixed", "compound"})
+
+
+def ud_noun_chunks(doclike):
+    """spaCy's ``noun_chunks`` syntax iterator for UD labels: (start, end,
+    "NP") of base noun phrases, as spaCy's UD-label iterators (French's)
+    find them.  A noun, proper noun or pronoun heads one when its relation
+    is a subject, object, oblique, nominal modifier (a possessive is part
+    of its head's phrase), apposition or the root, or when it is a
+    conjunct of such a head; the phrase runs from the left edge of its
+    determiners, modifiers, possessors and compounds before it (not a
+    preposition, conjunction or a copula's subject), to the noun and its
+    flat, fixed and compound dependents after it.  Phrases do not nest."""
+    doc = doclike.doc
+    if not doc.has_annotation("DEP"):
+        raise ValueError(Errors.E029)
+    np_label = doc.vocab.strings.add("NP")
+
+    def relation(token):
+        return token.dep_.lower().partition(":")[0]
+
+    def heads_phrase(token):
+        return relation(token) in NOUN_PHRASE_RELATIONS and token.dep_ != "nmod:poss"
+
+    prev_end = -1
+    for word in doclike:
+        if word.pos_ not in ("NOUN", "PROPN", "PRON"):
+            continue
+        if not heads_phrase(word):
+            if relation(word) != "conj":
+                continue
+            head = word.head
+            while relation(head) == "conj" and head.head.i < head.i:
+                head = head.head
+            if not heads_phrase(head):
+                continue
+        inside = [child.left_edge.i for child in word.lefts if relation(child) in INSIDE_LEFT]
+        start = min(inside, default=word.i)
+        end = word.i
+        for child in word.rights:
+            if relation(child) not in INSIDE_RIGHT:
+                break
+            end = child.right_edge.i
+        if start <= prev_end:
+            continue
+        prev_end = end
+        yield start, end + 1, np_label
+
+
 @Language.factory("fasttag_ud", default_config={"model": "en-ud", "batch_size": 1000},
-                  assigns=["token.pos", "token.tag", "token.morph", "token.lemma"])
+                  assigns=["token.pos", "token.tag", "token.morph", "token.lemma", "token.dep", "token.head",
+                           "doc.sents"])
 def make_ud(nlp, name, model: Optional[str], batch_size: int):
-    """A fasttag UD pipeline's columns: ``model`` a bundled name (default
-    the English pipeline "en-ud") or the path of a pipeline trained with
-    ``fasttag train ud``."""
+    """A fasttag UD pipeline's columns, and its parse where it has a parser
+    (spaCy declares what a factory assigns, not each component: the
+    parse's attributes are declared whatever the pipeline): ``model`` a
+    bundled name (default the English pipeline "en-ud") or the path of a
+    pipeline trained with ``fasttag train ud``."""
     return FasttagPipeline(nlp.vocab, name, model, batch_size)

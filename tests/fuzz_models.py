@@ -5,8 +5,9 @@ Every case is a real model file (a tiny model of every kind the registry
 knows, trained at fuzz time from the samples in ``data/`` and a hand-made
 treebank here: taggers, segmenters, span taggers, tokenizers of both
 engines (the character tagger's from tests/data/previous), lemmatizer,
-morphologizer, UD pipeline, feature tagger, linear estimators and MLPs; or
-now and then a bundled model) changed by a few
+morphologizer, dependency parser, UD pipelines with and without a parser,
+feature tagger, linear estimators and MLPs; or now and then a bundled
+model) changed by a few
 mutations: of the decoded JSON header (numbers to 0, -1, huge, NaN,
 Infinity, strings, null, lists, dicts; lists emptied, cut, lengthened,
 duplicated 100,000 times, shuffled; keys dropped or added; kinds swapped),
@@ -19,11 +20,14 @@ offsets, forbidden dtypes), of the container (format version, header
 length, a nested or undecodable header) and raw byte flips in the payload;
 and of what a model is trusted with: tag names with newlines, tabs, escape
 codes, NULs or lone surrogates, and so the strings a model writes (lemmas,
-edit scripts' added text, FEATS bundles, multiword expansions, also grown
-past their bounds), emission and transition weights scaled up
-to float32's maximum, template counts around and far beyond the bound, a
-header around its size bound, and the training settings fine-tuning and
-``update`` reuse (algorithm, MIRA's k and C, fine_tuned, temperature).
+edit scripts' added text, FEATS bundles, multiword expansions, a parser's
+labels, also grown past their bounds), a parser's label list changed with
+its weight table kept within it (the root label alone or missing, lifted
+labels naming no label, thousands of labels), emission and transition
+weights scaled up to float32's maximum, template counts around and far
+beyond the bound, a header around its size bound, and the training
+settings fine-tuning and ``update`` reuse (algorithm, MIRA's k and C,
+fine_tuned, temperature).
 The container is written here, not with ``fasttag.model.modelfile.dumps``, and
 every checksum (per array and the trailer) is recomputed after the
 mutations, so the cases get past the checksums to the semantic validation
@@ -101,7 +105,7 @@ try:                                    # an installed fasttag, or the one of PY
 except ImportError:                     # else the checkout this file is in
     sys.path.insert(0, str(REPO))
 
-SEEDS_VERSION = 5               # bump when the seed models change
+SEEDS_VERSION = 6               # bump when the seed models change
 DEFAULT_TIMEOUT = 20.0          # seconds per case (bundled models: times BUNDLED_SCALE)
 BUNDLED_SCALE = 4.0
 FAILURES = ("load-error", "use-error", "crash", "hang")
@@ -475,6 +479,7 @@ def op_header_key(rnd, d, ctx):
 
 
 KINDS = ["tagger", "segmenter", "spans", "tokenizer", "feature-tagger", "lemmatizer", "morphologizer", "pipeline",
+         "parser",
          "linear.Perceptron", "linear.AveragedPerceptron",
          "linear.PassiveAggressiveClassifier", "linear.SGDClassifier", "linear.SGDRegressor",
          "linear.Neuron", "linear.MLPClassifier", "linear.MLPRegressor", "linear.LinearModel", "linear.", "linear",
@@ -1291,14 +1296,14 @@ WRITTEN_STRINGS = TAG_NAMES + ["de le", " ", "a\x0bb", "a\x1cb", "a\x1db", "a\x0
 def _written(root):
     """Paths (lists of keys) to what a model writes, wherever a pipeline
     nests it: lemmatizer lexicons and classes, morphologizer bundles,
-    tokenizer expansions, tag lists."""
+    tokenizer expansions, tag lists, a parser's labels."""
     found = []
 
     def walk(node, path, depth):
         if depth > 4 or not isinstance(node, dict):
             return
         for key, value in node.items():
-            if key in ("lexicon", "expansions", "tags") and isinstance(value, (list, dict)) and value:
+            if key in ("lexicon", "expansions", "tags", "labels") and isinstance(value, (list, dict)) and value:
                 found.append(path + [key])
             elif isinstance(value, dict):
                 walk(value, path + [key], depth + 1)
@@ -1348,7 +1353,7 @@ def op_written_strings(rnd, d, ctx):
             return f"{where}: the form {_short(form + bad, 30)} added"
         node[form] = words
         return f"{where}[{_short(form, 20)}] ({how}) = {_short(words, 40)}"
-    if path[-1] == "tags" and isinstance(node, list) and all(isinstance(t, str) for t in node):
+    if path[-1] in ("tags", "labels") and isinstance(node, list) and all(isinstance(t, str) for t in node):
         i = rnd.randrange(len(node))
         old = node[i]
         if old.count("|") == 4:                     # an edit script: what it adds, percent-encoded
@@ -1494,6 +1499,73 @@ def op_training_info(rnd, d, ctx):
     return f"meta[{key!r}] = {_short(v)}"
 
 
+def _parser_headers(root, path=(), depth=0):
+    """Paths to the headers of parsers, wherever a pipeline nests them."""
+    if depth > 4 or not isinstance(root, dict):
+        return []
+    found = [list(path)] if root.get("kind") == "parser" else []
+    for key, value in root.items():
+        if isinstance(value, dict):
+            found += _parser_headers(value, path + (key,), depth + 1)
+    return found
+
+
+#: Label lists a parser might be given: the root label alone, none, its decorations broken.
+PARSER_LABELS = [["root"], ["nsubj"], ["ROOT", "nsubj"], ["root", "root||root"], ["root", "nmod||zzz"],
+                 ["root", "||"], ["root", "a||"], ["root", "||b"], ["root", "nsubj||obj||obl"], ["_", "root"],
+                 ["root", "nsubj", "nsubj"], []]
+
+
+def op_parser_labels(rnd, d, ctx):
+    """Change a parser's label list and keep its weight table's classes
+    within 1 + 2 * labels, so that the change gets past the size checks
+    to what parsing does with the labels."""
+    paths = _parser_headers(d.header)
+    if not paths:
+        return None
+    path = rnd.choice(paths)
+    node = _get(d.header, path)
+    labels = node.get("labels")
+    labels = list(labels) if isinstance(labels, list) else []
+    choice = rnd.choice(["pool", "pool", "drop-root", "shrink", "grow", "many", "permute", "decorate"])
+    if choice == "pool":
+        new = _copy(rnd.choice(PARSER_LABELS))
+    elif choice == "drop-root":
+        new = [x for x in labels if x != "root"] or ["dep"]
+    elif choice == "shrink":
+        new = labels[:rnd.randrange(1, len(labels) + 1)] if labels else []
+    elif choice == "grow":
+        new = labels + [f"x{k}" for k in range(rnd.choice([1, 2, 7]))]
+    elif choice == "many":
+        new = labels + [f"rel{k}" for k in range(rnd.choice([1000, 5000]))]
+    elif choice == "permute":
+        new = list(labels)
+        rnd.shuffle(new)
+    else:
+        new = [x + "||" + rnd.choice(labels + ["zzz"]) if isinstance(x, str) and rnd.random() < 0.5 else x
+               for x in labels]
+    node["labels"] = new
+    _keep_classes(d, (f"{path[-1]}/" if path else "") + "weights", 1 + 2 * len(new))    # a part's: "dep/weights"
+    return f"{_fmt_path(path + ['labels'])} ({choice}): {len(labels)} -> {len(new)} labels {_short(new, 50)}"
+
+
+def _keep_classes(d, prefix, n_classes):
+    """The weight table ``prefix`` without its weights of classes past
+    ``n_classes`` (and the features left with none)."""
+    arrays = {e[0]: e for e in d.arrays}
+    try:
+        keys, counts, labels, weights = (arrays[f"{prefix}.{k}"][1] for k in ("keys", "counts", "labels", "weights"))
+        owner = np.repeat(np.arange(len(keys)), counts.astype(np.int64))
+        keep = labels.astype(np.int64) < n_classes
+        new_counts = np.bincount(owner[keep], minlength=len(keys)).astype(counts.dtype)
+    except (KeyError, ValueError, TypeError):
+        return                                  # an earlier mutation broke the table: nothing to keep in step
+    arrays[f"{prefix}.keys"][1] = keys[new_counts > 0]
+    arrays[f"{prefix}.counts"][1] = new_counts[new_counts > 0]
+    arrays[f"{prefix}.labels"][1] = labels[keep]
+    arrays[f"{prefix}.weights"][1] = weights[keep]
+
+
 # (weight, operator)
 OPERATORS = [
     (22, op_header_value), (10, op_header_list), (5, op_header_key), (3, op_kind),
@@ -1503,7 +1575,7 @@ OPERATORS = [
     (20, op_array), (3, op_array_add), (3, op_array_drop), (2, op_array_rename), (2, op_array_swap),
     (8, op_table), (4, op_payload_flip), (3, op_container),
     (5, op_tag_chars), (5, op_extreme_weights), (3, op_template_count), (1, op_header_size),
-    (5, op_training_info), (6, op_written_strings),
+    (5, op_training_info), (6, op_written_strings), (4, op_parser_labels),
 ]
 
 
@@ -1555,9 +1627,10 @@ def _linear_data():
 OLD_TOKENIZER = HERE.parent / "data" / "previous" / "tokenizer.ftm"
 
 
-def _ud_sentence(n, tokens):
+def _ud_sentence(n, tokens, tree=None):
     """CoNLL-U of one sentence: ``tokens`` are (form, [(word, lemma, UPOS,
-    XPOS, FEATS)], space after)."""
+    XPOS, FEATS)], space after); ``tree``: the words' (HEAD, DEPREL), or
+    None for ``_``."""
     text = "".join(form + (" " if space else "") for form, _, space in tokens).rstrip()
     lines = [f"# sent_id = {n}", f"# text = {text}"]
     k = 1
@@ -1567,7 +1640,8 @@ def _ud_sentence(n, tokens):
             lines.append(f"{k}-{k + len(words) - 1}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
             misc = "_"
         for w in words:
-            lines.append(f"{k}\t" + "\t".join(w) + f"\t_\t_\t_\t{misc}")
+            head, deprel = ("_", "_") if tree is None else tree[k - 1]
+            lines.append(f"{k}\t" + "\t".join(w) + f"\t{head}\t{deprel}\t_\t{misc}")
             k += 1
     return "\n".join(lines) + "\n\n"
 
@@ -1580,7 +1654,7 @@ _DE_LE = [_w("de", "de", "ADP", "P"), _w("le", "le", "DET", "DA", "Definite=Def|
 _A_LE = [_w("à", "à", "ADP", "P"), _w("le", "le", "DET", "DA", "Definite=Def|Gender=Masc")]
 #: A tiny hand-made treebank: multiword tokens whose words do not spell
 #: them, lemmas by scripts and stored, features, XPOS, two paragraphs.
-UD_CONLLU = "".join(_ud_sentence(n, tokens) for n, tokens in enumerate([
+UD_SENTENCES = [
     [("Il", [_w("Il", "il", "PRON", "PRO", "Number=Sing|Person=3")], True),
      ("va", [_w("va", "aller", "VERB", "V", "Mood=Ind|Number=Sing|Person=3|Tense=Pres")], True),
      ("du", _DE_LE, True), ("marché", [_w("marché", "marché", "NOUN", "NC", "Gender=Masc|Number=Sing")], True),
@@ -1600,7 +1674,19 @@ UD_CONLLU = "".join(_ud_sentence(n, tokens) for n, tokens in enumerate([
     [("Nous", [_w("Nous", "nous", "PRON", "PRO", "Number=Plur|Person=1")], True),
      ("étions", [_w("étions", "être", "AUX", "V", "Mood=Ind|Number=Plur|Person=1|Tense=Imp")], True),
      ("là", [_w("là", "là", "ADV", "ADV")], False), ("?", [_w("?", "?", "PUNCT", "PONCT")], True)],
-]))
+]
+UD_CONLLU = "".join(_ud_sentence(n, tokens) for n, tokens in enumerate(UD_SENTENCES))
+#: The treebank's trees, per word (HEAD, DEPREL); "de Paris" hangs from "Elle" across the root, a
+#: non-projective arc, so that a parser learns a lifted label.
+UD_TREES = [
+    [(2, "nsubj"), (0, "root"), (5, "case"), (5, "det"), (2, "obl"), (8, "case"), (8, "det"), (2, "obl"),
+     (2, "punct")],
+    [(2, "det"), (3, "nsubj"), (0, "root"), (6, "case"), (6, "det"), (3, "obj"), (3, "punct")],
+    [(2, "nsubj"), (0, "root"), (5, "case"), (5, "det"), (2, "obl:arg"), (7, "case"), (1, "nmod"), (2, "punct")],
+    [(3, "nsubj"), (3, "cop"), (0, "root"), (3, "punct")],
+]
+UD_TREES_CONLLU = "".join(_ud_sentence(n, tokens, tree)
+                          for n, (tokens, tree) in enumerate(zip(UD_SENTENCES, UD_TREES)))
 #: Raw text for the models that read it: multiword tokens, unseen and odd words, two paragraphs.
 RAW_TEXTS = ["Il va du marché au bureau. Elle parle du chat!", "DU PAIN au Chat de Zyxwvut ?\nÉtions-nous là",
              "😀 İ a\u00a0b 3.14 http://x.fr a@b.fr  ", "", "x"]
@@ -1671,6 +1757,11 @@ def _build_seed_models(dest):
     put("lemma_many_scripts", Lemmatizer.train(many, epochs=2, **quiet), "lemma", weight=1)
     put("morph", Morphologizer.train(ud, epochs=3, **quiet), "morph", weight=1)
     put("pipeline", Pipeline.train(ud, epochs=2, **quiet), "ud", weight=2)
+    from fasttag.tasks.dep import DependencyParser
+    trees = dest / "ud_trees.conllu"
+    trees.write_text(UD_TREES_CONLLU * 3, encoding="utf-8")
+    put("parser", DependencyParser.train(trees, epochs=3, **quiet), "dep", weight=1.5)
+    put("pipeline_dep", Pipeline.train(trees, epochs=2, **quiet), "ud", weight=1.5)
     put("features", FeatureTagger.train(FEATURE_PAIRS * 3, epochs=3, **quiet), "features", weight=1)
     if OLD_TOKENIZER.exists():
         # the character tagger of earlier releases (it cannot be trained now), given expansions
@@ -2273,10 +2364,11 @@ def _check_text_lines(out, what):
         raise UseCheckFailed(f"{what}: the output holds {ascii(found.group())}")
 
 
-def _ud_file(tmp):
-    path = Path(tmp) / "ud.conllu"
+def _ud_file(tmp, trees=False):
+    """The hand-made treebank in ``tmp``; with ``trees``, its HEAD and DEPREL filled."""
+    path = Path(tmp) / ("ud_trees.conllu" if trees else "ud.conllu")
     if not path.exists():
-        path.write_text(UD_CONLLU, encoding="utf-8")
+        path.write_text(UD_TREES_CONLLU if trees else UD_CONLLU, encoding="utf-8")
     return path
 
 
@@ -2308,6 +2400,19 @@ def _spacy_nlp():
 _SPACY = {}
 
 
+def _check_spacy_trees(docs):
+    """A parsed doc: each sentence one tree (one root, its own head, labelled
+    ROOT), heads inside their sentence, labels that are fields."""
+    for doc in docs:
+        for sent in doc.sents:
+            roots = [t for t in sent if t.head.i == t.i]
+            if len(roots) != 1 or roots[0].dep_ != "ROOT" or any(not sent.start <= t.head.i < sent.end
+                                                                 for t in sent):
+                raise UseCheckFailed(f"spaCy parse: {[(t.text, t.head.i, t.dep_) for t in sent]!r:.200}")
+        _check_strings([t.dep_ for t in doc], "spaCy deps", spaces=False)
+        list(doc.noun_chunks)
+
+
 def _use_spacy(model, ph, tmp, component):
     """The model as spaCy's tokenizer or UD component, where spaCy is installed."""
     nlp = _spacy_nlp()
@@ -2327,6 +2432,8 @@ def _use_spacy(model, ph, tmp, component):
         pipe = ph("spaCy fasttag_ud", FasttagPipeline, nlp.vocab, "fasttag_ud", str(path), 1000)
         docs = ph("spaCy fasttag_ud(doc)", lambda: [pipe(doc) for doc in docs])
         ph("spaCy lemmas", _check_strings, [t.lemma_ for d in docs for t in d if t.lemma_], "spaCy lemmas")
+        if "head" in model.columns:
+            ph("spaCy parse", _check_spacy_trees, docs)
 
 
 def _use_tokenizer(model, case, ph, tmp):
@@ -2393,6 +2500,55 @@ def _use_morphologizer(model, case, ph, tmp):
     return _use_word_column(model, case, ph, tmp, "analyze", "feats")
 
 
+def _check_parses(out, sentences, labels):
+    """A parser's (heads, deprels) of ``sentences``: per sentence a tree
+    (heads 1-based, 0 the root) and labels among the model's, undecorated,
+    that CoNLL-U can hold; where the model has the label "root", the root's
+    label and no other word's."""
+    from fasttag.text import trees
+    heads, deprels = out
+    if len(heads) != len(sentences) or len(deprels) != len(sentences):
+        raise UseCheckFailed(f"parse: {len(heads)} trees for {len(sentences)} sentences")
+    plain = {trees.plain_label(x) for x in labels}
+    for s, hs, ls in zip(sentences, heads, deprels):
+        if len(hs) != len(s) or len(ls) != len(s):
+            raise UseCheckFailed(f"parse: {len(hs)} heads, {len(ls)} labels for {len(s)} words")
+        if s:
+            try:
+                trees.check_tree(hs)
+            except ValueError as exc:
+                raise UseCheckFailed(f"parse: no tree: {exc}") from None
+        if any(x not in plain or trees.LIFT in x for x in ls):
+            raise UseCheckFailed(f"parse: labels {_short(ls, 80)} not among the model's {_short(labels, 80)}")
+        if "root" in labels and any((h == 0) != (x == "root") for h, x in zip(hs, ls)):
+            raise UseCheckFailed(f"parse: the root label elsewhere than on the root: {_short(list(zip(hs, ls)), 80)}")
+        _check_strings(ls, "parse labels", spaces=False)
+
+
+def _use_parser(model, case, ph, tmp):
+    """A dependency parser's uses: parses of words with every column, some
+    or none, each checked to be a tree; the round trip; fine-tuning
+    (refused)."""
+    words, upos = _upos_sentences()
+    words, upos = words + [["x"], [], ["a"] * 300], upos + [["X"], [], ["NOUN"] * 300]
+    columns = {"upos": upos, "xpos": upos, "feats": [["_" if i % 2 else "Number=Sing" for i in range(len(s))]
+                                                     for s in words],
+               "lemma": [[w.lower() for w in s] for s in words]}
+    out = ph("parse", model.parse, words, {"upos": upos})
+    ph("parse gives trees", _check_parses, out, words, model.labels)
+    ph("parse(no columns) gives trees", _check_parses, ph("parse(no columns)", model.parse, words), words,
+       model.labels)
+    ph("parse(every column) gives trees", _check_parses, ph("parse(every column)", model.parse, words, columns),
+       words, model.labels)
+    ph("parse(no sentences)", model.parse, [])
+    ph("summary", model.summary)
+    _roundtrip(ph, model, case["loader"], lambda m: m.parse(words, columns))
+    tuned = _fine_tune_or_refused(ph, model, _ud_file(tmp, trees=True))
+    if tuned is not None:
+        ph("parse after fine-tuning", tuned.parse, words)
+    return out
+
+
 def _use_pipeline(model, case, ph, tmp):
     has_tok = model.tokenizer is not None
     if has_tok:
@@ -2407,7 +2563,9 @@ def _use_pipeline(model, case, ph, tmp):
     for column, values in out.items():
         ph("tag_words values", _check_strings, [v for s in values for v in s], f"tag_words {column}",
            spaces=column == "lemma")
-    ud = _ud_file(tmp)
+    if "head" in out:
+        ph("tag_words trees", _check_tree_columns, out, words, model)
+    ud = _ud_file(tmp, trees=True)
     ph("evaluate(gold tokens)", model.evaluate, ud, gold_tokens=True)
     text, conllu = RAW_FILE, ud.read_text(encoding="utf-8")
     checks = {"conllu": _check_valid_conllu, "json": _check_json_lines, "tagged": _check_text_lines}
@@ -2421,10 +2579,23 @@ def _use_pipeline(model, case, ph, tmp):
         ph(what + " output", checks[to], ph(what, _tag_file, model, tmp, name, data, format=fmt, to=to), what)
     _roundtrip(ph, model, case["loader"], lambda m: m.tag_words(words))
     _use_spacy(model, ph, tmp, "ud")
-    tuned = _fine_tune_or_refused(ph, model, ud, allow_new_tags=True)
+    # without trees, so that a parser is kept as it was and the other parts fine-tuned
+    tuned = _fine_tune_or_refused(ph, model, _ud_file(tmp), allow_new_tags=True)
     if tuned is not None:
         ph("tag_words after fine-tuning", tuned.tag_words, words)
     return out
+
+
+def _check_tree_columns(columns, sentences, pipeline):
+    """A pipeline's HEAD and DEPREL columns: what :func:`_check_parses`
+    asks of its parser's parses."""
+    from fasttag.tasks.dep import DependencyParser
+    parser = next(m for m in pipeline.parts.values() if isinstance(m, DependencyParser))
+    try:
+        heads = [[int(h) for h in hs] for hs in columns["head"]]
+    except ValueError:
+        raise UseCheckFailed(f"tag_words: HEAD {_short(columns['head'], 60)} is not numbers") from None
+    _check_parses((heads, columns["deprel"]), sentences, parser.labels)
 
 
 def _use_features(model, case, ph, tmp):
@@ -2460,9 +2631,11 @@ def _uses():
     from fasttag.tasks.lemma import Lemmatizer
     from fasttag.tasks.morph import Morphologizer
     from fasttag.pipeline import Pipeline
+    from fasttag.tasks.dep import DependencyParser
     return [(Tagger, _use_tagger), (Segmenter, _use_segmenter), (SpanTagger, _use_spans),
             (LinearModel, _use_linear), (Tokenizer, _use_tokenizer), (Lemmatizer, _use_lemmatizer),
-            (Morphologizer, _use_morphologizer), (Pipeline, _use_pipeline), (FeatureTagger, _use_features)]
+            (Morphologizer, _use_morphologizer), (Pipeline, _use_pipeline), (FeatureTagger, _use_features),
+            (DependencyParser, _use_parser)]
 
 
 def _load(data, loader):
@@ -3199,7 +3372,8 @@ def main(argv=None):
                    "folder)")
     p.add_argument("--run", metavar="FILE", help="load and use one model file in this process")
     p.add_argument("--loader", default="fasttag.loads", help="with --run: fasttag.loads or linear.CLASS")
-    p.add_argument("--family", default="pos", help="with --run: pos, seg, ner, chunk or linear")
+    p.add_argument("--family", default="pos", help="with --run: pos, seg, ner, chunk, linear, tok, lemma, morph, "
+                   "ud, dep or features")
     p.add_argument("--no-fork", action="store_true",
                    help="run the cases in the worker itself, not each in a forked child")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -98,13 +98,15 @@ def test_its_part_of_the_model_file_reads_back_to_the_same_predictions(name, tre
 def test_in_a_pipeline_it_fills_its_columns_of_raw_text(name, learned):
     """The pipeline knows it only through the contract: its columns come
     out of ``to_conllu`` filled (a tokenizer alone gives the tokens)."""
-    parts = {n: c for n, c in learned.items() if not c.tokenizes and (n == name or n == "upos")}
+    reads = learned[name].reads
+    parts = {n: c for n, c in learned.items()
+             if not c.tokenizes and (n == name or n == "upos" or set(c.fills) & set(reads))}
     pipe = fasttag.Pipeline(learned["tok"], parts)
     loaded = fasttag.loads(pipe.to_bytes())
     conllu = loaded.to_conllu(TEXT)
     assert conllu == pipe.to_conllu(TEXT)
     rows = [line.split("\t") for line in conllu.splitlines() if line and not line.startswith("#")]
-    fields = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5}
+    fields = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5, "head": 6, "deprel": 7}
     for column in component_class(name).fills:
         assert all(r[fields[column]] not in ("", "_") or column == "feats" for r in rows if "-" not in r[0])
     assert [r[1] for r in rows if "-" not in r[0]][:4] == ["I", "do", "n't", "like"]

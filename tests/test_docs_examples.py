@@ -82,7 +82,7 @@ STAND_INS = {
                     "sample_ud.conllu"),
     **dict.fromkeys(["dev.conllu", "test.conllu", "en_ewt-ud-dev.conllu",
                      "en_ewt-ud-test.conllu", "fr-dev.conllu", "fr-test.conllu", "input.conllu", "gold.conllu",
-                     "system.conllu"], "sample.conllu"),
+                     "system.conllu", "treebank.conllu"], "sample.conllu"),
     **dict.fromkeys(["eng.train", "eng.testa", "eng.testb"], "sample_ner.conll"),     # CoNLL-2003
     "train.txt": "sample_chunk.conll",                                                # CoNLL-2000
     **dict.fromkeys(["pd_train.txt", "pd_dev.txt"], "sample_zh_train.txt"),           # People's Daily

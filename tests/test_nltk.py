@@ -7,7 +7,7 @@ nltk = pytest.importorskip("nltk", reason="NLTK is an optional extra: pip instal
 
 import fasttag  # noqa: E402
 from fasttag.text import formats as ftio
-from fasttag.nltk import PerceptronTagger, pos_tag  # noqa: E402
+from fasttag.nltk import PerceptronTagger, dependency_graphs, pos_tag  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -96,3 +96,65 @@ def test_nltk_signatures_tagset_lang_and_confidences():
     assert all(0 < c <= 1 for _, _, c in triples)
     with pytest.raises(ValueError, match="use_tagdict"):
         tagger.tag(words, use_tagdict=False)
+
+
+#: A hand-made treebank with trees (ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL, MISC after): enough to parse itself.
+TREES = """\
+# text = The dog saw a big cat.
+1 The the DET DT PronType=Art 2 det _
+2 dog dog NOUN NN Number=Sing 3 nsubj _
+3 saw see VERB VBD Tense=Past 0 root _
+4 a a DET DT PronType=Art 6 det _
+5 big big ADJ JJ Degree=Pos 6 amod _
+6 cat cat NOUN NN Number=Sing 3 obj SpaceAfter=No
+7 . . PUNCT . _ 3 punct _
+
+# text = Anna sleeps in the park.
+1 Anna Anna PROPN NNP Number=Sing 2 nsubj _
+2 sleeps sleep VERB VBZ Tense=Pres 0 root _
+3 in in ADP IN _ 5 case _
+4 the the DET DT PronType=Art 5 det _
+5 park park NOUN NN Number=Sing 2 obl SpaceAfter=No
+6 . . PUNCT . _ 2 punct _
+
+"""
+
+
+@pytest.fixture(scope="module")
+def parser_pipeline(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dep") / "trees.conllu"
+    rows = [line if not line or line[0] == "#" else "\t".join(line.split()[:8] + ["_", line.split()[8]])
+            for line in TREES.split("\n")]
+    path.write_text("\n".join(rows) * 4, encoding="utf-8")
+    return fasttag.Pipeline.train(path, verbose=False)
+
+
+def test_dependency_graphs_are_nltk_graphs_of_the_pipelines_parse(parser_pipeline):
+    """Raw text or pretokenized sentences, each an NLTK DependencyGraph
+    whose nodes hold the columns of fasttag's own CoNLL-U."""
+    text = "The dog saw a big cat. Anna sleeps in the park."
+    graphs = dependency_graphs(text, parser_pipeline)
+    assert all(isinstance(g, nltk.parse.DependencyGraph) for g in graphs) and len(graphs) == 2
+    blocks = parser_pipeline.to_conllu(text).strip().split("\n\n")
+    for graph, block in zip(graphs, blocks):
+        rows = [line.split("\t") for line in block.split("\n") if line[0].isdigit()]
+        nodes = [graph.nodes[i] for i in range(1, len(rows) + 1)]
+        assert [(n["word"], n["lemma"], n["ctag"], n["tag"], n["feats"], n["head"], n["rel"]) for n in nodes] == \
+            [(r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7]) for r in rows]
+        assert not graph.contains_cycle()
+    assert graphs[0].root["word"] == "saw" and graphs[1].root["word"] == "sleeps"
+    assert graphs[0].tree() == nltk.Tree("saw", [nltk.Tree("dog", ["The"]), nltk.Tree("cat", ["a", "big"]), "."])
+    assert (("saw", "VERB"), "obj", ("cat", "NOUN")) in list(graphs[0].triples())      # triples show UPOS
+    words = [["The", "dog", "saw", "a", "big", "cat", "."], ["Anna", "sleeps", "in", "the", "park", "."], []]
+    pretokenized = dependency_graphs(words, parser_pipeline)
+    assert [g.to_conll(10) for g in pretokenized[:2]] == [g.to_conll(10) for g in graphs]
+    assert pretokenized[2].root is None and len(pretokenized) == 3
+
+
+def test_dependency_graphs_need_a_parser_and_lists_of_words(parser_pipeline):
+    with pytest.raises(ValueError, match="not a UD pipeline with a parser"):
+        dependency_graphs("The dog barks.", "en-ud")
+    with pytest.raises(ValueError, match="not a UD pipeline with a parser"):
+        dependency_graphs("The dog barks.", "en")
+    with pytest.raises(TypeError, match="sentence 2 is a str"):
+        dependency_graphs([["The", "dog"], "a cat"], parser_pipeline)

@@ -90,6 +90,135 @@ def test_ud_component_defaults_to_the_bundled_en_ud_and_saves_it(tmp_path):
     assert spacy.load(tmp_path / "pipe").get_pipe("fasttag_ud").labels == ("upos",)
 
 
+#: A hand-made English treebank with trees (one non-projective: "hearing ... on the issue"): per
+#: sentence its text and its words' FORM LEMMA UPOS XPOS HEAD DEPREL.
+TREES = [
+    ("The dog saw a big cat.", "The the DET DT 2 det | dog dog NOUN NN 3 nsubj | saw see VERB VBD 0 root | "
+     "a a DET DT 6 det | big big ADJ JJ 6 amod | cat cat NOUN NN 3 obj | . . PUNCT . 3 punct"),
+    ("Anna visited Paris on Monday.", "Anna Anna PROPN NNP 2 nsubj | visited visit VERB VBD 0 root | "
+     "Paris Paris PROPN NNP 2 obj | on on ADP IN 5 case | Monday Monday PROPN NNP 2 obl | . . PUNCT . 2 punct"),
+    ("The old man sleeps in the park.", "The the DET DT 3 det | old old ADJ JJ 3 amod | man man NOUN NN 4 nsubj | "
+     "sleeps sleep VERB VBZ 0 root | in in ADP IN 7 case | the the DET DT 7 det | park park NOUN NN 4 obl | "
+     ". . PUNCT . 4 punct"),
+    ("She likes green tea and cakes.", "She she PRON PRP 2 nsubj | likes like VERB VBZ 0 root | "
+     "green green ADJ JJ 4 amod | tea tea NOUN NN 2 obj | and and CCONJ CC 6 cc | cakes cake NOUN NNS 4 conj | "
+     ". . PUNCT . 2 punct"),
+    ("A hearing is scheduled on the issue today.", "A a DET DT 2 det | hearing hearing NOUN NN 4 nsubj:pass | "
+     "is be AUX VBZ 4 aux:pass | scheduled schedule VERB VBN 0 root | on on ADP IN 7 case | the the DET DT 7 det | "
+     "issue issue NOUN NN 2 nmod | today today NOUN NN 4 obl:tmod | . . PUNCT . 4 punct"),
+]
+
+
+#: TREES' FEATS, by XPOS.
+FEATS_OF_XPOS = {"DT": "PronType=Art", "NN": "Number=Sing", "NNS": "Number=Plur", "NNP": "Number=Sing",
+                 "JJ": "Degree=Pos", "PRP": "Case=Nom|Person=3", "VBD": "Tense=Past|VerbForm=Fin",
+                 "VBZ": "Number=Sing|Person=3|Tense=Pres|VerbForm=Fin", "VBN": "Tense=Past|VerbForm=Part"}
+
+
+def _trees_conllu(copies):
+    """TREES as CoNLL-U, ``copies`` times (a decorated label is learned when seen twice)."""
+    lines = []
+    for c in range(copies):
+        for n, (text, spec) in enumerate(TREES, 1):
+            words = [w.split() for w in spec.split(" | ")]
+            lines += [f"# sent_id = {c}-{n}", f"# text = {text}"]
+            for i, (form, lemma, upos, xpos, head, deprel) in enumerate(words, 1):
+                misc = "SpaceAfter=No" if i < len(words) and words[i][0] == "." else "_"
+                feats = FEATS_OF_XPOS.get(xpos, "_")
+                lines.append(f"{i}\t{form}\t{lemma}\t{upos}\t{xpos}\t{feats}\t{head}\t{deprel}\t_\t{misc}")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def parser_pipeline_path(tmp_path_factory):
+    """A UD pipeline with a tokenizer and a parser, trained on TREES (which it then parses right)."""
+    folder = tmp_path_factory.mktemp("dep")
+    (folder / "trees.conllu").write_text(_trees_conllu(4), encoding="utf-8")
+    model = fasttag.Pipeline.train(folder / "trees.conllu", verbose=False)
+    assert "dep" in model.components
+    model.save(folder / "dep.ftm")
+    return folder / "dep.ftm"
+
+
+def _parsing_nlp(path, tokenizer=True):
+    config = {"nlp": {"tokenizer": {"@tokenizers": "fasttag.tokenizer.v1", "model": str(path)}}} if tokenizer else {}
+    nlp = spacy.blank("en", config=config)
+    nlp.add_pipe("fasttag_ud", config={"model": str(path)})
+    return nlp
+
+
+def _conllu_trees(text):
+    """Per sentence of fasttag's CoNLL-U ``text``: (forms, heads, deprels)."""
+    out = []
+    for block in text.strip("\n").split("\n\n"):
+        rows = [line.split("\t") for line in block.split("\n") if line and line[0].isdigit()]
+        words = [r for r in rows if r[0].isdigit()]
+        out.append(([r[1] for r in words], [int(r[6]) for r in words], [r[7] for r in words]))
+    return out
+
+
+def test_ud_component_sets_the_tree_fasttag_writes_in_conllu(parser_pipeline_path):
+    """With a parser in the pipeline, each token's head and label are those
+    of fasttag's own CoNLL-U of the same text (the root its own head,
+    labelled "ROOT" as spaCy's parsers label it); whitespace tokens hang
+    from a word of their sentence; the sentences stay the tokenizer's."""
+    nlp = _parsing_nlp(parser_pipeline_path)
+    text = "The dog saw a big cat.  Anna visited Paris on Monday.\nA hearing is scheduled on the issue today."
+    before = [s.text for s in nlp.make_doc(text).sents]
+    doc = nlp(text)
+    expected = _conllu_trees(fasttag.load(str(parser_pipeline_path)).to_conllu(text))
+    assert [s.text for s in doc.sents] == before and len(before) == len(expected) == 3
+    for sent, (forms, heads, deprels) in zip(doc.sents, expected):
+        words = [t for t in sent if not t.is_space]
+        assert [t.text for t in words] == forms
+        assert [t.head.i for t in words] == [t.i if h == 0 else words[h - 1].i for t, h in zip(words, heads)]
+        assert [t.dep_ for t in words] == ["ROOT" if h == 0 else d for h, d in zip(heads, deprels)]
+        assert all(sent.start <= t.head.i < sent.end for t in sent)
+        assert [t.dep_ for t in sent if t.head == t] == ["ROOT"] and sent.root.dep_ == "ROOT"
+    assert [(t.text, t.head.text, t.dep_) for t in doc if t.is_space] == [(" ", ".", "dep"), ("\n", ".", "dep")]
+    assert doc[2].dep_ == "ROOT" and doc[2].head == doc[2] and doc[1].head == doc[2]
+    # the non-projective arc of the training tree comes back
+    assert [(t.text, t.head.text, t.dep_) for t in doc if t.text == "issue"] == [("issue", "hearing", "nmod")]
+    assert {"token.dep", "token.head", "doc.sents"} <= set(nlp.analyze_pipes()["summary"]["fasttag_ud"]["assigns"])
+
+
+def test_ud_component_noun_chunks_of_an_english_parse(parser_pipeline_path):
+    """English's own noun chunk iterator reads spaCy's English labels
+    (dobj, pobj), so that of UD labels it finds subjects only; the parsed
+    docs use fasttag's UD iterator, which finds objects and obliques too."""
+    nlp = _parsing_nlp(parser_pipeline_path)
+    doc = nlp("The dog saw a big cat. The old man sleeps in the park. She likes green tea and cakes.")
+    assert [c.text for c in doc.noun_chunks] == ["The dog", "a big cat", "The old man", "the park", "She",
+                                                 "green tea", "cakes"]
+    assert all(c.label_ == "NP" for c in doc.noun_chunks)
+    assert [c.text for c in list(doc.sents)[1].noun_chunks] == ["The old man", "the park"]
+    english = [doc[a:b].text for a, b, _ in spacy.blank("en").vocab.get_noun_chunks(doc)]
+    assert english == ["The dog", "The old man", "She"]
+    bare = spacy.blank("en")("The dog saw a cat")
+    with pytest.raises(ValueError, match="dependency parse"):
+        list(fasttag.spacy.ud_noun_chunks(bare))
+
+
+def test_ud_component_parses_within_the_sentences_a_doc_has(parser_pipeline_path):
+    """A sentencizer's sentences bound the trees as the tokenizer's do; a
+    doc without sentence starts is one tree; a pipeline without a parser
+    sets no tree."""
+    nlp = _parsing_nlp(parser_pipeline_path, tokenizer=False)
+    text = "The dog saw a big cat . The old man sleeps in the park ."
+    assert len(list(nlp(text).sents)) == 1
+    nlp.add_pipe("sentencizer", first=True)
+    doc = nlp(text)
+    assert [s.text for s in doc.sents] == ["The dog saw a big cat .", "The old man sleeps in the park ."]
+    assert [s.root.text for s in doc.sents] == ["saw", "sleeps"]
+    assert all(s.start <= t.head.i < s.end for s in doc.sents for t in s)
+    assert [(t.text, t.dep_) for t in nlp("  ")] == [("  ", "ROOT")] and len(nlp("")) == 0
+    untagged = spacy.blank("en")
+    untagged.add_pipe("fasttag_ud")
+    plain = untagged("The dog saw a cat .")
+    assert not plain.has_annotation("DEP") and plain[1].pos_ == "NOUN"
+
+
 def test_ner_component_sets_ents_or_spans(ner_path):
     model = fasttag.load(str(ner_path))
     words = ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]

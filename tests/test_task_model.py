@@ -20,7 +20,8 @@ TASKS = {name: t for name, t in registry.train_commands().items() if t.cls.__mod
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = {"pos": DATA / "sample.conllu", "seg": DATA / "sample_zh_train.txt", "chunk": DATA / "sample_chunk.conll",
            "ner": DATA / "sample_ner.conll", "tok": DATA / "sample_tok.conllu",
-           "lemma": DATA / "sample_lemma.conllu", "morph": DATA / "sample_lemma.conllu", "ud": DATA / "sample_ud.conllu"}
+           "lemma": DATA / "sample_lemma.conllu", "morph": DATA / "sample_lemma.conllu", "ud": DATA / "sample_ud.conllu",
+           "dep": DATA / "sample_lemma.conllu"}
 
 # a valid value other than the default for every training flag, and what
 # the flag needs beside it
@@ -72,6 +73,8 @@ def baselines(tmp_path_factory, run_cli):
     out = {}
     for task in TASKS:
         for extra in ([], ["--algorithm", "mira"]):
+            if extra and not options.BY_NAME["algorithm"].applies(task):
+                continue            # a task with one learning rule (the parser)
             path = folder / f"{task}{len(extra)}.ftm"
             proc = run_cli("train", task, SAMPLES[task], "-o", path, *BASE, *extra)
             assert proc.returncode == 0, proc.stderr
@@ -262,7 +265,8 @@ def test_a_trained_model_predicts_as_its_saved_file_does(task):
     back = fasttag.loads(model.to_bytes())
     assert back.to_bytes() == model.to_bytes()
     for part, again in zip(getattr(model, "parts", {"": model}).values(), getattr(back, "parts", {"": back}).values()):
-        assert np.array_equal(again.model.trans, part.model.trans)
+        if hasattr(part, "model"):          # a sequence model's transitions (the parser has none)
+            assert np.array_equal(again.model.trans, part.model.trans)
     assert _same_scores(model.evaluate(SAMPLES[task]), back.evaluate(SAMPLES[task]))
 
 

@@ -232,7 +232,8 @@ def _add_train_tasks(train):
         _add_encoding(p)
         _reads(p, train="TRAIN", dev="--dev")
         _writes(p, output="-o")
-        if not getattr(task.cls, "composite", False):     # one model's training: its curve, Dask shards
+        # one model's training: its curve, Dask shards (where its class trains on shards)
+        if getattr(task.cls, "sharded_training", not getattr(task.cls, "composite", False)):
             p.add_argument("--plot", metavar="PNG", help="also write the training curve (needs matplotlib)")
             p.add_argument("--dask", action="store_true",
                            help="train on a local Dask cluster: --threads worker processes (default 2; 0: one "

@@ -39,6 +39,9 @@ def tag_command(args):
         uses = " or ".join(f"'fasttag {c}'" for c in model.commands)
         raise InputError(f"-m {args.model or bundled}: {'an' if what[0] in 'aeiou' else 'a'} {what} model, which "
                          f"'fasttag {args.command}' does not run" + (f": use {uses}" if uses else ""))
+    if getattr(model, "pipeline_part", False):   # it reads columns others fill: run as a pipeline of one part
+        from ..pipeline import Pipeline
+        model = Pipeline.of(model)
     model = model.for_command(args.command)     # a pipeline tokenizes with its own tokenizer
     given = {"json": args.json} if args.json else {}
     if nbest is not None:

@@ -58,6 +58,8 @@ class Option:
         """Whether ``task`` (a declared task or a command of
         :data:`COMMANDS`) takes this option."""
         entry = registry.TASKS.get(task)
+        if entry is not None and self.name in entry.refuses:
+            return False
         takes = entry.options if entry is not None else COMMANDS.get(task, ())
         return self.group in takes or self.name in takes
 

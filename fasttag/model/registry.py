@@ -29,9 +29,10 @@ class Task:
     defaults: dict = field(default_factory=dict)  # its own defaults, over the table's
     keywords: dict = field(default_factory=dict)  # what ``cls.train`` needs to train it
     shown_defaults: dict = field(default_factory=dict)  # help texts of defaults that are not one value
+    refuses: frozenset = frozenset()        # shared options it does not take (a learning rule it lacks)
 
 
-def task(name, *, title=None, help=None, options=(), defaults=None, shown_defaults=None, **keywords):
+def task(name, *, title=None, help=None, options=(), defaults=None, shown_defaults=None, refuses=(), **keywords):
     """Class decorator declaring the task ``name`` trained by the class.
 
     ``options``: the groups or names of the option table's options it takes
@@ -42,10 +43,11 @@ def task(name, *, title=None, help=None, options=(), defaults=None, shown_defaul
     class's ``train`` needs to train this task (``task="ner"``); without
     them ``name`` is the class's own task (its ``task`` attribute).
     ``shown_defaults``: what ``--help`` says of a default that is not one
-    value (a pipeline's, part by part)."""
+    value (a pipeline's, part by part).  ``refuses``: names of shared
+    options it does not take."""
     def declare(cls):
         entry = Task(name, cls, title or name, help, frozenset(EVERY_TASK) | frozenset(options),
-                     dict(defaults or {}), dict(keywords), dict(shown_defaults or {}))
+                     dict(defaults or {}), dict(keywords), dict(shown_defaults or {}), frozenset(refuses))
         _add(TASKS, name, entry, entry.cls, "task")
         if not keywords:
             cls.task = name

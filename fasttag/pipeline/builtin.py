@@ -1,9 +1,11 @@
 """The built-in components: the tokenizer, the UPOS and XPOS taggers, the
-morphologizer (FEATS) and the lemmatizer, each a task model of
-:mod:`fasttag.tasks` behind the component contract."""
+morphologizer (FEATS), the lemmatizer and the dependency parser, each a
+task model of :mod:`fasttag.tasks` behind the component contract."""
 from __future__ import annotations
 
+from ..errors import InputError
 from ..model import loading, options
+from ..tasks.dep import OWN_OPTIONS, READS, DependencyParser
 from ..tasks.lemma import Lemmatizer
 from ..tasks.morph import Morphologizer
 from ..tasks.pos import Tagger
@@ -11,7 +13,7 @@ from ..tasks.tok import Tokenizer
 from .component import Component, Treebank, register
 
 __all__ = ["ModelComponent", "TokenizerComponent", "ColumnTagger", "UposTagger", "XposTagger", "UposReader",
-           "FeatsAnalyzer", "LemmaComponent", "DEFAULT_COMPONENTS", "RULE_OPTIONS"]
+           "FeatsAnalyzer", "LemmaComponent", "DependencyComponent", "DEFAULT_COMPONENTS", "RULE_OPTIONS"]
 
 #: The options of a learning rule: a call naming one overrides every component's own rule.
 RULE_OPTIONS = {"algorithm", "k", "C"}
@@ -157,5 +159,38 @@ class LemmaComponent(UposReader):
     method = "lemmatize_sents"
 
 
+@register("dep")
+class DependencyComponent(ModelComponent):
+    """HEAD and DEPREL, reading the forms and the columns filled before it."""
+    model_class = DependencyParser
+    reads = READS               # of an instance: those its training data filled
+    fills = ("head", "deprel")
+    needs_reads = True
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.reads = model.reads
+
+    @classmethod
+    def annotated(cls, treebank):
+        return treebank.annotates("head")
+
+    @classmethod
+    def learn(cls, train, dev=None, *, init=None, verbose=None, **options_):
+        if init is not None:
+            raise InputError("option init: a dependency parser cannot be fine-tuned yet (train it anew)")
+        own = {k: v for k, v in options_.items() if k in OWN_OPTIONS}
+        return cls(DependencyParser.train_sentences(train.sentences, None if dev is None else dev.sentences,
+                                                    verbose=verbose, **own))
+
+    def calibrate(self, treebank):
+        return None
+
+    def fill(self, words, columns):
+        heads, deprels = self._model.parse(words, {c: columns[c] for c in self.reads if c in columns})
+        shown = [str(i) for i in range(max((len(s) for s in words), default=0) + 1)]
+        return {"head": [[shown[h] for h in s] for s in heads], "deprel": deprels}
+
+
 #: What ``Pipeline.train`` trains where the call names no components, in order.
-DEFAULT_COMPONENTS = ("tok", "upos", "xpos", "feats", "lemma")
+DEFAULT_COMPONENTS = ("tok", "upos", "xpos", "feats", "lemma", "dep")

@@ -89,7 +89,7 @@ class Component:
     it needs filled before it runs), ``fills`` (the columns it fills, among
     :data:`fasttag.text.conllu.FILLED_COLUMNS`; a tokenizer fills none and
     sets ``tokenizes``), ``metrics`` (the names of the scores
-    :meth:`scores` adds).  ``model``: the trained model it wraps (itself
+    :meth:`scores` adds), ``needs_reads``.  ``model``: the trained model it wraps (itself
     where it is its own model)."""
 
     name: str = None
@@ -97,6 +97,10 @@ class Component:
     fills: tuple = ()
     tokenizes: bool = False
     metrics: tuple = ()
+    #: whether it cannot run without its ``reads`` (a parser without tags):
+    #: a pipeline where no part fills them then takes them from CoNLL-U
+    #: input only, and refuses text
+    needs_reads: bool = False
 
     @property
     def model(self):

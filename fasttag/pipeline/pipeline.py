@@ -29,7 +29,8 @@ from ..tasks.rawtext_tokenizer import tokenizer_for
 from ..tasks.records import closed_after
 from ..tasks.tok import Tokenizer
 from ..text import formats as ftio, output, scripts, sources
-from ..text.conll18 import METRICS, Annotation, ScoresWithOldKeys, evaluate_annotations
+from ..text.conll18 import DEPENDENCY_METRICS, METRICS, Annotation, ScoresWithOldKeys, evaluate_annotations, \
+    score_table
 from ..text.conllu import UDDocument, UDWord, read_document, tokens_lines
 from ..text.goldtext import SurfaceToken
 from ..text.parsers import CONLLU_FIELDS
@@ -259,6 +260,7 @@ class Pipeline(modelfile.Stored):
         self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("annotate()", text)
+        self._refuse_unfilled("raw text")
         return self._document(text, self._raw_tokenizer().sentence_tokens(text))
 
     __call__ = annotate
@@ -269,6 +271,7 @@ class Pipeline(modelfile.Stored):
         self._warn_missing()
         if not isinstance(text, str):
             raise ftio.not_str("to_conllu()", text)
+        self._refuse_unfilled("raw text")
         return self._conllu(text, self._raw_tokenizer().sentence_tokens(text))
 
     def _conllu(self, text, found, first_id=1):
@@ -278,9 +281,10 @@ class Pipeline(modelfile.Stored):
         document, straight from the tokens and the tag lists."""
         return "".join(line + "\n" for line in tokens_lines(text, found, self._tag_found(found), first_id))
 
-    def _tag_found(self, found):
-        """:meth:`tag_words` of the words of ``found``, sentences of tokens."""
-        return self.tag_words([[w for t in s for w in t.words] for s in found])
+    def _tag_found(self, found, given=None):
+        """:meth:`tag_words` of the words of ``found``, sentences of tokens
+        (``given``: as tag_words takes it)."""
+        return self.tag_words([[w for t in s for w in t.words] for s in found], given)
 
     def tag_words(self, sentences, given=None) -> dict:
         """Every column of pretokenized ``sentences`` (lists of words): a
@@ -301,6 +305,16 @@ class Pipeline(modelfile.Stored):
         """The columns its components read that none of them fills."""
         filled = set(self.columns)
         return [c for comp in self.components.values() for c in comp.reads if c not in filled]
+
+    def _refuse_unfilled(self, what, path=None):
+        """An InputError where a part that needs its reads (a parser) would
+        run on ``what`` (text), which cannot give the columns no part fills."""
+        filled = set(self.columns)
+        for comp in self.components.values():
+            missing = [c for c in comp.reads if c not in filled]
+            if comp.needs_reads and missing:
+                raise InputError(f"the pipeline's {comp.name} part reads {', '.join(missing)}, which none of its "
+                                 f"parts fills: give it CoNLL-U holding them, not {what}", path)
 
     def _raw_tokenizer(self, tokenizer=None):
         """What cuts raw text: its tokenizing component, else ``tokenizer`` or the bundled one."""
@@ -369,6 +383,7 @@ class Pipeline(modelfile.Stored):
                 records = self._conllu_records(sentences, n_threads, to == "json")
                 style = to or "conllu"
             else:
+                self._refuse_unfilled("pretokenized text" if fmt == "text" else "raw text", name)
                 tok = None if fmt == "text" else self._raw_tokenizer(tokenizer)
                 records = self._text_records(lines, tok, n_threads, to or "tagged")
                 style = to or "tagged"
@@ -455,7 +470,8 @@ class Pipeline(modelfile.Stored):
         """The CoNLL 2018 shared task's scores on gold CoNLL-U ``data``
         (:mod:`fasttag.text.conll18`), F1 as fractions: Tokens, Sentences,
         Words and the columns the model predicts (UPOS, XPOS, UFeats,
-        AllTags, Lemmas), from its raw text (the default) or with its gold
+        AllTags, Lemmas; UAS, LAS, MLAS and BLEX where it predicts heads and
+        the gold data has them), from its raw text (the default) or with its gold
         tokens (``gold_tokens=True``); under each metric's name (as
         :func:`fasttag.text.conll18.evaluate_conllu` gives them) its counts,
         precision, recall, F1 and aligned accuracy; also ``words``,
@@ -469,10 +485,14 @@ class Pipeline(modelfile.Stored):
             raise InputError("the evaluation data holds no sentences", path=_name(data))
         if not gold_tokens and self.tokenizer is None:
             raise InputError("the model has no tokenizer: evaluate it with gold tokens (option gold_tokens)")
-        found = None
+        found, given = None, None
         if gold_tokens:
             found = [[SurfaceToken(t.start, t.end, t.form, tuple(w.form for w in t.words)) for t in s.tokens]
                      for s in gold.sentences]
+            # the columns its parts read that none fills: the gold ones (a parser alone, on gold tags)
+            given = {c: [[getattr(w, c) for w in s.words] for s in gold.sentences] for c in self._unfilled_reads()}
+        else:
+            self._refuse_unfilled("raw text (evaluate it with gold tokens: option gold_tokens)", _name(data))
         # the document's objects go once its columns are taken: a long text is scored in a small multiple of its size
         columns = self.columns
         extra = [c for c in columns if c not in _SCORED]
@@ -480,12 +500,14 @@ class Pipeline(modelfile.Stored):
         t0 = time.perf_counter()
         if found is None:
             found = self._tokenizing().tokenize(text)
-        system = Annotation.of_tokens(text, found, self._tag_found(found))
+        # the system's words hold what it read too (a parser's MLAS compares its words' UPOS and features)
+        system = Annotation.of_tokens(text, found, {**(given or {}), **self._tag_found(found, given)})
         seconds = time.perf_counter() - t0
         del found
         scorers = [c.scores for c in self.components.values() if c.metrics]
         scores = evaluate_annotations(gold, system, scorers)
         names = [m for m in METRICS if m in ("Tokens", "Sentences", "Words") or _METRIC_COLUMNS[m] <= set(columns)]
+        names += [m for m in DEPENDENCY_METRICS if m in scores]       # where it predicts heads and the gold has them
         names += [m for c in self.components.values() for m in c.metrics]
         missing = [m for m in names if m not in scores]
         if missing:
@@ -503,17 +525,7 @@ class Pipeline(modelfile.Stored):
     def report(result):
         """The text of an :meth:`evaluate` result, as ``fasttag eval`` prints it:
         the shared task's table."""
-        lines = [f"from {result['mode']} (CoNLL 2018 shared task scores, in %)",
-                 f"{'Metric':<11}| {'Precision':>9} | {'Recall':>9} | {'F1 Score':>9} | {'AligndAcc':>9}",
-                 "-----------+-----------+-----------+-----------+-----------"]
-        for name, s in result.items():
-            if not (isinstance(s, dict) and "aligned_accuracy" in s):
-                continue
-            acc = "" if s["aligned_accuracy"] is None else f"{100 * s['aligned_accuracy']:9.2f}"
-            lines.append(f"{name:<11}| {100 * s['precision']:9.2f} | {100 * s['recall']:9.2f} | "
-                         f"{100 * s['f1']:9.2f} | {acc:>9}")
-        lines.append(f"speed      {result['words_per_second']:,.0f} words/s")
-        return "\n".join(lines)
+        return score_table(result)
 
     # ------------------------------------------------------------ storage
 

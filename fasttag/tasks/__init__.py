@@ -9,7 +9,8 @@ task, here or in a user's code, is its class alone.  Importing this
 package declares the package's tasks.
 """
 from ..model import registry
-from . import pos, seg, spans, tok, featuredicts, lemma, morph  # noqa: F401  (each declares its tasks)
+from . import pos, seg, spans, tok, featuredicts, lemma, morph, dep  # noqa: F401  (each declares its tasks)
+from .dep import DependencyParser
 from .featuredicts import FeatureTagger
 from .lemma import Lemmatizer
 from .morph import Morphologizer

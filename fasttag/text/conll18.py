@@ -21,14 +21,28 @@ Definitions:
   the field agrees: UFeats compares only the universal features
   (:data:`UNIVERSAL_FEATURES`, sorted); AllTags UPOS, XPOS and UFeats
   together; Lemmas counts every word whose gold lemma is ``_`` as correct.
+* **UAS, LAS, MLAS, BLEX** (:data:`DEPENDENCY_METRICS`), only where both
+  sides give their words' heads (HEAD not ``_``).  An aligned word's head
+  is correct when both are the root or the gold word's head is aligned to
+  the system word's head; DEPREL is compared on its universal part (before
+  ``:``).  UAS: the head; LAS: the head and DEPREL.  MLAS and BLEX score the
+  content words (:data:`CONTENT_DEPRELS`; gold and system counts are each
+  side's content words, aligned ones those whose gold word is one): MLAS
+  the head, DEPREL, UPOS, universal features and the functional children
+  (:data:`FUNCTIONAL_DEPRELS`: in word order, each aligned to the gold
+  one, with its DEPREL, UPOS and universal features); BLEX the head, DEPREL
+  and the lemma (a gold ``_`` lemma counts as correct).  The script refuses
+  a file whose heads make a cycle or several roots; here such a file is
+  scored all the same.
 
 Each score has precision (correct / system), recall (correct / gold), F1
-(2 correct / (gold + system)), and for the field scores the aligned accuracy
+(2 correct / (gold + system)), and for the word scores the aligned accuracy
 (correct / aligned words); 0.0 where a ratio is undefined.
 """
 from __future__ import annotations
 
 import bisect
+import operator
 import unicodedata
 import warnings
 from array import array
@@ -38,16 +52,30 @@ from ..errors import InputError, shown
 from .conllu import paused_gc, read_document
 from .sources import is_source
 
-__all__ = ["UNIVERSAL_FEATURES", "METRICS", "MAX_SPAN_PRODUCT", "SpanTooLong", "Score", "Unit", "Annotation", "ScoresWithOldKeys", "span_matches", "align_words",
-           "universal_features", "evaluate_documents", "evaluate_annotations", "evaluate_conllu"]
+__all__ = ["UNIVERSAL_FEATURES", "CONTENT_DEPRELS", "FUNCTIONAL_DEPRELS", "METRICS", "DEPENDENCY_METRICS",
+           "MAX_SPAN_PRODUCT", "SpanTooLong", "Score", "Unit", "Annotation", "ScoresWithOldKeys", "score_table",
+           "span_matches",
+           "align_words", "universal_features", "evaluate_documents", "evaluate_annotations", "evaluate_conllu"]
 
 #: The features the script scores in UFeats (its ``UNIVERSAL_FEATURES``).
 UNIVERSAL_FEATURES = frozenset((
     "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case", "Definite",
     "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity", "Person", "Polite"))
 
-#: The scores :func:`evaluate_conllu` gives, in the script's order and names.
+#: The universal DEPRELs of the content words MLAS and BLEX score (the script's ``CONTENT_DEPRELS``).
+CONTENT_DEPRELS = frozenset((
+    "nsubj", "obj", "iobj", "csubj", "ccomp", "xcomp", "obl", "vocative", "expl", "dislocated", "advcl", "advmod",
+    "discourse", "nmod", "appos", "nummod", "acl", "amod", "conj", "fixed", "flat", "compound", "list", "parataxis",
+    "orphan", "goeswith", "reparandum", "root", "dep"))
+
+#: The universal DEPRELs of the functional children MLAS compares (the script's ``FUNCTIONAL_DEPRELS``).
+FUNCTIONAL_DEPRELS = frozenset(("aux", "cop", "mark", "det", "clf", "case", "cc"))
+
+#: The scores :func:`evaluate_conllu` always gives, in the script's order and names.
 METRICS = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas")
+
+#: The scores that follow :data:`METRICS` where both sides give heads (the script's, without CLAS).
+DEPENDENCY_METRICS = ("UAS", "LAS", "MLAS", "BLEX")
 
 
 class Score(NamedTuple):
@@ -229,15 +257,16 @@ class Annotation:
     """One side of an evaluation as the script sees it, in columns: its
     text without Zs characters, the spans of its tokens and sentences in
     that text, each word's span, whether it is part of a multiword token,
-    its lowercased form and the fields scored, each token's line for error
-    messages.  Columns, not an object per word: a sentence of a million
-    words is scored in a small multiple of its size."""
+    its lowercased form and the fields scored (HEAD and DEPREL as given:
+    :meth:`head_indices` reads the heads), each token's line for error
+    messages, each sentence's first word.  Columns, not an object per word:
+    a sentence of a million words is scored in a small multiple of its size."""
 
     def __init__(self, path, side, extra=()):
         self.path = path if path is not None else f"the {side} document"
         self.side = side
-        #: the other word columns kept (``misc``, ``head``...), each a list of values: see :meth:`column`
-        self.extra = tuple(extra)
+        #: the other word columns kept (``misc``...), each a list of values: see :meth:`column`
+        self.extra = tuple(c for c in extra if c not in _KEPT)
         self._extra = [[] for _ in self.extra]
         self._chars = []
         self._at = 0
@@ -245,8 +274,12 @@ class Annotation:
         self.sentences = []
         self.starts, self.ends, self.multiword = array("q"), array("q"), bytearray()
         self.forms, self.upos, self.xpos, self.feats, self.lemmas = [], [], [], [], []
+        self.heads, self.deprels = [], []
+        #: the index of each sentence's first word
+        self.sentence_first_words = array("q")
         self._shared = {}.setdefault        # one copy of each lowercased form
         self._first = 0
+        self._first_word = 0
 
     @classmethod
     def of_document(cls, doc, side, extra=()):
@@ -255,7 +288,7 @@ class Annotation:
         out = cls(doc.path, side, extra)
         for sent in doc.sentences:
             for t in sent.tokens:
-                out.add_token(t.form, t.line, [(w.form, w.upos, w.xpos, w.feats, w.lemma,
+                out.add_token(t.form, t.line, [(w.form, w.upos, w.xpos, w.feats, w.lemma, w.head, w.deprel,
                                                 *[getattr(w, c) for c in out.extra]) for w in t.words])
             out.end_sentence()
         return out
@@ -264,11 +297,13 @@ class Annotation:
     def of_tokens(cls, text, sentences, columns, side="system", path=None):
         """The annotation of ``text`` cut into ``sentences`` of tokens (with
         ``start``, ``end`` and the forms of their ``words``) whose words'
-        ``columns`` (``upos``, ``xpos``, ``feats``, ``lemma`` -> per sentence
-        the values of its words; ``_`` where one is absent) were predicted;
-        the other columns given are kept as ``extra``."""
-        out = cls(path, side, [c for c in columns if c not in _SCORED])
-        given = [columns.get(name) for name in _SCORED + out.extra]
+        ``columns`` (``upos``, ``xpos``, ``feats``, ``lemma``, ``head``,
+        ``deprel`` -> per sentence the values of its words; ``_`` where one
+        is absent) were predicted; the other columns given are kept as
+        ``extra``.  A ``head`` is the head's word number in the sentence
+        (1, 2 ...; 0 for the root), a string or an int."""
+        out = cls(path, side, [c for c in columns if c not in _KEPT])
+        given = [columns.get(name) for name in _KEPT + out.extra]
         for i, sent in enumerate(sentences):
             cols = [_BLANK if values is None else values[i] for values in given]
             k = 0
@@ -281,7 +316,8 @@ class Annotation:
 
     def add_token(self, form, line, words):
         """Add a token: its ``form``, its ``line`` (None when unknown) and
-        its words, ``(form, upos, xpos, feats, lemma, *extra)`` each."""
+        its words, ``(form, upos, xpos, feats, lemma, head, deprel, *extra)``
+        each (``head`` as CoNLL-U gives it: the word number in its sentence)."""
         form = _no_space(form)
         if not form:
             raise InputError("a token of only spaces", self.path, line)
@@ -294,8 +330,8 @@ class Annotation:
         multi = len(words) > 1
         shared = self._shared
         for word in words:
-            w, upos, xpos, feats, lemma = word[:5]
-            for values, value in zip(self._extra, word[5:]):
+            w, upos, xpos, feats, lemma, head, deprel = word[:7]
+            for values, value in zip(self._extra, word[7:]):
                 values.append(value)
             lower = (w if multi else form).lower()
             self.starts.append(at)
@@ -306,22 +342,75 @@ class Annotation:
             self.xpos.append(xpos)
             self.feats.append(feats)
             self.lemmas.append(lemma)
+            self.heads.append(head)
+            self.deprels.append(deprel)
         self._at = end
 
     def end_sentence(self):
         """The tokens added since the last call make a sentence."""
         if self._at > self._first:
             self.sentences.append((self._first, self._at))
+            self.sentence_first_words.append(self._first_word)
         self._first = self._at
+        self._first_word = len(self.starts)
 
     def column(self, name):
         """The values of word column ``name`` (``upos``, ``xpos``,
-        ``feats``, ``lemma`` or one of :attr:`extra`), a list in word order."""
+        ``feats``, ``lemma``, ``head``, ``deprel`` or one of :attr:`extra`),
+        a list in word order, as given."""
         if name in self.extra:
             return self._extra[self.extra.index(name)]
-        if name in _SCORED:
-            return {"upos": self.upos, "xpos": self.xpos, "feats": self.feats, "lemma": self.lemmas}[name]
+        if name in _KEPT:
+            return {"upos": self.upos, "xpos": self.xpos, "feats": self.feats, "lemma": self.lemmas,
+                    "head": self.heads, "deprel": self.deprels}[name]
         raise KeyError(f"the {self.side} annotation keeps no column {name!r}")
+
+    @property
+    def gives_heads(self):
+        """Whether a word has a HEAD (not ``_``): the side can be scored on its tree."""
+        return self.heads.count("_") != len(self.heads)
+
+    def head_indices(self):
+        """Each word's head as an index into this annotation's words (-1:
+        the root), so that heads compare through the alignment; None where
+        no word has a HEAD (all ``_``).  A HEAD that is no word of its
+        sentence, or a ``_`` beside given heads, raises
+        :class:`fasttag.InputError`."""
+        if not self.gives_heads:
+            return None
+        heads = self.heads
+        n = len(heads)
+        out = array("q", [-1]) * n
+        bounds = [*self.sentence_first_words, self._first_word, n]     # words after the last sentence: one more
+        for first, end in zip(bounds, bounds[1:]):
+            size = end - first
+            for i in range(first, end):
+                head = heads[i]
+                k = int(head) if type(head) is str and head.isdigit() and head.isascii() else \
+                    self._head_number(head, i, first)
+                if not 0 <= k <= size:
+                    self._head_error(f"HEAD {k} of word {i - first + 1} is outside its sentence of {size} words", i)
+                if k:
+                    out[i] = first + k - 1
+        return out
+
+    def _head_number(self, head, i, first):
+        """The word number a HEAD value gives (0: the root)."""
+        if isinstance(head, str):
+            if head.isdigit() and head.isascii():
+                return int(head)
+            if head == "_":
+                self._head_error(f"word {i - first + 1} has no HEAD (_) but other words have one: a file "
+                                 f"gives every word's head or none", i)
+        elif not isinstance(head, bool):
+            try:
+                return operator.index(head)
+            except TypeError:
+                pass
+        self._head_error(f"HEAD {shown(head)} of word {i - first + 1} is not a word number", i)
+
+    def _head_error(self, message, i):
+        raise InputError(message, self.path, self.line_at(self.starts[i]))
 
     @property
     def text(self):
@@ -351,8 +440,8 @@ class Annotation:
         return f"{self.path}:{line}" if line is not None else str(self.path)
 
 
-#: The word columns the shared task scores, in :meth:`Annotation.add_token`'s order.
-_SCORED = ("upos", "xpos", "feats", "lemma")
+#: The word columns every annotation keeps, in :meth:`Annotation.add_token`'s order.
+_KEPT = ("upos", "xpos", "feats", "lemma", "head", "deprel")
 
 
 class _Blank:
@@ -415,14 +504,18 @@ def _check_texts(gold, system):
                      f"{gold.where(i)} reads {shown(g[i:i + 20])}", system.path, system.line_at(i))
 
 
+def _same_features(gold_feats, system_feats):
+    """Whether two FEATS values have the same universal features."""
+    return gold_feats == system_feats or universal_features(gold_feats) == universal_features(system_feats)
+
+
 def _field_scores(gold, system, pairs):
     aligned = len(pairs)
     counts = dict.fromkeys(("UPOS", "XPOS", "UFeats", "AllTags", "Lemmas"), 0)
     for gi, si in pairs:
         upos = gold.upos[gi] == system.upos[si]
         xpos = gold.xpos[gi] == system.xpos[si]
-        g_feats, s_feats = gold.feats[gi], system.feats[si]
-        feats = g_feats == s_feats or universal_features(g_feats) == universal_features(s_feats)
+        feats = _same_features(gold.feats[gi], system.feats[si])
         counts["UPOS"] += upos
         counts["XPOS"] += xpos
         counts["UFeats"] += feats
@@ -432,18 +525,77 @@ def _field_scores(gold, system, pairs):
     return {k: Score(c, len(gold.starts), len(system.starts), aligned) for k, c in counts.items()}
 
 
+def _functional_children(heads, deprels):
+    """head index -> the indices of its functional children, in word order."""
+    children = {}
+    for i, (head, deprel) in enumerate(zip(heads, deprels)):
+        if head >= 0 and deprel in FUNCTIONAL_DEPRELS:
+            children.setdefault(head, []).append(i)
+    return children
+
+
+def _tree_scores(gold, system, pairs):
+    """UAS, LAS, MLAS and BLEX as the script computes them; none where a side gives no heads
+    (nor a check of the other side's heads: a tagger's scores are what they were)."""
+    if not (gold.gives_heads and system.gives_heads):
+        return {}
+    gold_heads, system_heads = gold.head_indices(), system.head_indices()
+    gold_of = array("q", [-2]) * len(system_heads)    # system word -> its aligned gold word, -2 for none
+    for gi, si in pairs:
+        gold_of[si] = gi
+    gold_rels = [d.partition(":")[0] for d in gold.deprels]
+    system_rels = [d.partition(":")[0] for d in system.deprels]
+    gold_children = _functional_children(gold_heads, gold_rels)
+    system_children = _functional_children(system_heads, system_rels)
+
+    def same_children(gi, si):
+        """Whether the functional children agree: aligned in order, same DEPREL, UPOS and features."""
+        gs, ss = gold_children.get(gi, ()), system_children.get(si, ())
+        return len(gs) == len(ss) and all(
+            gold_of[sc] == gc and gold_rels[gc] == system_rels[sc] and gold.upos[gc] == system.upos[sc]
+            and _same_features(gold.feats[gc], system.feats[sc]) for gc, sc in zip(gs, ss))
+
+    uas = las = mlas = blex = content_aligned = 0
+    for gi, si in pairs:
+        rel = gold_rels[gi]
+        content = rel in CONTENT_DEPRELS
+        content_aligned += content
+        head = system_heads[si]
+        if gold_heads[gi] != (head if head < 0 else gold_of[head]):
+            continue
+        uas += 1
+        if rel != system_rels[si]:
+            continue
+        las += 1
+        if not content:
+            continue
+        lemma = gold.lemmas[gi]
+        blex += lemma == "_" or lemma == system.lemmas[si]
+        mlas += (gold.upos[gi] == system.upos[si] and _same_features(gold.feats[gi], system.feats[si])
+                 and same_children(gi, si))
+    n_gold, n_system, aligned = len(gold_heads), len(system_heads), len(pairs)
+    gold_content = sum(r in CONTENT_DEPRELS for r in gold_rels)
+    system_content = sum(r in CONTENT_DEPRELS for r in system_rels)
+    return {"UAS": Score(uas, n_gold, n_system, aligned), "LAS": Score(las, n_gold, n_system, aligned),
+            "MLAS": Score(mlas, gold_content, system_content, content_aligned),
+            "BLEX": Score(blex, gold_content, system_content, content_aligned)}
+
+
 def evaluate_documents(gold, system) -> dict:
     """:class:`Score` of each of :data:`METRICS` for two
-    :class:`fasttag.text.conllu.UDDocument`; :class:`fasttag.InputError`
-    naming both files' lines where their texts (spaces aside) differ."""
+    :class:`fasttag.text.conllu.UDDocument`, and of each of
+    :data:`DEPENDENCY_METRICS` where both give heads;
+    :class:`fasttag.InputError` naming both files' lines where their texts
+    (spaces aside) differ."""
     with paused_gc():
         g, s = Annotation.of_document(gold, "gold"), Annotation.of_document(system, "system")
     return evaluate_annotations(g, s)
 
 
 def evaluate_annotations(gold, system, scorers=()) -> dict:
-    """:class:`Score` of each of :data:`METRICS` for two :class:`Annotation`;
-    each of ``scorers``, called ``scorer(gold, system, pairs)`` with the
+    """:class:`Score` of each of :data:`METRICS` for two :class:`Annotation`,
+    and of each of :data:`DEPENDENCY_METRICS` where both give heads; each
+    of ``scorers``, called ``scorer(gold, system, pairs)`` with the
     aligned words' ``(gold index, system index)`` pairs, adds its own
     (a dict name -> :class:`Score`)."""
     if not len(gold.token_starts):
@@ -462,6 +614,7 @@ def evaluate_annotations(gold, system, scorers=()) -> dict:
         "Words": Score(len(pairs), len(gold.starts), len(system.starts)),
     }
     out.update(_field_scores(gold, system, pairs))
+    out.update(_tree_scores(gold, system, pairs))
     for scorer in scorers:
         out.update(scorer(gold, system, pairs))
     return out
@@ -498,13 +651,32 @@ class ScoresWithOldKeys(dict):
 def evaluate_conllu(gold, system) -> dict:
     """The CoNLL 2018 shared task's scores of the ``system`` CoNLL-U file
     against the ``gold`` one (paths or file objects): for each of Tokens,
-    Sentences, Words, UPOS, XPOS, UFeats, AllTags and Lemmas a dict of
-    precision, recall, f1 and aligned_accuracy (fractions; None for the
+    Sentences, Words, UPOS, XPOS, UFeats, AllTags and Lemmas, and where
+    both files give heads (HEAD not ``_``) UAS, LAS, MLAS and BLEX, a dict
+    of precision, recall, f1 and aligned_accuracy (fractions; None for the
     first three) and the counts correct, gold, system and aligned.  A
-    malformed file or texts that differ beyond spacing raise
-    :class:`fasttag.InputError` naming the file and line."""
+    malformed file, a HEAD outside its sentence, or texts that differ
+    beyond spacing raise :class:`fasttag.InputError` naming the file and
+    line."""
     for name, source in (("gold", gold), ("system", system)):
         if not is_source(source):
             raise TypeError(f"{name} must be the path of a CoNLL-U file or a file object, not {type(source).__name__}")
     scores = evaluate_documents(read_document(gold), read_document(system))
-    return {name: scores[name].as_dict() for name in METRICS}
+    return {name: scores[name].as_dict() for name in METRICS + DEPENDENCY_METRICS if name in scores}
+
+
+def score_table(result) -> str:
+    """The text of an evaluation result (metric name -> its scores, with
+    ``mode`` and ``words_per_second``), as ``fasttag eval`` prints it: the
+    shared task's table."""
+    lines = [f"from {result['mode']} (CoNLL 2018 shared task scores, in %)",
+             f"{'Metric':<11}| {'Precision':>9} | {'Recall':>9} | {'F1 Score':>9} | {'AligndAcc':>9}",
+             "-----------+-----------+-----------+-----------+-----------"]
+    for name, s in result.items():
+        if not (isinstance(s, dict) and "aligned_accuracy" in s):
+            continue
+        acc = "" if s["aligned_accuracy"] is None else f"{100 * s['aligned_accuracy']:9.2f}"
+        lines.append(f"{name:<11}| {100 * s['precision']:9.2f} | {100 * s['recall']:9.2f} | "
+                     f"{100 * s['f1']:9.2f} | {acc:>9}")
+    lines.append(f"speed      {result['words_per_second']:,.0f} words/s")
+    return "\n".join(lines)
