@@ -183,3 +183,15 @@ def test_a_ud_pipeline_trains_the_parser_when_its_data_has_trees(files, tmp_path
     assert all(r[6] != "_" and r[7] != "_" for r in rows)
     result = pipe.evaluate(str(test))
     assert result["LAS"]["f1"] > 0.9
+
+
+def test_pruning_is_chosen_on_dev_and_loses_at_most_its_bound(files):
+    train, test, _ = files
+    from fasttag.tasks import dep
+    full = DependencyParser.train(str(train), epochs=3, verbose=False)
+    chosen = DependencyParser.train(str(train), dev=str(test), epochs=3, verbose=False)
+    assert full.meta["prune"] == 0.0 and chosen.meta["prune"] in (0.0,) + dep.PRUNE_STEPS
+    best = max(h["dev_las"] for h in chosen.meta["history"])
+    assert chosen.evaluate(str(test))["LAS"]["f1"] >= best - dep.PRUNE_LOSS - 1e-9
+    if chosen.meta["prune"]:
+        assert len(chosen.table) < len(full.table)

@@ -41,18 +41,25 @@ FEATURIZER = ("arc-hybrid-states", 1)
 MIN_LIFTED_COUNT = 2
 #: From the second epoch, the share of errors the training parse follows (error exploration).
 EXPLORE = 0.9
+#: With dev data, the averaged weights below the largest of these thresholds (in absolute value) whose
+#: dev LAS loses at most PRUNE_LOSS are dropped: weights of features updated about once, a third to a
+#: half of the model (lab-notes.md).  Small treebanks need more of them, so the dev data decides.
+PRUNE_STEPS = (0.5, 1.0, 1.5)
+PRUNE_LOSS = 0.002
 #: Letters of the word's suffix attribute.
 SUFFIX = 3
 #: The most strings of one attribute whose hashes are kept (then the memo starts again).
 MAX_MEMO = 500_000
 #: The shared training options the parser takes (a pipeline gives it only these).
-OWN_OPTIONS = frozenset({"epochs", "seed", "verbose", "corpus", "licence"})
+OWN_OPTIONS = frozenset({"epochs", "seed", "verbose", "corpus", "licence", "prune"})
 _FIELDS = [CONLLU_FIELDS.index(c.upper()) for c in ("form",) + READS]
 _HEAD, _DEPREL = CONLLU_FIELDS.index("HEAD"), CONLLU_FIELDS.index("DEPREL")
 
 
 @registry.task("dep", title="dependency parser", help="dependency parser from CoNLL-U (FORM, UPOS, XPOS, FEATS, "
-               "LEMMA, HEAD, DEPREL)", defaults={"epochs": 15},
+               "LEMMA, HEAD, DEPREL)", options=("prune",), defaults={"epochs": 15, "prune": None},
+               shown_defaults={"prune": f"chosen on --dev: the largest of {', '.join(map(str, PRUNE_STEPS))} "
+                                        f"that loses at most {100 * PRUNE_LOSS:.1f} LAS (none without --dev)"},
                refuses=("algorithm", "k", "C", "threads", "ensemble", "init", "allow_new_tags"))
 class DependencyParser(modelfile.Stored):
     """A trained dependency parser: :meth:`train` on CoNLL-U or
@@ -93,7 +100,9 @@ class DependencyParser(modelfile.Stored):
         """Train on the CoNLL-U file ``train`` (a path or binary stream;
         every sentence with HEAD and DEPREL), keeping the epoch of the best
         LAS on ``dev`` (gold tokens and tags) where given.  ``options_``:
-        ``epochs`` (15), ``seed``, ``verbose``, ``corpus``, ``licence``."""
+        ``epochs`` (15), ``seed``, ``verbose``, ``corpus``, ``licence``,
+        ``prune`` (the averaged weights below it dropped; by default chosen
+        on ``dev``, none without)."""
         opts = options.resolve(cls.task, "train", options_, "DependencyParser.train")
         return cls.train_sentences(_read(train), None if dev is None else _read(dev), **opts)
 
@@ -151,12 +160,27 @@ class DependencyParser(modelfile.Stored):
         except KeyboardInterrupt:
             raise TrainingInterrupted(len(history) + 1, best and best._trained(history, len(rows), len(attrs),
                                                                                opts, t0)) from None
-        return best._trained(history, len(rows), len(attrs), opts, t0)
+        prune = opts["prune"]
+        if prune is None and dev_rows is not None:
+            prune = 0.0
+            for threshold in PRUNE_STEPS:
+                if best._pruned(threshold)._attachment(dev_rows, dev_heads, dev_deprels)[1] < best_score - PRUNE_LOSS:
+                    break
+                prune = threshold
+        if prune:
+            best = best._pruned(prune)
+        return best._trained(history, len(rows), len(attrs), dict(opts, prune=prune or 0.0), t0)
+
+    def _pruned(self, threshold):
+        """A copy without the averaged weights below ``threshold`` in absolute value."""
+        table = table_from_arrays(table_to_arrays(self.table, "weights", min_abs=threshold), "weights",
+                                  self.n_classes)
+        return type(self)(table, self.labels, self.reads, self.meta)
 
     def _trained(self, history, n_sentences, n_words, opts, t0):
         """Itself, its training recorded in its meta."""
         self.meta = {"epochs": opts["epochs"], "history": history, "train_sentences": n_sentences,
-                     "train_words": int(n_words), "train_seconds": time.perf_counter() - t0,
+                     "train_words": int(n_words), "train_seconds": time.perf_counter() - t0, "prune": opts.get("prune"),
                      **{k: opts[k] for k in ("corpus", "licence") if opts.get(k)}}
         return self
 
