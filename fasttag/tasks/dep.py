@@ -58,8 +58,8 @@ _HEAD, _DEPREL = CONLLU_FIELDS.index("HEAD"), CONLLU_FIELDS.index("DEPREL")
 
 @registry.task("dep", title="dependency parser", help="dependency parser from CoNLL-U (FORM, UPOS, XPOS, FEATS, "
                "LEMMA, HEAD, DEPREL)", options=("prune",), defaults={"epochs": 15, "prune": None},
-               shown_defaults={"prune": f"chosen on --dev: the largest of {', '.join(map(str, PRUNE_STEPS))} "
-                                        f"that loses at most {100 * PRUNE_LOSS:.1f} LAS (none without --dev)"},
+               shown_defaults={"prune": f"chosen on the dev data: the largest of {', '.join(map(str, PRUNE_STEPS))} "
+                                        f"that loses at most {100 * PRUNE_LOSS:.1f} LAS (none without dev data)"},
                refuses=("algorithm", "k", "C", "threads", "ensemble", "init", "allow_new_tags"))
 class DependencyParser(modelfile.Stored):
     """A trained dependency parser: :meth:`train` on CoNLL-U or
